@@ -1,0 +1,285 @@
+// Package agents knows where and how each GPU kind runs: its Buildkite queue,
+// vLLM image repository, server runtime, k8s resources and docker flags. The
+// data lives in profiles.yaml beside this file; a copy is embedded so the
+// binaries work without a checkout.
+package agents
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/benchkite/benchkite/workloads/strictyaml"
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultPath is where the profiles live in a checkout.
+const DefaultPath = "agents/profiles.yaml"
+
+//go:embed profiles.yaml
+var defaultProfiles []byte
+
+// Vendor decides GPU resources and device flags.
+type Vendor string
+
+const (
+	AMD    Vendor = "amd"
+	NVIDIA Vendor = "nvidia"
+)
+
+// Runtime is how the vLLM server is started.
+type Runtime string
+
+const (
+	// Native: the job runs inside the vLLM image (a k8s pod); the runner
+	// starts `vllm serve` directly.
+	Native Runtime = "native"
+	// Docker: the runner starts the image with `docker run`.
+	Docker Runtime = "docker"
+)
+
+// Profile is one GPU kind.
+type Profile struct {
+	GPU       string
+	Queue     string
+	Emoji     string
+	Vendor    Vendor
+	ImageRepo string
+	Runtime   Runtime
+	HFHome    string
+	Env       []EnvVar
+}
+
+// EnvVar is one environment variable, kept in file order.
+type EnvVar struct {
+	Name  string
+	Value string
+}
+
+// Set is every profile of one file.
+type Set struct {
+	Path     string
+	profiles map[string]Profile
+	names    []string
+}
+
+// Env reads the build environment; tests pass a map.
+type Env func(string) string
+
+// MapEnv adapts a map to Env.
+func MapEnv(m map[string]string) Env { return func(k string) string { return m[k] } }
+
+// Default returns the embedded profiles.
+func Default() (*Set, error) {
+	return Parse(DefaultPath, defaultProfiles)
+}
+
+// Load reads a profile file from fsys, or the embedded copy when path is "".
+func Load(fsys fs.FS, path string) (*Set, error) {
+	if path == "" {
+		return Default()
+	}
+	src, err := fs.ReadFile(fsys, path)
+	if err != nil {
+		return nil, fmt.Errorf("read agent profiles: %w", err)
+	}
+	return Parse(path, src)
+}
+
+// LoadFile reads a profile file from disk, or the embedded copy when path is "".
+func LoadFile(path string) (*Set, error) {
+	if path == "" {
+		return Default()
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read agent profiles: %w", err)
+	}
+	return Parse(path, src)
+}
+
+var (
+	gpuNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9]*$`)
+	queueRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	repoRE    = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$`)
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Parse decodes profiles strictly; the error is strictyaml.Problems.
+func Parse(path string, src []byte) (*Set, error) {
+	d, root := strictyaml.Parse(path, src)
+	set := &Set{Path: path, profiles: map[string]Profile{}}
+	if root != nil {
+		d.Pairs(root, "the profile file", func(k, v *yaml.Node) {
+			gpu := k.Value
+			if !gpuNameRE.MatchString(gpu) {
+				d.Errorf(k, "GPU name %q must be upper case letters and digits, like MI355X", gpu)
+				return
+			}
+			p := Profile{GPU: gpu, Runtime: Native}
+			ok := d.Fields(v, "profile "+gpu, []strictyaml.Field{
+				{Name: "queue", Decode: func(_, n *yaml.Node) {
+					if s, ok := d.String(n, "queue"); ok {
+						if !queueRE.MatchString(s) {
+							d.Errorf(n, "queue %q: use letters, digits, '_', '.' and '-'", s)
+						}
+						p.Queue = s
+					}
+				}},
+				{Name: "emoji", Decode: func(_, n *yaml.Node) { p.Emoji, _ = d.String(n, "emoji") }},
+				{Name: "vendor", Decode: func(_, n *yaml.Node) {
+					if s, ok := d.String(n, "vendor"); ok {
+						switch Vendor(s) {
+						case AMD, NVIDIA:
+							p.Vendor = Vendor(s)
+						default:
+							d.Errorf(n, "vendor must be amd or nvidia, got %q", s)
+						}
+					}
+				}},
+				{Name: "image_repo", Decode: func(_, n *yaml.Node) {
+					if s, ok := d.String(n, "image_repo"); ok {
+						if !repoRE.MatchString(s) {
+							d.Errorf(n, "image_repo %q is not an image repository name (no tag)", s)
+						}
+						p.ImageRepo = s
+					}
+				}},
+				{Name: "runtime", Decode: func(_, n *yaml.Node) {
+					if s, ok := d.String(n, "runtime"); ok {
+						switch Runtime(s) {
+						case Native, Docker:
+							p.Runtime = Runtime(s)
+						default:
+							d.Errorf(n, "runtime must be native or docker, got %q", s)
+						}
+					}
+				}},
+				{Name: "hf_home", Decode: func(_, n *yaml.Node) {
+					if s, ok := d.String(n, "hf_home"); ok {
+						if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, " \t\n:") {
+							d.Errorf(n, "hf_home must be an absolute path without spaces or ':', got %q", s)
+						}
+						p.HFHome = s
+					}
+				}},
+				{Name: "env", Decode: func(_, n *yaml.Node) {
+					d.Pairs(n, "env", func(k, v *yaml.Node) {
+						if !envNameRE.MatchString(k.Value) {
+							d.Errorf(k, "env name %q must match [A-Za-z_][A-Za-z0-9_]*", k.Value)
+							return
+						}
+						if val, ok := d.Scalar(v, "env "+k.Value); ok {
+							p.Env = append(p.Env, EnvVar{Name: k.Value, Value: val})
+						}
+					})
+				}},
+			})
+			if !ok {
+				return
+			}
+			for _, req := range []struct{ name, val string }{{"queue", p.Queue}, {"vendor", string(p.Vendor)}, {"image_repo", p.ImageRepo}} {
+				if req.val == "" {
+					d.Errorf(k, "profile %s needs %s", gpu, req.name)
+				}
+			}
+			set.profiles[gpu] = p
+			set.names = append(set.names, gpu)
+		})
+	}
+	if errs := d.Problems.Errors(); len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	if len(set.names) == 0 {
+		return nil, strictyaml.Problems{{File: path, Line: 1, Col: 1, Msg: "no GPU profiles defined"}}
+	}
+	sort.Strings(set.names)
+	return set, nil
+}
+
+// Names lists the known GPUs, sorted.
+func (s *Set) Names() []string { return append([]string(nil), s.names...) }
+
+// Lookup finds a GPU's profile. GPU names are matched case-insensitively,
+// since recipes in the wild write both "MI355X" and "mi355x".
+func (s *Set) Lookup(gpu string) (Profile, bool) {
+	if p, ok := s.profiles[gpu]; ok {
+		return p, true
+	}
+	p, ok := s.profiles[strings.ToUpper(gpu)]
+	return p, ok
+}
+
+// Equal reports whether two profiles would run jobs identically; the PR
+// selection uses it to find profiles a change touched.
+func (p Profile) Equal(q Profile) bool {
+	a, _ := json.Marshal(p)
+	b, _ := json.Marshal(q)
+	return string(a) == string(b)
+}
+
+// Device is the lower-case device name used in result metadata.
+func (p Profile) Device() string { return strings.ToLower(p.GPU) }
+
+// Queue returns the Buildkite queue and what decided it: the profile, or a
+// {GPU}_QUEUE variable in env.
+func (p Profile) QueueFor(env Env) (queue, source string) {
+	name := p.GPU + "_QUEUE"
+	if v := strings.TrimSpace(env(name)); v != "" {
+		return v, name
+	}
+	return p.Queue, "profile"
+}
+
+// GPUResource is the k8s extended resource that requests this vendor's GPUs.
+func (p Profile) GPUResource() string {
+	if p.Vendor == AMD {
+		return "amd.com/gpu"
+	}
+	return "nvidia.com/gpu"
+}
+
+// DockerDeviceFlags are the `docker run` flags that expose the GPUs.
+func (p Profile) DockerDeviceFlags() []string {
+	if p.Vendor == AMD {
+		// ROCm needs the kernel fusion driver and render nodes, membership of
+		// the video group, and a seccomp profile that allows its ioctls.
+		return []string{"--device=/dev/kfd", "--device=/dev/dri", "--group-add=video", "--security-opt=seccomp=unconfined"}
+	}
+	return []string{"--gpus=all"}
+}
+
+// HFCacheDir is where the Hugging Face cache lives inside the job.
+func (p Profile) HFCacheDir() string {
+	if p.HFHome != "" {
+		return p.HFHome
+	}
+	return "/root/.cache/huggingface"
+}
+
+// HFCacheVolume is the k8s volume source backing the HF cache: emptyDir by
+// default, or the JSON in {GPU}_HF_CACHE_VOLUME (e.g. a PVC or hostPath).
+func (p Profile) HFCacheVolume(env Env) (map[string]any, string, error) {
+	name := p.GPU + "_HF_CACHE_VOLUME"
+	raw := strings.TrimSpace(env(name))
+	if raw == "" {
+		if p.HFHome != "" {
+			return map[string]any{"hostPath": map[string]any{"path": p.HFHome, "type": "DirectoryOrCreate"}}, "profile", nil
+		}
+		return map[string]any{"emptyDir": map[string]any{}}, "default", nil
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return nil, name, fmt.Errorf("%s must be a JSON object holding a k8s volume source: %w", name, err)
+	}
+	if len(v) != 1 {
+		return nil, name, fmt.Errorf("%s must hold exactly one volume source (such as persistentVolumeClaim or hostPath), got %d keys", name, len(v))
+	}
+	return v, name, nil
+}

@@ -1,0 +1,773 @@
+package workloads
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/benchkite/benchkite/workloads/strictyaml"
+	"gopkg.in/yaml.v3"
+)
+
+var (
+	// Names become result folders, container names and step keys.
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$`)
+	// A Hugging Face hub id (org/name) or a plain path.
+	modelRE   = regexp.MustCompile(`^/?[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$`)
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	taskRE    = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	argKeyRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+	metricRE  = regexp.MustCompile(`^[A-Za-z0-9_.,-]+$`)
+	flagRE    = regexp.MustCompile(`^--[a-z0-9][a-z0-9-]*$`)
+)
+
+// Backends that `vllm bench serve --backend` accepts and that make sense
+// against a vLLM server.
+var benchBackends = []string{"openai", "openai-chat", "vllm", "vllm-chat"}
+
+// Flags the runner sets itself, so a recipe cannot: the bench would measure
+// something other than what the recipe says, or write results elsewhere.
+var runnerOwnedBenchFlags = map[string]string{
+	"--model":               "the runner passes the recipe's model",
+	"--served-model-name":   "the runner passes the recipe's model",
+	"--endpoint":            "the runner picks the endpoint from the backend",
+	"--base-url":            "the runner points the bench at its server",
+	"--host":                "the runner points the bench at its server",
+	"--port":                "the runner points the bench at its server",
+	"--backend":             "set backend on the config",
+	"--endpoint-type":       "set backend on the config",
+	"--dataset-name":        "set dataset on the config",
+	"--dataset":             "set dataset on the config",
+	"--num-prompts":         "set num_prompts on the config",
+	"--random-input-len":    "set input_len on the config",
+	"--random-output-len":   "set output_len on the config",
+	"--max-concurrency":     "set max_concurrency on the config",
+	"--ignore-eos":          "the runner always passes --ignore-eos",
+	"--result-filename":     "the runner names result files",
+	"--result-dir":          "the runner names result files",
+	"--save-result":         "the runner saves results",
+	"--save-detailed":       "the runner saves results",
+	"--append-result":       "the runner saves results",
+	"--trust-remote-code":   "the runner passes it when the serve args trust remote code",
+	"--skip-tokenizer-init": "it caps every request at one output token, so throughput reads ~0",
+	"--tokenizer":           "the runner uses the model's tokenizer",
+}
+
+func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
+	d := l.d
+	r := &Recipe{Path: d.File}
+	seen := map[string]*yaml.Node{}
+	mark := func(k *yaml.Node) { seen[k.Value] = k }
+	d.Fields(root, "the recipe", []strictyaml.Field{
+		{Name: "name", Decode: func(k, v *yaml.Node) {
+			mark(k)
+			if s, ok := d.String(v, "name"); ok {
+				if !nameRE.MatchString(s) {
+					d.Errorf(v, "name %q: use letters, digits, '_', '.' and '-' (at most 80, starting with a letter or digit); it names result folders and containers", s)
+				}
+				r.Name = s
+				l.nameNode = v
+			}
+		}},
+		{Name: "gpu", Decode: func(k, v *yaml.Node) {
+			mark(k)
+			if s, ok := d.String(v, "gpu"); ok {
+				if p, found := l.profiles.Lookup(s); found {
+					r.GPU = p.GPU
+				} else {
+					d.Errorf(v, "unknown gpu %q; known: %s", s, strings.Join(l.profiles.Names(), ", "))
+				}
+			}
+		}},
+		{Name: "num_gpus", Decode: func(k, v *yaml.Node) {
+			mark(k)
+			r.NumGPUs, _ = d.Int(v, "num_gpus", 1, 8)
+			l.numGPUsNode = v
+		}},
+		{Name: "nightly", Decode: func(_, v *yaml.Node) { r.Nightly, _ = d.Bool(v, "nightly") }},
+		{Name: "timeout_in_minutes", Decode: func(_, v *yaml.Node) {
+			r.TimeoutInMinutes, _ = d.Int(v, "timeout_in_minutes", 1, 24*60)
+		}},
+		{Name: "bench_only", Decode: func(_, v *yaml.Node) { r.BenchOnly, _ = d.Bool(v, "bench_only") }},
+		{Name: "blocked_by", Decode: func(_, v *yaml.Node) {
+			d.Items(v, "blocked_by", func(_ int, item *yaml.Node) {
+				if s, ok := d.String(item, "blocked_by entry"); ok {
+					if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "\n\x00") {
+						d.Errorf(item, "blocked_by entries are one line of text, such as vllm-project/vllm#45381")
+						return
+					}
+					r.BlockedBy = append(r.BlockedBy, s)
+				}
+			})
+			if len(r.BlockedBy) == 0 && v.Kind == yaml.SequenceNode {
+				d.Errorf(v, "blocked_by is empty; remove it when nothing blocks the recipe")
+			}
+		}},
+		{Name: "vllm", Decode: func(k, v *yaml.Node) { mark(k); l.decodeVLLM(v, &r.VLLM) }},
+		{Name: "lm_eval", Decode: func(k, v *yaml.Node) { mark(k); r.LMEval = l.decodeLMEval(v) }},
+		{Name: "vllm_bench", Decode: func(k, v *yaml.Node) { mark(k); r.Bench = l.decodeBench(v) }},
+		{Name: "bfcl", Decode: func(k, v *yaml.Node) { mark(k); r.BFCL = l.decodeBFCL(v) }},
+	})
+	if root.Kind != yaml.MappingNode {
+		return r
+	}
+	for _, req := range []string{"name", "gpu", "num_gpus", "vllm"} {
+		if seen[req] == nil {
+			d.Errorf(root, "recipe needs %s", req)
+		}
+	}
+	if seen["lm_eval"] == nil && seen["vllm_bench"] == nil && seen["bfcl"] == nil {
+		d.Errorf(root, "recipe measures nothing: add lm_eval, vllm_bench or bfcl")
+	}
+	if r.BenchOnly && r.Bench == nil && seen["vllm_bench"] == nil {
+		d.Errorf(root, "bench_only is set but the recipe has no vllm_bench")
+	}
+	si := r.VLLM.Serve
+	if r.NumGPUs > 0 && l.numGPUsNode != nil && si.TP*si.DP*si.PP > r.NumGPUs {
+		d.Errorf(l.numGPUsNode, "serve args need %d GPUs (TP %d × DP %d × PP %d) but num_gpus is %d", si.TP*si.DP*si.PP, si.TP, si.DP, si.PP, r.NumGPUs)
+	}
+	return r
+}
+
+func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
+	d := l.d
+	var hasModel bool
+	d.Fields(n, "vllm", []strictyaml.Field{
+		{Name: "model", Decode: func(_, val *yaml.Node) {
+			if s, ok := d.String(val, "vllm.model"); ok {
+				hasModel = true
+				if !modelRE.MatchString(s) || strings.Contains(s, "..") {
+					d.Errorf(val, "vllm.model %q must be a hub id (org/name) or a plain path: letters, digits, '_', '.', '-' and '/'", s)
+				}
+				v.Model = s
+			}
+		}},
+		{Name: "image", Decode: func(_, val *yaml.Node) {
+			if s, ok := d.String(val, "vllm.image"); ok {
+				if err := checkImageRef(s); err != nil {
+					d.Errorf(val, "vllm.image: %v", err)
+				}
+				v.Image = s
+			}
+		}},
+		{Name: "env", Decode: func(_, val *yaml.Node) {
+			d.Pairs(val, "vllm.env", func(k, ev *yaml.Node) {
+				if !envNameRE.MatchString(k.Value) {
+					d.Errorf(k, "env name %q must match [A-Za-z_][A-Za-z0-9_]*", k.Value)
+					return
+				}
+				s, ok := d.Scalar(ev, "vllm.env."+k.Value)
+				if !ok {
+					return
+				}
+				if strings.ContainsRune(s, 0) {
+					d.Errorf(ev, "env %s holds a NUL byte", k.Value)
+					return
+				}
+				v.Env = append(v.Env, EnvVar{Name: k.Value, Value: s})
+			})
+		}},
+		{Name: "serve_args", Decode: func(_, val *yaml.Node) {
+			if s, ok := d.String(val, "vllm.serve_args"); ok {
+				l.serveArgs(val, s, v)
+			}
+		}},
+	})
+	if !hasModel && n.Kind == yaml.MappingNode {
+		d.Errorf(n, "vllm needs model")
+	}
+	if v.Serve.TP == 0 {
+		v.Serve.TP, v.Serve.DP, v.Serve.PP = 1, 1, 1
+	}
+	if v.Serve.ServedModelName == "" {
+		v.Serve.ServedModelName = v.Model
+	}
+}
+
+func (l *loader) decodeModelArgs(n *yaml.Node, what string) []Arg {
+	d := l.d
+	var args []Arg
+	d.Pairs(n, what, func(k, v *yaml.Node) {
+		if !argKeyRE.MatchString(k.Value) {
+			d.Errorf(k, "%s key %q: use letters, digits and '_'", what, k.Value)
+			return
+		}
+		switch k.Value {
+		case "model", "base_url":
+			d.Errorf(k, "%s.%s is set by the runner (the recipe's model and the runner's server)", what, k.Value)
+			return
+		}
+		if v.Kind != yaml.ScalarNode {
+			d.Errorf(v, "%s.%s must be a scalar, got %s", what, k.Value, strictyaml.Describe(v))
+			return
+		}
+		val := v.Value
+		switch v.ShortTag() {
+		case "!!null":
+			val = "None"
+		case "!!bool":
+			if strings.EqualFold(v.Value, "true") {
+				val = "True"
+			} else {
+				val = "False"
+			}
+		}
+		// lm_eval splits --model_args on commas, so a comma would cut the value.
+		if strings.ContainsAny(val, ",\n\x00") {
+			d.Errorf(v, "%s.%s: values cannot hold ',' or newlines (lm_eval splits model_args on commas)", what, k.Value)
+			return
+		}
+		args = append(args, Arg{Key: k.Value, Value: val})
+	})
+	return args
+}
+
+func (l *loader) decodeLMEval(n *yaml.Node) *LMEval {
+	d := l.d
+	e := &LMEval{}
+	var sawTasks bool
+	d.Fields(n, "lm_eval", []strictyaml.Field{
+		{Name: "model_args", Decode: func(_, v *yaml.Node) { e.ModelArgs = l.decodeModelArgs(v, "lm_eval.model_args") }},
+		{Name: "tasks", Decode: func(_, v *yaml.Node) {
+			sawTasks = true
+			seen := map[string]int{}
+			d.Items(v, "lm_eval.tasks", func(i int, item *yaml.Node) {
+				t := l.decodeTask(item, i)
+				if t.Name == "" {
+					return
+				}
+				key := fmt.Sprintf("%s/%d", t.Name, t.NumFewshot)
+				if line, dup := seen[key]; dup {
+					d.Errorf(item, "task %s with num_fewshot %d is listed twice (first at line %d)", t.Name, t.NumFewshot, line)
+					return
+				}
+				seen[key] = item.Line
+				e.Tasks = append(e.Tasks, t)
+			})
+			if len(e.Tasks) == 0 && v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+				d.Errorf(v, "lm_eval.tasks is empty; list at least one task")
+			}
+		}},
+	})
+	if !sawTasks && n.Kind == yaml.MappingNode {
+		d.Errorf(n, "lm_eval needs tasks")
+	}
+	return e
+}
+
+func (l *loader) decodeTask(n *yaml.Node, i int) Task {
+	d := l.d
+	t := Task{NumFewshot: -1}
+	what := fmt.Sprintf("lm_eval.tasks[%d]", i)
+	if n.Kind == yaml.MappingNode {
+		// Unknown task fields get a hint: perf-eval recipes sometimes put
+		// lm_eval options at task level, where lm_eval never sees them.
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			k := n.Content[j]
+			switch k.Value {
+			case "name", "num_fewshot", "model_args", "expect":
+			default:
+				d.Errorf(k, "unknown field %q in %s; lm_eval options belong under model_args", k.Value, what)
+				n = withoutKey(n, j)
+				j -= 2
+			}
+		}
+	}
+	d.Fields(n, what, []strictyaml.Field{
+		{Name: "name", Decode: func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".name"); ok {
+				if !taskRE.MatchString(s) {
+					d.Errorf(v, "task name %q: use letters, digits, '_', '.' and '-'", s)
+					return
+				}
+				t.Name = s
+			}
+		}},
+		{Name: "num_fewshot", Decode: func(_, v *yaml.Node) { t.NumFewshot, _ = d.Int(v, what+".num_fewshot", 0, 1000) }},
+		{Name: "model_args", Decode: func(_, v *yaml.Node) { t.ModelArgs = l.decodeModelArgs(v, what+".model_args") }},
+		{Name: "expect", Decode: func(_, v *yaml.Node) { t.Expect = l.decodeExpect(v, what+".expect") }},
+	})
+	if n.Kind == yaml.MappingNode && t.Name == "" && !hasKey(n, "name") {
+		d.Errorf(n, "%s needs name", what)
+	}
+	if t.NumFewshot < 0 {
+		if n.Kind == yaml.MappingNode && !hasKey(n, "num_fewshot") {
+			d.Errorf(n, "%s needs num_fewshot (0 for zero-shot)", what)
+		}
+		t.NumFewshot = 0
+	}
+	return t
+}
+
+// DefaultAccuracyMetric is the gsm8k score gates use unless told otherwise:
+// flexible-extract forgives answer formatting, which is not what a serving
+// regression is about.
+const DefaultAccuracyMetric = "exact_match,flexible-extract"
+
+func (l *loader) decodeExpect(n *yaml.Node, what string) []Expectation {
+	d := l.d
+	var out []Expectation
+	one := func(item *yaml.Node, what string) {
+		e := Expectation{Metric: DefaultAccuracyMetric, Line: item.Line}
+		var hasTol bool
+		d.Fields(item, what, []strictyaml.Field{
+			{Name: "metric", Decode: func(_, v *yaml.Node) {
+				if s, ok := d.String(v, what+".metric"); ok {
+					if !metricRE.MatchString(s) {
+						d.Errorf(v, "%s.metric %q is not a metric key such as exact_match,strict-match", what, s)
+					}
+					e.Metric = s
+				}
+			}},
+			{Name: "min", Decode: func(_, v *yaml.Node) {
+				if f, ok := d.Float(v, what+".min", 0, math.MaxFloat64); ok {
+					e.Min = &f
+				}
+			}},
+			{Name: "baseline", Decode: func(_, v *yaml.Node) {
+				if f, ok := d.Float(v, what+".baseline", 0, math.MaxFloat64); ok {
+					e.Baseline = &f
+				}
+			}},
+			{Name: "tolerance", Decode: func(_, v *yaml.Node) {
+				e.Tolerance, hasTol = d.Float(v, what+".tolerance", 0, math.MaxFloat64)
+			}},
+			{Name: "baseline_from", Decode: func(_, v *yaml.Node) {
+				if s, ok := d.String(v, what+".baseline_from"); ok {
+					if !nameRE.MatchString(s) {
+						d.Errorf(v, "%s.baseline_from %q is not a recipe name", what, s)
+					}
+					e.BaselineFrom = s
+					l.baselineRefs = append(l.baselineRefs, baselineRef{name: s, node: v})
+				}
+			}},
+		})
+		if item.Kind != yaml.MappingNode {
+			return
+		}
+		switch {
+		case e.Min == nil && e.Baseline == nil && e.BaselineFrom == "":
+			d.Errorf(item, "%s needs min, baseline or baseline_from", what)
+		case e.Baseline != nil && e.BaselineFrom != "":
+			d.Errorf(item, "%s: baseline and baseline_from exclude each other", what)
+		case hasTol && e.Baseline == nil && e.BaselineFrom == "":
+			d.Errorf(item, "%s: tolerance needs baseline or baseline_from", what)
+		}
+		out = append(out, e)
+	}
+	if n.Kind == yaml.SequenceNode {
+		d.Items(n, what, func(i int, item *yaml.Node) { one(item, fmt.Sprintf("%s[%d]", what, i)) })
+	} else {
+		one(n, what)
+	}
+	return out
+}
+
+func (l *loader) decodeBench(n *yaml.Node) *Bench {
+	d := l.d
+	b := &Bench{}
+	var sawConfigs bool
+	d.Fields(n, "vllm_bench", []strictyaml.Field{
+		{Name: "metadata", Decode: func(_, v *yaml.Node) {
+			d.Fields(v, "vllm_bench.metadata", []strictyaml.Field{
+				{Name: "device", Decode: func(_, v *yaml.Node) {
+					if s, ok := d.String(v, "vllm_bench.metadata.device"); ok {
+						if !nameRE.MatchString(s) {
+							d.Errorf(v, "device %q: use letters, digits, '_', '.' and '-'", s)
+						}
+						b.Metadata.Device = s
+					}
+				}},
+				{Name: "tp", Decode: func(_, v *yaml.Node) { b.Metadata.TP, _ = d.Int(v, "vllm_bench.metadata.tp", 1, 64) }},
+				{Name: "precision", Decode: func(_, v *yaml.Node) {
+					if s, ok := d.String(v, "vllm_bench.metadata.precision"); ok {
+						if !nameRE.MatchString(s) {
+							d.Errorf(v, "precision %q: use letters, digits, '_', '.' and '-'", s)
+						}
+						b.Metadata.Precision = s
+					}
+				}},
+			})
+		}},
+		{Name: "regression", Decode: func(_, v *yaml.Node) { b.Regression = l.decodeRegression(v, "vllm_bench.regression") }},
+		{Name: "configs", Decode: func(_, v *yaml.Node) {
+			sawConfigs = true
+			seen := map[string]int{}
+			d.Items(v, "vllm_bench.configs", func(i int, item *yaml.Node) {
+				c := l.decodeBenchConfig(item, i)
+				if c.Name == "" {
+					return
+				}
+				if line, dup := seen[c.Name]; dup {
+					d.Errorf(item, "bench config %q is listed twice (first at line %d)", c.Name, line)
+					return
+				}
+				seen[c.Name] = item.Line
+				b.Configs = append(b.Configs, c)
+			})
+			if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+				d.Errorf(v, "vllm_bench.configs is empty; list at least one config")
+			}
+		}},
+	})
+	if !sawConfigs && n.Kind == yaml.MappingNode {
+		d.Errorf(n, "vllm_bench needs configs")
+	}
+	return b
+}
+
+func (l *loader) intOrList(n *yaml.Node, what string) []int {
+	d := l.d
+	if n.Kind == yaml.SequenceNode {
+		var out []int
+		d.Items(n, what, func(_ int, item *yaml.Node) {
+			if v, ok := d.Int(item, what+" entry", 1, 1_000_000); ok {
+				out = append(out, v)
+			}
+		})
+		if len(n.Content) == 0 {
+			d.Errorf(n, "%s is an empty list", what)
+		}
+		return out
+	}
+	if v, ok := d.Int(n, what, 1, 1_000_000); ok {
+		return []int{v}
+	}
+	return nil
+}
+
+func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
+	d := l.d
+	what := fmt.Sprintf("vllm_bench.configs[%d]", i)
+	c := BenchConfig{Repetitions: 1, Dataset: "random"}
+	var promptsNode, concNode, datasetNode *yaml.Node
+	seen := map[string]bool{}
+	field := func(name string, f func(k, v *yaml.Node)) strictyaml.Field {
+		return strictyaml.Field{Name: name, Decode: func(k, v *yaml.Node) { seen[name] = true; f(k, v) }}
+	}
+	deprecated := func(name string) strictyaml.Field {
+		return field(name, func(k, _ *yaml.Node) {
+			d.Warnf(k, "%s is ignored: speed_bench is not used (it needs --skip-tokenizer-init, which caps every request at one output token); remove the field", name)
+		})
+	}
+	d.Fields(n, what, []strictyaml.Field{
+		field("name", func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".name"); ok {
+				if !nameRE.MatchString(s) {
+					d.Errorf(v, "bench config name %q: use letters, digits, '_', '.' and '-'; it names result files", s)
+					return
+				}
+				c.Name = s
+			}
+		}),
+		field("backend", func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".backend"); ok {
+				if !contains(benchBackends, s) {
+					d.Errorf(v, "backend %q is not one vllm bench serve supports against a vLLM server (%s)", s, strings.Join(benchBackends, ", "))
+				}
+				c.Backend = s
+			}
+		}),
+		field("dataset", func(_, v *yaml.Node) {
+			datasetNode = v
+			if s, ok := d.String(v, what+".dataset"); ok {
+				switch s {
+				case "random":
+				case "speed_bench":
+					d.Errorf(v, "dataset speed_bench is not supported: it needs --skip-tokenizer-init, which caps every request at one output token, so throughput reads ~0; use random (the runner passes --ignore-eos)")
+				default:
+					d.Errorf(v, "dataset %q is not supported; use random (fixed input/output lengths with --ignore-eos make nights comparable)", s)
+				}
+				c.Dataset = s
+			}
+		}),
+		field("input_len", func(_, v *yaml.Node) { c.InputLen, _ = d.Int(v, what+".input_len", 1, 10_000_000) }),
+		field("output_len", func(_, v *yaml.Node) { c.OutputLen, _ = d.Int(v, what+".output_len", 1, 10_000_000) }),
+		field("num_prompts", func(_, v *yaml.Node) { promptsNode = v; c.NumPrompts = l.intOrList(v, what+".num_prompts") }),
+		field("max_concurrency", func(_, v *yaml.Node) {
+			concNode = v
+			c.MaxConcurrency = l.intOrList(v, what+".max_concurrency")
+		}),
+		field("repetitions", func(_, v *yaml.Node) {
+			if r, ok := d.Int(v, what+".repetitions", 1, 99); ok {
+				if r%2 == 0 {
+					d.Errorf(v, "repetitions must be odd so the median is one real run, got %d", r)
+				}
+				c.Repetitions = r
+			}
+		}),
+		field("args", func(_, v *yaml.Node) { c.Args = l.decodeBenchArgs(v, what+".args") }),
+		field("assertions", func(_, v *yaml.Node) { c.Assertions = l.decodeAssertions(v, what+".assertions") }),
+		field("regression", func(_, v *yaml.Node) { c.Regression = l.decodeRegression(v, what+".regression") }),
+		deprecated("speed_bench_dataset_subset"),
+		deprecated("speed_bench_category"),
+	})
+	if n.Kind != yaml.MappingNode {
+		return c
+	}
+	for _, req := range []string{"name", "backend", "input_len", "output_len", "num_prompts", "max_concurrency"} {
+		if !seen[req] {
+			d.Errorf(n, "%s needs %s", what, req)
+		}
+	}
+	_ = datasetNode
+	if promptsNode != nil && concNode != nil {
+		pl, cl := promptsNode.Kind == yaml.SequenceNode, concNode.Kind == yaml.SequenceNode
+		switch {
+		case pl && !cl:
+			d.Errorf(promptsNode, "a num_prompts list needs a max_concurrency list of the same length")
+		case pl && cl && len(c.NumPrompts) != len(c.MaxConcurrency):
+			d.Errorf(promptsNode, "num_prompts has %d entries but max_concurrency has %d; they pair up one to one", len(c.NumPrompts), len(c.MaxConcurrency))
+		}
+		seenConc := map[int]bool{}
+		for _, cc := range c.MaxConcurrency {
+			if seenConc[cc] {
+				d.Errorf(concNode, "max_concurrency %d is listed twice; each sweep point names a run", cc)
+			}
+			seenConc[cc] = true
+		}
+	}
+	return c
+}
+
+func (l *loader) decodeBenchArgs(n *yaml.Node, what string) []BenchArg {
+	d := l.d
+	var out []BenchArg
+	seen := map[string]*yaml.Node{}
+	d.Pairs(n, what, func(k, v *yaml.Node) {
+		flag := "--" + strings.ReplaceAll(strings.TrimLeft(k.Value, "-"), "_", "-")
+		if !flagRE.MatchString(flag) {
+			d.Errorf(k, "%s key %q is not a flag name", what, k.Value)
+			return
+		}
+		if why, owned := runnerOwnedBenchFlags[flag]; owned {
+			d.Errorf(k, "%s: %s cannot be set here: %s", what, flag, why)
+			return
+		}
+		if prev, dup := seen[flag]; dup {
+			d.Errorf(k, "%s: %q is %s again (first at line %d)", what, k.Value, flag, prev.Line)
+			return
+		}
+		seen[flag] = k
+		arg := BenchArg{Flag: flag}
+		scalar := func(v *yaml.Node) (string, bool) {
+			s, ok := d.Scalar(v, what+"."+k.Value)
+			if ok && strings.ContainsAny(s, "\n\x00") {
+				d.Errorf(v, "%s.%s: values are one line", what, k.Value)
+				return "", false
+			}
+			return s, ok
+		}
+		switch {
+		case v.Kind == yaml.SequenceNode:
+			d.Items(v, what+"."+k.Value, func(_ int, item *yaml.Node) {
+				if s, ok := scalar(item); ok {
+					arg.Values = append(arg.Values, s)
+				}
+			})
+		case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool":
+			if v.Value != "true" {
+				// false means "do not pass the flag"; keep it out of argv.
+				return
+			}
+		default:
+			s, ok := scalar(v)
+			if !ok {
+				return
+			}
+			arg.Values = []string{s}
+		}
+		out = append(out, arg)
+	})
+	return out
+}
+
+func (l *loader) decodeAssertions(n *yaml.Node, what string) []Assertion {
+	d := l.d
+	var out []Assertion
+	d.Pairs(n, what, func(k, v *yaml.Node) {
+		if !metricRE.MatchString(k.Value) {
+			d.Errorf(k, "%s: %q is not a result key", what, k.Value)
+			return
+		}
+		a := Assertion{Metric: k.Value}
+		d.Fields(v, what+"."+k.Value, []strictyaml.Field{
+			{Name: "min", Decode: func(_, v *yaml.Node) {
+				if f, ok := d.Float(v, what+"."+k.Value+".min", -math.MaxFloat64, math.MaxFloat64); ok {
+					a.Min = &f
+				}
+			}},
+			{Name: "max", Decode: func(_, v *yaml.Node) {
+				if f, ok := d.Float(v, what+"."+k.Value+".max", -math.MaxFloat64, math.MaxFloat64); ok {
+					a.Max = &f
+				}
+			}},
+		})
+		if a.Min == nil && a.Max == nil {
+			d.Errorf(v, "%s.%s needs min or max", what, k.Value)
+			return
+		}
+		if a.Min != nil && a.Max != nil && *a.Min > *a.Max {
+			d.Errorf(v, "%s.%s: min %g is above max %g", what, k.Value, *a.Min, *a.Max)
+		}
+		out = append(out, a)
+	})
+	return out
+}
+
+// DefaultRegressionNights is how many passing nightlies a baseline spans.
+const DefaultRegressionNights = 5
+
+func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
+	d := l.d
+	r := &Regression{Nights: DefaultRegressionNights, MaxMissing: -1}
+	d.Fields(n, what, []strictyaml.Field{
+		{Name: "nights", Decode: func(_, v *yaml.Node) { r.Nights, _ = d.Int(v, what+".nights", 1, 50) }},
+		{Name: "max_missing", Decode: func(_, v *yaml.Node) { r.MaxMissing, _ = d.Int(v, what+".max_missing", 0, 50) }},
+		{Name: "metrics", Decode: func(_, v *yaml.Node) {
+			d.Pairs(v, what+".metrics", func(k, mv *yaml.Node) {
+				m := RegressionMetric{Metric: k.Value}
+				mwhat := what + ".metrics." + k.Value
+				if !metricRE.MatchString(k.Value) {
+					d.Errorf(k, "%s: %q is not a result key", what, k.Value)
+					return
+				}
+				var dirSet, dropSet bool
+				d.Fields(mv, mwhat, []strictyaml.Field{
+					{Name: "direction", Decode: func(_, v *yaml.Node) {
+						if s, ok := d.String(v, mwhat+".direction"); ok {
+							switch s {
+							case "higher":
+								m.HigherIsBetter, dirSet = true, true
+							case "lower":
+								m.HigherIsBetter, dirSet = false, true
+							default:
+								d.Errorf(v, "%s.direction must be higher or lower (which way is better), got %q", mwhat, s)
+							}
+						}
+					}},
+					{Name: "max_drop_pct", Decode: func(_, v *yaml.Node) { m.MaxDropPct, dropSet = d.Float(v, mwhat+".max_drop_pct", 0, 100) }},
+				})
+				if mv.Kind != yaml.MappingNode {
+					return
+				}
+				if !dirSet {
+					if hib, known := defaultDirection(k.Value); known {
+						m.HigherIsBetter = hib
+					} else {
+						d.Errorf(mv, "%s needs direction (higher or lower is better)", mwhat)
+					}
+				}
+				if !dropSet {
+					d.Errorf(mv, "%s needs max_drop_pct", mwhat)
+				}
+				r.Metrics = append(r.Metrics, m)
+			})
+		}},
+	})
+	if r.MaxMissing < 0 {
+		r.MaxMissing = r.Nights / 2
+	}
+	if r.MaxMissing >= r.Nights && n.Kind == yaml.MappingNode {
+		d.Errorf(n, "%s.max_missing (%d) must be below nights (%d)", what, r.MaxMissing, r.Nights)
+	}
+	return r
+}
+
+// defaultDirection knows which way is better for the usual bench keys.
+func defaultDirection(metric string) (higherIsBetter, known bool) {
+	switch {
+	case strings.HasSuffix(metric, "_ms"):
+		return false, true
+	case strings.Contains(metric, "throughput"), strings.HasPrefix(metric, "spec_decode_acceptance"):
+		return true, true
+	}
+	return false, false
+}
+
+func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
+	d := l.d
+	b := &BFCL{}
+	var catsNode, casesNode *yaml.Node
+	d.Fields(n, "bfcl", []strictyaml.Field{
+		{Name: "test_categories", Decode: func(_, v *yaml.Node) {
+			catsNode = v
+			seen := map[string]bool{}
+			d.Items(v, "bfcl.test_categories", func(_ int, item *yaml.Node) {
+				if s, ok := d.String(item, "bfcl.test_categories entry"); ok {
+					if !taskRE.MatchString(s) {
+						d.Errorf(item, "bfcl test category %q: use letters, digits and '_'", s)
+						return
+					}
+					if seen[s] {
+						d.Errorf(item, "bfcl test category %q is listed twice", s)
+						return
+					}
+					seen[s] = true
+					b.TestCategories = append(b.TestCategories, s)
+				}
+			})
+		}},
+		{Name: "num_threads", Decode: func(_, v *yaml.Node) { b.NumThreads, _ = d.Int(v, "bfcl.num_threads", 1, 1024) }},
+		{Name: "temperature", Decode: func(_, v *yaml.Node) {
+			if f, ok := d.Float(v, "bfcl.temperature", 0, 2); ok {
+				b.Temperature = &f
+			}
+		}},
+		{Name: "maximum_step_limit", Decode: func(_, v *yaml.Node) { b.MaximumStepLimit, _ = d.Int(v, "bfcl.maximum_step_limit", 1, 10_000) }},
+		{Name: "max_test_cases", Decode: func(_, v *yaml.Node) {
+			casesNode = v
+			b.MaxTestCases = map[string]int{}
+			d.Pairs(v, "bfcl.max_test_cases", func(k, cv *yaml.Node) {
+				if c, ok := d.Int(cv, "bfcl.max_test_cases."+k.Value, 1, 1_000_000); ok {
+					b.MaxTestCases[k.Value] = c
+				}
+			})
+		}},
+	})
+	if n.Kind == yaml.MappingNode && catsNode == nil {
+		d.Errorf(n, "bfcl needs test_categories")
+	}
+	if casesNode != nil && catsNode != nil {
+		for cat := range b.MaxTestCases {
+			if !contains(b.TestCategories, cat) {
+				line, col := d.Locate(casesNode, cat)
+				d.ErrorAt(line, col, "bfcl.max_test_cases names %q, which is not in test_categories", cat)
+			}
+		}
+	}
+	return b
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutKey returns a copy of mapping n without the pair at index i, so an
+// already reported field is not reported twice.
+func withoutKey(n *yaml.Node, i int) *yaml.Node {
+	c := *n
+	c.Content = append(append([]*yaml.Node(nil), n.Content[:i]...), n.Content[i+2:]...)
+	return &c
+}
+
+func atoi(s string) (int, bool) {
+	v, err := strconv.Atoi(s)
+	return v, err == nil
+}

@@ -1,0 +1,293 @@
+package workloads
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/workloads/strictyaml"
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultDir is where recipes live in a checkout.
+const DefaultDir = "workloads"
+
+// embedded holds the shipped recipes so the binaries work without a
+// checkout (e.g. printing the nightly pipeline on a fresh machine).
+//
+//go:embed *.yaml
+var embedded embed.FS
+
+// Problem and Problems are re-exported so callers need one import.
+type (
+	Problem  = strictyaml.Problem
+	Problems = strictyaml.Problems
+)
+
+// ErrInvalid classifies load failures: errors.Is(err, ErrInvalid).
+var ErrInvalid = strictyaml.ErrInvalid
+
+type baselineRef struct {
+	name string
+	node *yaml.Node
+}
+
+// loader holds the state of decoding one file.
+type loader struct {
+	d            *strictyaml.Decoder
+	profiles     *agents.Set
+	nameNode     *yaml.Node
+	numGPUsNode  *yaml.Node
+	baselineRefs []baselineRef
+}
+
+// Parse decodes one recipe file. Problems (errors and warnings) come back
+// positioned; the recipe is nil when there were errors.
+func Parse(file string, src []byte, profiles *agents.Set) (*Recipe, Problems) {
+	r, ps, _ := parse(file, src, profiles)
+	return r, ps
+}
+
+func parse(file string, src []byte, profiles *agents.Set) (*Recipe, Problems, *loader) {
+	d, root := strictyaml.Parse(file, src)
+	l := &loader{d: d, profiles: profiles}
+	var r *Recipe
+	if root != nil {
+		r = l.decodeRecipe(root)
+	}
+	d.Problems.Sort()
+	if len(d.Problems.Errors()) > 0 {
+		return nil, d.Problems, l
+	}
+	return r, d.Problems, l
+}
+
+// Catalog is every recipe of a directory, valid or not.
+type Catalog struct {
+	// Dir is the directory the recipes were read from.
+	Dir string
+	// Recipes are the valid recipes, sorted by path.
+	Recipes []*Recipe
+	// Invalid maps the path of each invalid file to its problems.
+	Invalid map[string]Problems
+	// Warnings are problems that do not stop a recipe from running.
+	Warnings Problems
+}
+
+// Problems returns every error of every file, in path order.
+func (c *Catalog) Problems() Problems {
+	var out Problems
+	paths := make([]string, 0, len(c.Invalid))
+	for p := range c.Invalid {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		out = append(out, c.Invalid[p]...)
+	}
+	return out
+}
+
+// Err is nil when every recipe is valid.
+func (c *Catalog) Err() error {
+	if ps := c.Problems(); len(ps) > 0 {
+		return ps
+	}
+	return nil
+}
+
+// ByName finds a valid recipe by name.
+func (c *Catalog) ByName(name string) (*Recipe, bool) {
+	for _, r := range c.Recipes {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// Embedded returns the shipped recipes as a file system rooted so that
+// paths read "workloads/<file>.yaml", like a checkout.
+func Embedded() fs.FS { return embeddedFS{} }
+
+type embeddedFS struct{}
+
+func (embeddedFS) Open(name string) (fs.File, error) {
+	if name == "." {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	rest, ok := strings.CutPrefix(name, DefaultDir)
+	switch {
+	case !ok:
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	case rest == "":
+		return embedded.Open(".")
+	case strings.HasPrefix(rest, "/"):
+		return embedded.Open(rest[1:])
+	}
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+func (e embeddedFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if name != DefaultDir {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
+	}
+	return embedded.ReadDir(".")
+}
+
+// RecipeFiles lists the recipe files of dir: *.yaml, sorted.
+func RecipeFiles(fsys fs.FS, dir string) ([]string, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("list recipes in %s: %w", dir, err)
+	}
+	var files []string
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		files = append(files, path.Join(dir, e.Name()))
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// LoadDir reads every recipe in dir. A file that cannot be read is an
+// error; invalid recipes are collected in the catalog so that one bad file
+// does not stop the others from running.
+func LoadDir(fsys fs.FS, dir string, profiles *agents.Set) (*Catalog, error) {
+	files, err := RecipeFiles(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	return LoadFiles(fsys, files, profiles, dir)
+}
+
+type parsed struct {
+	recipe   *Recipe
+	problems Problems
+	l        *loader
+	err      error
+}
+
+// LoadFiles reads the named files, in parallel: on a large catalog YAML
+// parsing is the cost, and files are independent.
+func LoadFiles(fsys fs.FS, files []string, profiles *agents.Set, dir string) (*Catalog, error) {
+	results := make([]parsed, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	workers := min(runtime.GOMAXPROCS(0), len(files))
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				src, err := readLimited(fsys, files[i])
+				if err != nil {
+					results[i].err = err
+					continue
+				}
+				results[i].recipe, results[i].problems, results[i].l = parse(files[i], src, profiles)
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	c := &Catalog{Dir: dir, Invalid: map[string]Problems{}}
+	var readErrs []error
+	for i, p := range results {
+		if p.err != nil {
+			readErrs = append(readErrs, p.err)
+			continue
+		}
+		c.Warnings = append(c.Warnings, p.problems.Warnings()...)
+		if p.recipe == nil {
+			c.Invalid[files[i]] = p.problems.Errors()
+			continue
+		}
+		c.Recipes = append(c.Recipes, p.recipe)
+	}
+	if len(readErrs) > 0 {
+		return nil, errors.Join(readErrs...)
+	}
+	c.crossCheck(results)
+	return c, nil
+}
+
+// crossCheck applies the rules that span files: unique names, and
+// baseline_from pointing at a recipe that exists.
+func (c *Catalog) crossCheck(results []parsed) {
+	byName := map[string]*Recipe{}
+	for _, r := range c.Recipes {
+		if first, dup := byName[r.Name]; dup {
+			res := findParsed(results, r)
+			n := res.l.nameNode
+			c.Invalid[r.Path] = append(c.Invalid[r.Path], Problem{File: r.Path, Line: n.Line, Col: n.Column,
+				Msg: fmt.Sprintf("name %q is already used by %s; recipe names must be unique", r.Name, first.Path)})
+			continue
+		}
+		byName[r.Name] = r
+	}
+	for _, r := range c.Recipes {
+		res := findParsed(results, r)
+		for _, ref := range res.l.baselineRefs {
+			if _, ok := byName[ref.name]; !ok {
+				msg := fmt.Sprintf("baseline_from %q names no recipe", ref.name)
+				names := make([]string, 0, len(byName))
+				for n := range byName {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				if close := strictyaml.Closest(ref.name, names, 3); len(close) > 0 {
+					msg += "; close: " + strings.Join(close, ", ")
+				}
+				c.Invalid[r.Path] = append(c.Invalid[r.Path], Problem{File: r.Path, Line: ref.node.Line, Col: ref.node.Column, Msg: msg})
+			} else if ref.name == r.Name {
+				c.Invalid[r.Path] = append(c.Invalid[r.Path], Problem{File: r.Path, Line: ref.node.Line, Col: ref.node.Column,
+					Msg: "baseline_from names the recipe itself; use regression for comparisons with its own past nights"})
+			}
+		}
+	}
+	kept := c.Recipes[:0]
+	for _, r := range c.Recipes {
+		if _, bad := c.Invalid[r.Path]; !bad {
+			kept = append(kept, r)
+		}
+	}
+	c.Recipes = kept
+}
+
+func findParsed(results []parsed, r *Recipe) parsed {
+	for _, p := range results {
+		if p.recipe == r {
+			return p
+		}
+	}
+	return parsed{}
+}
+
+func readLimited(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("read recipe: %w", err)
+	}
+	defer f.Close()
+	// One byte past the limit is enough for the parser to report it.
+	src, err := io.ReadAll(io.LimitReader(f, strictyaml.MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read recipe %s: %w", name, err)
+	}
+	return src, nil
+}

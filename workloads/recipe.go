@@ -1,0 +1,161 @@
+package workloads
+
+// Recipe is one (model, GPU) combination, decoded and validated. Everything
+// downstream takes this value, never the YAML.
+type Recipe struct {
+	// Path is the file the recipe came from, as given to the loader.
+	Path             string
+	Name             string
+	GPU              string
+	NumGPUs          int
+	Nightly          bool
+	TimeoutInMinutes int // 0: the pipeline default
+	BenchOnly        bool
+	// BlockedBy names what the recipe waits on outside our control, such as
+	// an upstream PR; the generator keeps such recipes out of nightlies.
+	BlockedBy []string
+
+	VLLM   VLLM
+	LMEval *LMEval
+	Bench  *Bench
+	BFCL   *BFCL
+}
+
+// VLLM is how the server is started.
+type VLLM struct {
+	Model string
+	Image string
+	Env   []EnvVar
+	// ServeArgs is the recipe's serve_args split into argv once, at load.
+	ServeArgs []string
+	// Serve is what the loader read out of ServeArgs.
+	Serve ServeInfo
+}
+
+// EnvVar is one environment variable, in file order.
+type EnvVar struct {
+	Name  string
+	Value string
+}
+
+// ServeInfo is what the loader understood of the serve arguments.
+type ServeInfo struct {
+	TP, DP, PP      int
+	TrustRemoteCode bool
+	ServedModelName string
+	Speculative     *Speculative
+	KVCacheDType    string
+	ExpertParallel  bool
+}
+
+// Speculative is the speculative decoding set-up, if any.
+type Speculative struct {
+	Method    string
+	Model     string
+	NumTokens int
+}
+
+// Arg is one key=value model argument for lm_eval, with the value already
+// in the form lm_eval parses (Python literals for booleans and null).
+type Arg struct {
+	Key   string
+	Value string
+}
+
+// LMEval is the accuracy part.
+type LMEval struct {
+	ModelArgs []Arg
+	Tasks     []Task
+}
+
+// Task is one lm_eval task.
+type Task struct {
+	Name       string
+	NumFewshot int
+	ModelArgs  []Arg
+	Expect     []Expectation
+}
+
+// Expectation is an accuracy gate on one task metric. Exactly one way of
+// bounding is set: Min, Baseline (with Tolerance), or BaselineFrom.
+type Expectation struct {
+	Metric       string
+	Min          *float64
+	Baseline     *float64
+	Tolerance    float64
+	BaselineFrom string
+	Line         int
+}
+
+// Bench is the throughput part.
+type Bench struct {
+	Metadata   BenchMetadata
+	Configs    []BenchConfig
+	Regression *Regression
+}
+
+// BenchMetadata overrides what the loader derives for result metadata.
+type BenchMetadata struct {
+	Device    string
+	TP        int
+	Precision string
+}
+
+// BenchConfig is one `vllm bench serve` configuration; list-valued prompts
+// and concurrency make it a sweep.
+type BenchConfig struct {
+	Name           string
+	Backend        string
+	Dataset        string
+	InputLen       int
+	OutputLen      int
+	NumPrompts     []int
+	MaxConcurrency []int
+	Repetitions    int
+	// Args are extra flags, normalized to --kebab-case, in file order.
+	Args       []BenchArg
+	Assertions []Assertion
+	Regression *Regression
+}
+
+// BenchArg is one extra flag for `vllm bench serve`.
+type BenchArg struct {
+	Flag   string
+	Values []string // none: a bare flag
+}
+
+// Assertion bounds one numeric key of a bench result.
+type Assertion struct {
+	Metric string
+	Min    *float64
+	Max    *float64
+}
+
+// Regression is the policy for comparing a night with its predecessors.
+type Regression struct {
+	Metrics []RegressionMetric
+	// Nights is how many passing nightlies the baseline is the median of.
+	Nights int
+	// MaxMissing is how many of the wanted nights may be missing before the
+	// gate says "no baseline" instead of judging on too little.
+	MaxMissing int
+}
+
+// RegressionMetric is one metric and the drop it may show.
+type RegressionMetric struct {
+	Metric string
+	// HigherIsBetter: throughput true, latency false.
+	HigherIsBetter bool
+	// MaxDropPct is the allowed worsening in percent of the baseline.
+	MaxDropPct float64
+}
+
+// BFCL is the function-calling benchmark part: parsed and validated now,
+// run in a later version.
+type BFCL struct {
+	TestCategories   []string
+	NumThreads       int
+	Temperature      *float64
+	MaximumStepLimit int
+	MaxTestCases     map[string]int
+}

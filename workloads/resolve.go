@@ -1,0 +1,220 @@
+package workloads
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/benchkite/benchkite/agents"
+)
+
+// Resolved is a recipe with everything a job needs decided: where it runs,
+// which image, the exact server argv and env, every bench run and task.
+type Resolved struct {
+	Recipe      *Recipe
+	Profile     agents.Profile
+	Device      string
+	Precision   string
+	TP, DP, PP  int
+	Queue       string
+	QueueSource string
+	Image       ImageChoice
+	// Env is the server's environment: profile defaults overlaid by the
+	// recipe, plus HF_HOME.
+	Env       []EnvVar
+	BenchRuns []BenchRun
+	Tasks     []ResolvedTask
+}
+
+// BenchRun is one expanded point of a bench config.
+type BenchRun struct {
+	// Name is the config name, or <name>-conc-<c> for a sweep.
+	Name        string
+	Config      string
+	Backend     string
+	InputLen    int
+	OutputLen   int
+	NumPrompts  int
+	Concurrency int
+	Repetitions int
+	// Args are the recipe's extra flags, flattened to argv.
+	Args []string
+}
+
+// ResolvedTask is one lm_eval task with its merged model args.
+type ResolvedTask struct {
+	Name       string
+	NumFewshot int
+	// ModelArgs: workload args overlaid by task args, in first-seen order.
+	ModelArgs []Arg
+	Expect    []Expectation
+}
+
+// Resolve decides everything about a recipe that depends on the profile
+// and the build environment. It is pure: env is the only input besides
+// the values.
+func Resolve(r *Recipe, profiles *agents.Set, env agents.Env) (*Resolved, error) {
+	p, ok := profiles.Lookup(r.GPU)
+	if !ok {
+		return nil, fmt.Errorf("recipe %s: unknown gpu %q; known: %s", r.Name, r.GPU, strings.Join(profiles.Names(), ", "))
+	}
+	img, err := ChooseImage(r, p, env)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
+	}
+	queue, qsrc := p.QueueFor(env)
+	res := &Resolved{
+		Recipe:      r,
+		Profile:     p,
+		Device:      p.Device(),
+		Precision:   PrecisionOf(r.VLLM.Model),
+		TP:          r.VLLM.Serve.TP,
+		DP:          r.VLLM.Serve.DP,
+		PP:          r.VLLM.Serve.PP,
+		Queue:       queue,
+		QueueSource: qsrc,
+		Image:       img,
+		Env:         MergeEnv(p, r.VLLM.Env),
+		BenchRuns:   ExpandBench(r.Bench),
+	}
+	if r.Bench != nil {
+		if m := r.Bench.Metadata; m.Device != "" {
+			res.Device = m.Device
+		}
+		if m := r.Bench.Metadata; m.Precision != "" {
+			res.Precision = m.Precision
+		}
+		if m := r.Bench.Metadata; m.TP != 0 {
+			res.TP = m.TP
+		}
+	}
+	if r.LMEval != nil {
+		for _, t := range r.LMEval.Tasks {
+			res.Tasks = append(res.Tasks, ResolvedTask{
+				Name:       t.Name,
+				NumFewshot: t.NumFewshot,
+				ModelArgs:  MergeArgs(r.LMEval.ModelArgs, t.ModelArgs),
+				Expect:     t.Expect,
+			})
+		}
+	}
+	return res, nil
+}
+
+// MergeEnv overlays recipe env on profile env and sets HF_HOME to the
+// profile's cache directory unless the recipe sets it.
+func MergeEnv(p agents.Profile, recipe []EnvVar) []EnvVar {
+	var out []EnvVar
+	idx := map[string]int{}
+	set := func(name, value string) {
+		if i, ok := idx[name]; ok {
+			out[i].Value = value
+			return
+		}
+		idx[name] = len(out)
+		out = append(out, EnvVar{Name: name, Value: value})
+	}
+	for _, e := range p.Env {
+		set(e.Name, e.Value)
+	}
+	for _, e := range recipe {
+		set(e.Name, e.Value)
+	}
+	if _, ok := idx["HF_HOME"]; !ok {
+		set("HF_HOME", p.HFCacheDir())
+	}
+	return out
+}
+
+// MergeArgs overlays task args on workload args; a key keeps its first
+// position so the argv reads like the recipe.
+func MergeArgs(base, over []Arg) []Arg {
+	out := append([]Arg(nil), base...)
+	for _, a := range over {
+		replaced := false
+		for i := range out {
+			if out[i].Key == a.Key {
+				out[i].Value = a.Value
+				replaced = true
+			}
+		}
+		if !replaced {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// ExpandBench turns configs into runs: a sweep of concurrencies becomes one
+// run per point, named <config>-conc-<c>.
+func ExpandBench(b *Bench) []BenchRun {
+	if b == nil {
+		return nil
+	}
+	var runs []BenchRun
+	for _, c := range b.Configs {
+		var args []string
+		for _, a := range c.Args {
+			args = append(args, a.Flag)
+			args = append(args, a.Values...)
+		}
+		sweep := len(c.MaxConcurrency) > 1
+		for i, conc := range c.MaxConcurrency {
+			prompts := c.NumPrompts[0]
+			if len(c.NumPrompts) == len(c.MaxConcurrency) {
+				prompts = c.NumPrompts[i]
+			}
+			name := c.Name
+			if sweep {
+				name = c.Name + "-conc-" + strconv.Itoa(conc)
+			}
+			runs = append(runs, BenchRun{
+				Name:        name,
+				Config:      c.Name,
+				Backend:     c.Backend,
+				InputLen:    c.InputLen,
+				OutputLen:   c.OutputLen,
+				NumPrompts:  prompts,
+				Concurrency: conc,
+				Repetitions: c.Repetitions,
+				Args:        args,
+			})
+		}
+	}
+	return runs
+}
+
+var precisionRE = []struct {
+	re   *regexp.Regexp
+	name string
+}{
+	{regexp.MustCompile(`(?i)(mx|nv)?fp4|mxfp4|nvfp4|w4a16|int4|awq|gptq`), "fp4"},
+	{regexp.MustCompile(`(?i)(mx)?fp8|w8a8|int8`), "fp8"},
+	{regexp.MustCompile(`(?i)bf16`), "bf16"},
+}
+
+// PrecisionOf guesses the weight precision from the model name; recipes
+// override it in vllm_bench.metadata.precision.
+func PrecisionOf(model string) string {
+	base := model[strings.LastIndex(model, "/")+1:]
+	for _, p := range precisionRE {
+		if p.re.MatchString(base) {
+			if p.name == "fp4" && regexp.MustCompile(`(?i)int4|awq|gptq|w4a16`).MatchString(base) {
+				return "int4"
+			}
+			return p.name
+		}
+	}
+	return "bf16"
+}
+
+// ServeArgv is the server command inside the image: vllm serve <model>
+// --port <port> <serve args>.
+func (r *Resolved) ServeArgv(port int) []string {
+	argv := []string{"vllm", "serve", r.Recipe.VLLM.Model, "--port", strconv.Itoa(port)}
+	return append(argv, r.Recipe.VLLM.ServeArgs...)
+}
+
+// ServedModel is the model id the server answers to.
+func (r *Resolved) ServedModel() string { return r.Recipe.VLLM.Serve.ServedModelName }

@@ -1,0 +1,274 @@
+package workloads
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// word is one argv entry and where it started in the serve_args text.
+type word struct {
+	text string
+	raw  string // as written, for locating it in the file
+}
+
+// splitServeArgs splits serve_args into argv once, with shell-like quoting:
+// single quotes are literal, double quotes allow \" and \\, a backslash
+// escapes the next character. Unlike a shell, a JSON object or array that
+// starts a word (or follows the '=' of --flag=) is kept verbatim, because
+// recipes write JSON config values unquoted. Text never reaches a shell, so
+// shell operators are errors rather than something to interpret.
+func splitServeArgs(s string) ([]word, error) {
+	var words []word
+	i := 0
+	for {
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		if i >= len(s) {
+			return words, nil
+		}
+		start := i
+		var b strings.Builder
+		inWord := true
+		for inWord && i < len(s) {
+			c := s[i]
+			switch {
+			case isSpace(c):
+				inWord = false
+			case (c == '{' || c == '[') && jsonMayStart(b.String()):
+				end, err := scanJSON(s, i)
+				if err != nil {
+					return nil, err
+				}
+				b.WriteString(s[i:end])
+				i = end
+			case c == '\'':
+				end := strings.IndexByte(s[i+1:], '\'')
+				if end < 0 {
+					return nil, fmt.Errorf("unterminated ' quote in %q", s[start:])
+				}
+				b.WriteString(s[i+1 : i+1+end])
+				i += end + 2
+			case c == '"':
+				i++
+				closed := false
+				for i < len(s) {
+					if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+						b.WriteByte(s[i+1])
+						i += 2
+						continue
+					}
+					if s[i] == '"' {
+						closed = true
+						i++
+						break
+					}
+					b.WriteByte(s[i])
+					i++
+				}
+				if !closed {
+					return nil, fmt.Errorf("unterminated \" quote in %q", s[start:])
+				}
+			case c == '\\':
+				if i+1 >= len(s) {
+					return nil, fmt.Errorf("serve_args ends with a lone backslash")
+				}
+				b.WriteByte(s[i+1])
+				i += 2
+			case strings.IndexByte(";|&<>`$()", c) >= 0:
+				return nil, fmt.Errorf("unquoted %q in %q: serve_args are an argument list, not a shell command; quote the value if it is meant literally", c, strings.TrimSpace(s[start:min(len(s), i+20)]))
+			default:
+				b.WriteByte(c)
+				i++
+			}
+		}
+		words = append(words, word{text: b.String(), raw: s[start:i]})
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// jsonMayStart says whether a '{' or '[' at this point begins a JSON value:
+// at the start of a word or right after "--flag=".
+func jsonMayStart(prefix string) bool {
+	return prefix == "" || (strings.HasPrefix(prefix, "-") && strings.HasSuffix(prefix, "=") && strings.Count(prefix, "=") == 1)
+}
+
+// scanJSON returns the end of the JSON value starting at s[i], checking it
+// parses.
+func scanJSON(s string, i int) (int, error) {
+	depth, inStr := 0, false
+	for j := i; j < len(s); j++ {
+		c := s[j]
+		if inStr {
+			switch c {
+			case '\\':
+				j++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				if !json.Valid([]byte(s[i : j+1])) {
+					return 0, fmt.Errorf("%s is not valid JSON", s[i:j+1])
+				}
+				return j + 1, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("unterminated JSON value %q", s[i:])
+}
+
+// normalizeFlag writes a flag as vLLM's argparse matches it: underscores in
+// the flag name (not in dotted sub-keys) are dashes.
+func normalizeFlag(f string) string {
+	if !strings.HasPrefix(f, "--") {
+		return f
+	}
+	name, sub, dotted := strings.Cut(f[2:], ".")
+	name = "--" + strings.ReplaceAll(name, "_", "-")
+	if dotted {
+		return name + "." + sub
+	}
+	return name
+}
+
+var shortFlags = map[string]string{
+	"-tp": "--tensor-parallel-size",
+	"-dp": "--data-parallel-size",
+	"-pp": "--pipeline-parallel-size",
+	"-ep": "--enable-expert-parallel",
+	"-O":  "--compilation-config",
+}
+
+// Serve flags the runner sets.
+var runnerOwnedServeFlags = map[string]string{
+	"--port":  "the runner picks the port (--port)",
+	"--host":  "the runner binds the server to loopback",
+	"--model": "vllm.model names the model",
+}
+
+// serveArgs splits and checks serve_args, filling v.ServeArgs and v.Serve.
+func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
+	d := l.d
+	words, err := splitServeArgs(text)
+	if err != nil {
+		d.Errorf(n, "vllm.serve_args: %v", err)
+		return
+	}
+	at := func(w word, format string, args ...any) {
+		line, col := d.Locate(n, w.raw)
+		d.ErrorAt(line, col, format, args...)
+	}
+	si := ServeInfo{TP: 1, DP: 1, PP: 1}
+	seen := map[string]word{}
+	spec := map[string]string{}
+	var argv []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		argv = append(argv, w.text)
+		if !strings.HasPrefix(w.text, "-") || w.text == "-" || isNumber(w.text) {
+			continue
+		}
+		flag, value, hasValue := strings.Cut(w.text, "=")
+		flag = normalizeFlag(flag)
+		if long, ok := shortFlags[flag]; ok {
+			flag = long
+		}
+		if why, owned := runnerOwnedServeFlags[flag]; owned {
+			at(w, "vllm.serve_args: %s cannot be set in a recipe: %s", flag, why)
+			continue
+		}
+		if prev, dup := seen[flag]; dup {
+			pl, _ := d.Locate(n, prev.raw)
+			at(w, "vllm.serve_args: %s is given twice (also on line %d)", flag, pl)
+			continue
+		}
+		seen[flag] = w
+		if !hasValue && i+1 < len(words) && (!strings.HasPrefix(words[i+1].text, "-") || isNumber(words[i+1].text)) {
+			value, hasValue = words[i+1].text, true
+			i++
+			argv = append(argv, value)
+		}
+		posInt := func(what string) int {
+			v, ok := atoi(value)
+			if !hasValue || !ok || v < 1 || v > 1024 {
+				at(w, "vllm.serve_args: %s needs a positive integer, got %q", what, value)
+				return 1
+			}
+			return v
+		}
+		switch {
+		case flag == "--tensor-parallel-size":
+			si.TP = posInt(flag)
+		case flag == "--data-parallel-size":
+			si.DP = posInt(flag)
+		case flag == "--pipeline-parallel-size":
+			si.PP = posInt(flag)
+		case flag == "--trust-remote-code":
+			si.TrustRemoteCode = true
+		case flag == "--enable-expert-parallel":
+			si.ExpertParallel = true
+		case flag == "--served-model-name":
+			if !hasValue || !modelRE.MatchString(value) {
+				at(w, "vllm.serve_args: --served-model-name needs a name like org/model, got %q", value)
+			}
+			si.ServedModelName = value
+		case flag == "--kv-cache-dtype":
+			si.KVCacheDType = value
+		case flag == "--speculative-config":
+			var cfg map[string]any
+			if err := json.Unmarshal([]byte(value), &cfg); err != nil {
+				at(w, "vllm.serve_args: --speculative-config needs a JSON object: %v", err)
+				continue
+			}
+			for k, val := range cfg {
+				spec[k] = fmt.Sprint(val)
+			}
+		case strings.HasPrefix(flag, "--speculative-config."):
+			if !hasValue {
+				at(w, "vllm.serve_args: %s needs a value", flag)
+				continue
+			}
+			spec[strings.TrimPrefix(flag, "--speculative-config.")] = value
+		}
+	}
+	if len(spec) > 0 {
+		sp := &Speculative{Method: spec["method"], Model: spec["model"]}
+		if nt, ok := spec["num_speculative_tokens"]; ok {
+			f, err := strconv.ParseFloat(nt, 64)
+			if err != nil || f < 1 || f > 64 || f != float64(int(f)) {
+				line, col := d.Locate(n, "num_speculative_tokens")
+				d.ErrorAt(line, col, "vllm.serve_args: speculative num_speculative_tokens must be a positive integer, got %q", nt)
+			}
+			sp.NumTokens = int(f)
+		}
+		if sp.Model != "" && (!modelRE.MatchString(sp.Model) || strings.Contains(sp.Model, "..")) {
+			line, col := d.Locate(n, sp.Model)
+			d.ErrorAt(line, col, "vllm.serve_args: speculative model %q must be a hub id (org/name) or a plain path", sp.Model)
+		}
+		if sp.Method == "" {
+			d.Errorf(n, "vllm.serve_args: speculative config without a method")
+		}
+		si.Speculative = sp
+	}
+	v.ServeArgs = argv
+	v.Serve = si
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}

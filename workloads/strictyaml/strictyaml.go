@@ -1,0 +1,523 @@
+// Package strictyaml decodes YAML through yaml.v3 nodes so that every problem
+// carries the file, line and column it came from, and all problems of a file
+// are collected in one pass instead of stopping at the first.
+package strictyaml
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MaxFileSize bounds what a recipe or profile file may weigh: these are small
+// hand-written files, and a bound keeps a hostile file from costing memory.
+const MaxFileSize = 1 << 20
+
+// MaxNodes bounds the number of nodes visited, aliases expanded, so an alias
+// bomb is an error instead of an allocation storm.
+const MaxNodes = 20000
+
+// ErrInvalid marks a decoding that reported problems.
+var ErrInvalid = errors.New("invalid YAML")
+
+// Problem is one finding, positioned in its file.
+type Problem struct {
+	File    string
+	Line    int
+	Col     int
+	Msg     string
+	Warning bool
+}
+
+func (p Problem) Error() string {
+	prefix := ""
+	if p.Warning {
+		prefix = "warning: "
+	}
+	return fmt.Sprintf("%s:%d:%d: %s%s", p.File, p.Line, p.Col, prefix, p.Msg)
+}
+
+// Problems is every finding of one or more files, in file then line order.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.Is(err, ErrInvalid) classify a Problems value.
+func (ps Problems) Unwrap() error { return ErrInvalid }
+
+// Errors returns only the problems that are not warnings.
+func (ps Problems) Errors() Problems {
+	var out Problems
+	for _, p := range ps {
+		if !p.Warning {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Warnings returns only the warnings.
+func (ps Problems) Warnings() Problems {
+	var out Problems
+	for _, p := range ps {
+		if p.Warning {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Sort orders problems by file, line and column, keeping equal ones stable.
+func (ps Problems) Sort() {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+}
+
+// Decoder walks a parsed document and records problems against it.
+type Decoder struct {
+	File     string
+	Src      []byte
+	Problems Problems
+	nodes    int
+	lines    [][]byte
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// Parse reads one YAML document. It rejects oversize files, invalid UTF-8 and
+// streams of more than one document. The root is nil when parsing failed; the
+// decoder then holds the reason.
+func Parse(file string, src []byte) (*Decoder, *yaml.Node) {
+	d := &Decoder{File: file, Src: src}
+	if len(src) > MaxFileSize {
+		d.add(1, 1, false, "file is over %d bytes (1 MiB), the limit for recipes and profiles", MaxFileSize)
+		return d, nil
+	}
+	if !utf8.Valid(src) {
+		line, col := firstInvalidUTF8(src)
+		d.add(line, col, false, "file is not valid UTF-8")
+		return d, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			d.add(1, 1, false, "file is empty")
+			return d, nil
+		}
+		d.syntax(err)
+		return d, nil
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		d.add(extra.Line, extra.Column, false, "a file holds one YAML document; found another here (remove the '---')")
+		return d, nil
+	case !errors.Is(err, io.EOF):
+		d.syntax(err)
+		return d, nil
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		d.add(1, 1, false, "file is empty")
+		return d, nil
+	}
+	return d, doc.Content[0]
+}
+
+func (d *Decoder) syntax(err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	d.add(line, 1, false, "YAML syntax: %s", msg)
+}
+
+func firstInvalidUTF8(src []byte) (line, col int) {
+	line, col = 1, 1
+	for len(src) > 0 {
+		r, size := utf8.DecodeRune(src)
+		if r == utf8.RuneError && size <= 1 {
+			return line, col
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		src = src[size:]
+	}
+	return line, col
+}
+
+func (d *Decoder) add(line, col int, warning bool, format string, args ...any) {
+	d.Problems = append(d.Problems, Problem{File: d.File, Line: line, Col: col, Msg: fmt.Sprintf(format, args...), Warning: warning})
+}
+
+// Errorf records an error at node n.
+func (d *Decoder) Errorf(n *yaml.Node, format string, args ...any) {
+	d.add(n.Line, n.Column, false, format, args...)
+}
+
+// Warnf records a warning at node n.
+func (d *Decoder) Warnf(n *yaml.Node, format string, args ...any) {
+	d.add(n.Line, n.Column, true, format, args...)
+}
+
+// ErrorAt records an error at an explicit position.
+func (d *Decoder) ErrorAt(line, col int, format string, args ...any) {
+	d.add(line, col, false, format, args...)
+}
+
+// Resolve follows aliases, counting every node so alias bombs stop early.
+// It returns nil once the bound is passed.
+func (d *Decoder) Resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil {
+		return nil
+	}
+	d.nodes++
+	if d.nodes == MaxNodes+1 {
+		d.Errorf(n, "document expands to more than %d nodes (aliases?); refusing to read further", MaxNodes)
+	}
+	if d.nodes > MaxNodes {
+		return nil
+	}
+	return n
+}
+
+// Field is one known key of a mapping.
+type Field struct {
+	Name string
+	// Decode receives the key node and the value node, aliases resolved.
+	Decode func(key, val *yaml.Node)
+}
+
+// Fields decodes a mapping: duplicate keys, unknown keys and merge keys are
+// errors, each known key is handed to its decoder in document order. It
+// returns false when n is not a mapping. what names the mapping in messages.
+func (d *Decoder) Fields(n *yaml.Node, what string, fields []Field) bool {
+	n = d.Resolve(n)
+	if n == nil {
+		return false
+	}
+	if n.Kind != yaml.MappingNode {
+		d.Errorf(n, "%s must be a mapping, got %s", what, Describe(n))
+		return false
+	}
+	byName := make(map[string]Field, len(fields))
+	names := make([]string, 0, len(fields))
+	for _, f := range fields {
+		byName[f.Name] = f
+		names = append(names, f.Name)
+	}
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := d.Resolve(n.Content[i]), n.Content[i+1]
+		if k == nil {
+			return false
+		}
+		if k.Kind != yaml.ScalarNode {
+			d.Errorf(k, "%s keys must be plain strings", what)
+			continue
+		}
+		if k.Tag == "!!merge" || k.Value == "<<" {
+			d.Errorf(k, "merge keys (<<) are not supported in %s; write the fields out", what)
+			continue
+		}
+		if prev, dup := seen[k.Value]; dup {
+			d.Errorf(k, "duplicate key %q in %s (first at line %d)", k.Value, what, prev.Line)
+			continue
+		}
+		seen[k.Value] = k
+		f, ok := byName[k.Value]
+		if !ok {
+			msg := fmt.Sprintf("unknown field %q in %s", k.Value, what)
+			if s := Suggest(k.Value, names); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			} else {
+				msg += fmt.Sprintf(" (known: %s)", strings.Join(names, ", "))
+			}
+			d.Errorf(k, "%s", msg)
+			continue
+		}
+		rv := d.Resolve(v)
+		if rv == nil {
+			return false
+		}
+		if f.Decode != nil {
+			f.Decode(k, rv)
+		}
+	}
+	return true
+}
+
+// Pairs walks an open mapping (keys are data, not fields), rejecting
+// duplicates and non-scalar keys.
+func (d *Decoder) Pairs(n *yaml.Node, what string, each func(key, val *yaml.Node)) bool {
+	n = d.Resolve(n)
+	if n == nil {
+		return false
+	}
+	if n.Kind != yaml.MappingNode {
+		d.Errorf(n, "%s must be a mapping, got %s", what, Describe(n))
+		return false
+	}
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := d.Resolve(n.Content[i])
+		if k == nil {
+			return false
+		}
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+			d.Errorf(k, "%s keys must be plain strings", what)
+			continue
+		}
+		if prev, dup := seen[k.Value]; dup {
+			d.Errorf(k, "duplicate key %q in %s (first at line %d)", k.Value, what, prev.Line)
+			continue
+		}
+		seen[k.Value] = k
+		v := d.Resolve(n.Content[i+1])
+		if v == nil {
+			return false
+		}
+		each(k, v)
+	}
+	return true
+}
+
+// Items walks a sequence.
+func (d *Decoder) Items(n *yaml.Node, what string, each func(i int, item *yaml.Node)) bool {
+	n = d.Resolve(n)
+	if n == nil {
+		return false
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.Errorf(n, "%s must be a list, got %s", what, Describe(n))
+		return false
+	}
+	for i, item := range n.Content {
+		item = d.Resolve(item)
+		if item == nil {
+			return false
+		}
+		each(i, item)
+	}
+	return true
+}
+
+// String decodes a string scalar. Numbers and booleans are not strings here:
+// a recipe that means text should say so.
+func (d *Decoder) String(n *yaml.Node, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+		d.Errorf(n, "%s must be a string, got %s", what, Describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// Scalar returns the text of any scalar (string, number, boolean), for
+// values that end up as text anyway, such as environment variables.
+func (d *Decoder) Scalar(n *yaml.Node, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
+		d.Errorf(n, "%s must be a string, number or boolean, got %s", what, Describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// Int decodes an integer scalar within [min, max].
+func (d *Decoder) Int(n *yaml.Node, what string, min, max int) (int, bool) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		d.Errorf(n, "%s must be an integer, got %s", what, Describe(n))
+		return 0, false
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+	if err != nil {
+		d.Errorf(n, "%s: %q is not an integer this reader accepts", what, n.Value)
+		return 0, false
+	}
+	if v < int64(min) || v > int64(max) {
+		d.Errorf(n, "%s must be between %d and %d, got %d", what, min, max, v)
+		return 0, false
+	}
+	return int(v), true
+}
+
+// Float decodes a number (integer or float) within [min, max].
+func (d *Decoder) Float(n *yaml.Node, what string, min, max float64) (float64, bool) {
+	tag := n.ShortTag()
+	if n.Kind != yaml.ScalarNode || (tag != "!!int" && tag != "!!float") {
+		d.Errorf(n, "%s must be a number, got %s", what, Describe(n))
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+	if err != nil || v != v {
+		d.Errorf(n, "%s: %q is not a finite number", what, n.Value)
+		return 0, false
+	}
+	if v < min || v > max {
+		d.Errorf(n, "%s must be between %g and %g, got %g", what, min, max, v)
+		return 0, false
+	}
+	return v, true
+}
+
+// Bool decodes true or false. "yes", "on" and quoted strings are errors: in
+// YAML 1.1 they were booleans and readers disagree about them.
+func (d *Decoder) Bool(n *yaml.Node, what string) (bool, bool) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+		d.Errorf(n, "%s must be true or false, got %s", what, Describe(n))
+		return false, false
+	}
+	return n.Value == "true" || n.Value == "True" || n.Value == "TRUE", true
+}
+
+// Describe names what a node holds, for messages.
+func Describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	v := n.Value
+	if len(v) > 40 {
+		v = v[:37] + "..."
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return "null"
+	case "!!bool":
+		return "boolean " + v
+	case "!!int":
+		return "integer " + v
+	case "!!float":
+		return "number " + v
+	case "!!str":
+		return strconv.Quote(v)
+	}
+	return n.ShortTag() + " " + strconv.Quote(v)
+}
+
+// Locate finds where text occurs in the source at or after node n's line,
+// for positions inside a scalar (one word of a folded block). It falls back
+// to the node's own position.
+func (d *Decoder) Locate(n *yaml.Node, text string) (line, col int) {
+	if d.lines == nil {
+		d.lines = bytes.Split(d.Src, []byte("\n"))
+	}
+	if text != "" {
+		end := n.Line - 1 + strings.Count(n.Value, "\n") + 64
+		for i := n.Line - 1; i >= 0 && i < len(d.lines) && i <= end; i++ {
+			if c := bytes.Index(d.lines[i], []byte(text)); c >= 0 {
+				if i == n.Line-1 && c+1 < n.Column {
+					if c2 := bytes.Index(d.lines[i][n.Column-1:], []byte(text)); c2 >= 0 {
+						return i + 1, n.Column + c2
+					}
+					continue
+				}
+				return i + 1, utf8.RuneCount(d.lines[i][:c]) + 1
+			}
+		}
+	}
+	return n.Line, n.Column
+}
+
+// Suggest returns the candidate closest to s, if it is close enough to be a
+// likely typo.
+func Suggest(s string, candidates []string) string {
+	best, bestDist := "", 1<<30
+	for _, c := range candidates {
+		if dist := levenshtein(strings.ToLower(s), strings.ToLower(c)); dist < bestDist {
+			best, bestDist = c, dist
+		}
+	}
+	limit := 2
+	if len(s) > 8 {
+		limit = 3
+	}
+	if bestDist <= limit {
+		return best
+	}
+	return ""
+}
+
+// Closest returns up to n candidates ordered by edit distance to s, for
+// "did you mean" lists.
+func Closest(s string, candidates []string, n int) []string {
+	type scored struct {
+		c string
+		d int
+	}
+	var all []scored
+	for _, c := range candidates {
+		d := levenshtein(strings.ToLower(s), strings.ToLower(c))
+		if strings.Contains(strings.ToLower(c), strings.ToLower(s)) {
+			d = 0
+		}
+		if d <= len(s)/2+2 {
+			all = append(all, scored{c, d})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].d != all[j].d {
+			return all[i].d < all[j].d
+		}
+		return all[i].c < all[j].c
+	})
+	var out []string
+	for i := 0; i < len(all) && i < n; i++ {
+		out = append(out, all[i].c)
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"strings"
+
+	"github.com/benchkite/benchkite/agents"
+)
+
+// gitFunc runs git with argv and returns stdout; tests substitute a repo
+// of their own by running in a temp dir.
+type gitFunc func(ctx context.Context, args ...string) ([]byte, error)
+
+// execGit runs the git on PATH in dir.
+func execGit(dir string) gitFunc {
+	return func(ctx context.Context, args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		}
+		return out, nil
+	}
+}
+
+// prChanges asks git what HEAD changed since its merge base with the PR's
+// base branch: the files added or modified, and the GPU profiles whose
+// meaning changed (a comment edit in the profile file runs nothing).
+func prChanges(ctx context.Context, git gitFunc, baseBranch, agentsFile string, now *agents.Set) *Changes {
+	if baseBranch == "" {
+		return &Changes{Err: fmt.Errorf("BUILDKITE_PULL_REQUEST_BASE_BRANCH is empty")}
+	}
+	base := "origin/" + baseBranch
+	mb, err := git(ctx, "merge-base", "HEAD", base)
+	if err != nil {
+		// Checkouts often fetch only the PR branch; fetch the base once.
+		if _, ferr := git(ctx, "fetch", "--quiet", "--no-tags", "origin", baseBranch+":refs/remotes/"+base); ferr != nil {
+			return &Changes{Err: fmt.Errorf("find merge base with %s: %w", base, err)}
+		}
+		if mb, err = git(ctx, "merge-base", "HEAD", base); err != nil {
+			return &Changes{Err: fmt.Errorf("find merge base with %s: %w", base, err)}
+		}
+	}
+	mergeBase := strings.TrimSpace(string(mb))
+	out, err := git(ctx, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=d", "--relative", mergeBase, "HEAD")
+	if err != nil {
+		return &Changes{Err: fmt.Errorf("list changed files: %w", err)}
+	}
+	ch := &Changes{}
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			ch.Files = append(ch.Files, f)
+		}
+	}
+	profilePath := agentsFile
+	if profilePath == "" {
+		profilePath = agents.DefaultPath
+	}
+	profilePath = path.Clean(profilePath)
+	for _, f := range ch.Files {
+		if path.Clean(f) != profilePath {
+			continue
+		}
+		old, err := git(ctx, "show", mergeBase+":./"+profilePath)
+		var before *agents.Set
+		if err == nil {
+			before, err = agents.Parse(profilePath, old)
+		}
+		ch.Profiles = changedProfiles(before, now)
+	}
+	return ch
+}
+
+// changedProfiles lists GPUs whose profile is new or differs; with no
+// readable old profiles every GPU counts as changed.
+func changedProfiles(before, now *agents.Set) []string {
+	var out []string
+	for _, gpu := range now.Names() {
+		p, _ := now.Lookup(gpu)
+		if before != nil {
+			if q, ok := before.Lookup(gpu); ok && q.Equal(p) {
+				continue
+			}
+		}
+		out = append(out, gpu)
+	}
+	return out
+}

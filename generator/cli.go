@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+type ioStreams struct {
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// exitError carries an exit code to main; everything else is exit 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// errUsage marks a command line that does not parse; main exits 2.
+var errUsage = errors.New("usage")
+
+const usage = `generator: Buildkite pipelines for benchkite recipes
+
+Usage:
+  generator [pipeline] [flags]   print the pipeline JSON for this build
+  generator lint [flags]         validate every recipe; exit 1 on problems
+  generator explain [flags] NAME|PATH
+                                 show how a recipe resolves (--json for machines)
+  generator trigger [flags]      start a build through the Buildkite API
+
+Common flags (each also read from the environment):
+  --workloads DIR   recipe directory (BENCHKITE_WORKLOADS; default: the
+                    recipes built into this binary)
+  --agents FILE     GPU profile file (BENCHKITE_AGENTS; default: the
+                    profiles built into this binary)
+
+Run "generator COMMAND -h" for a command's own flags.
+`
+
+// commonFlags are the flags every subcommand takes.
+type commonFlags struct {
+	workloadsDir string
+	agentsFile   string
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&c.workloadsDir, "workloads", getenv("BENCHKITE_WORKLOADS"), "recipe directory (env BENCHKITE_WORKLOADS; default: built-in recipes)")
+	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
+}
+
+// load reads profiles and every recipe.
+func (c *commonFlags) load() (*agents.Set, *workloads.Catalog, error) {
+	profiles, err := agents.LoadFile(c.agentsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	fsys, dir := c.recipeFS()
+	cat, err := workloads.LoadDir(fsys, dir, profiles)
+	if err != nil {
+		return nil, nil, err
+	}
+	return profiles, cat, nil
+}
+
+// recipeFS returns the file system and directory recipes are read from.
+// Paths in output read as the user gave the directory.
+func (c *commonFlags) recipeFS() (fs.FS, string) {
+	if c.workloadsDir == "" {
+		return workloads.Embedded(), workloads.DefaultDir
+	}
+	return osFS{}, strings.TrimSuffix(c.workloadsDir, "/")
+}
+
+// osFS opens paths as the OS does, relative or absolute, so that file
+// names in messages are the ones the user typed.
+type osFS struct{}
+
+func (osFS) Open(name string) (fs.File, error)          { return os.Open(name) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// run is main without the process: tests call it.
+func run(ctx context.Context, args []string, io ioStreams, getenv func(string) string) int {
+	cmd := "pipeline"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "pipeline":
+		err = runPipeline(ctx, args, io, getenv)
+	case "lint":
+		err = runLint(args, io, getenv)
+	case "explain":
+		err = runExplain(args, io, getenv)
+	case "trigger":
+		err = runTrigger(ctx, args, io, getenv)
+	case "help":
+		fmt.Fprint(io.Stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(io.Stderr, "generator: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintf(io.Stderr, "generator %s: %v\n", cmd, ee.err)
+		}
+		return ee.code
+	}
+	if errors.Is(err, errUsage) {
+		fmt.Fprintf(io.Stderr, "generator %s: %v\n", cmd, err)
+		return 2
+	}
+	fmt.Fprintf(io.Stderr, "generator %s: %v\n", cmd, err)
+	return 1
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/benchkite/benchkite/steps/shell"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// explainPort is the port shown in the serve argv; the runner's default.
+const explainPort = 8000
+
+// runExplain shows how one recipe resolves: what a person checks before
+// merging a recipe PR.
+func runExplain(args []string, io ioStreams, getenv func(string) string) error {
+	fs := newFlagSet("explain", io.Stderr)
+	var c commonFlags
+	c.register(fs, getenv)
+	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: explain takes one recipe name or path", errUsage)
+	}
+	profiles, cat, err := c.load()
+	if err != nil {
+		return err
+	}
+	r, err := findRecipe(cat, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	res, err := workloads.Resolve(r, profiles, getenv)
+	if err != nil {
+		return err
+	}
+	ex := newExplanation(res, getenv)
+	if *asJSON {
+		enc := json.NewEncoder(io.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ex)
+	}
+	return ex.writeText(io.Stdout)
+}
+
+// findRecipe matches a recipe by name, path, file name or stem. An invalid
+// recipe is an error carrying its problems.
+func findRecipe(cat *workloads.Catalog, want string) (*workloads.Recipe, error) {
+	for _, r := range cat.Recipes {
+		if matchesRecipe(r.Path, r.Name, want) {
+			return r, nil
+		}
+	}
+	for p, problems := range cat.Invalid {
+		if matchesRecipe(p, "", want) {
+			return nil, &exitError{code: 1, err: fmt.Errorf("%s is invalid:\n%s", p, problems.Error())}
+		}
+	}
+	var names []string
+	for _, r := range cat.Recipes {
+		names = append(names, r.Name)
+	}
+	return nil, fmt.Errorf("no recipe %q in %s%s", want, cat.Dir, closeMatches(want, names))
+}
+
+func matchesRecipe(p, name, want string) bool {
+	want = strings.TrimPrefix(want, "./")
+	base := path.Base(p)
+	return want == name || want == p || want == base || want+".yaml" == base ||
+		(strings.HasSuffix(want, "/"+base) && path.Base(want) == base)
+}
+
+// explanation is the resolved recipe as shown to people and machines.
+type explanation struct {
+	Name        string           `json:"name"`
+	Path        string           `json:"path"`
+	GPU         string           `json:"gpu"`
+	NumGPUs     int              `json:"num_gpus"`
+	Device      string           `json:"device"`
+	TP          int              `json:"tp"`
+	DP          int              `json:"dp"`
+	PP          int              `json:"pp"`
+	Precision   string           `json:"precision"`
+	Queue       string           `json:"queue"`
+	QueueSource string           `json:"queue_source"`
+	Runtime     string           `json:"runtime"`
+	Image       string           `json:"image"`
+	ImageSource string           `json:"image_source"`
+	ImageNote   string           `json:"image_note,omitempty"`
+	VLLMCommit  string           `json:"vllm_commit,omitempty"`
+	Nightly     bool             `json:"nightly"`
+	BenchOnly   bool             `json:"bench_only"`
+	BlockedBy   []string         `json:"blocked_by,omitempty"`
+	Timeout     int              `json:"timeout_in_minutes"`
+	Speculative *specExplanation `json:"speculative,omitempty"`
+	ServeArgv   []string         `json:"serve_argv"`
+	ServeEnv    []envExplanation `json:"serve_env"`
+	BenchRuns   []benchRunExpl   `json:"bench_runs"`
+	Tasks       []taskExpl       `json:"lm_eval_tasks"`
+}
+
+type specExplanation struct {
+	Method    string `json:"method"`
+	Model     string `json:"model,omitempty"`
+	NumTokens int    `json:"num_speculative_tokens,omitempty"`
+}
+
+type envExplanation struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type benchRunExpl struct {
+	Name        string   `json:"name"`
+	Backend     string   `json:"backend"`
+	InputLen    int      `json:"input_len"`
+	OutputLen   int      `json:"output_len"`
+	NumPrompts  int      `json:"num_prompts"`
+	Concurrency int      `json:"max_concurrency"`
+	Repetitions int      `json:"repetitions"`
+	Args        []string `json:"args"`
+}
+
+type taskExpl struct {
+	Name       string   `json:"name"`
+	NumFewshot int      `json:"num_fewshot"`
+	ModelArgs  string   `json:"model_args"`
+	Gates      []string `json:"gates,omitempty"`
+}
+
+// defaultTimeout is a step's timeout when the recipe sets none.
+const defaultTimeout = 120
+
+func newExplanation(res *workloads.Resolved, getenv func(string) string) explanation {
+	r := res.Recipe
+	ex := explanation{
+		Name: r.Name, Path: r.Path, GPU: r.GPU, NumGPUs: r.NumGPUs,
+		Device: res.Device, TP: res.TP, DP: res.DP, PP: res.PP, Precision: res.Precision,
+		Queue: res.Queue, QueueSource: res.QueueSource, Runtime: string(res.Profile.Runtime),
+		Image: res.Image.Image, ImageSource: res.Image.Source, ImageNote: res.Image.Note, VLLMCommit: res.Image.Commit,
+		Nightly: r.Nightly, BenchOnly: r.BenchOnly, BlockedBy: r.BlockedBy, Timeout: timeoutOf(r),
+		ServeArgv: res.ServeArgv(explainPort),
+		ServeEnv:  []envExplanation{},
+		BenchRuns: []benchRunExpl{},
+		Tasks:     []taskExpl{},
+	}
+	if sp := r.VLLM.Serve.Speculative; sp != nil {
+		ex.Speculative = &specExplanation{Method: sp.Method, Model: sp.Model, NumTokens: sp.NumTokens}
+	}
+	for _, e := range res.Env {
+		ex.ServeEnv = append(ex.ServeEnv, envExplanation{Name: e.Name, Value: e.Value})
+	}
+	for _, b := range res.BenchRuns {
+		ex.BenchRuns = append(ex.BenchRuns, benchRunExpl{Name: b.Name, Backend: b.Backend, InputLen: b.InputLen, OutputLen: b.OutputLen,
+			NumPrompts: b.NumPrompts, Concurrency: b.Concurrency, Repetitions: b.Repetitions, Args: append([]string{}, b.Args...)})
+	}
+	for _, t := range res.Tasks {
+		te := taskExpl{Name: t.Name, NumFewshot: t.NumFewshot, ModelArgs: modelArgsString(t.ModelArgs)}
+		for _, e := range t.Expect {
+			te.Gates = append(te.Gates, describeExpectation(e))
+		}
+		ex.Tasks = append(ex.Tasks, te)
+	}
+	return ex
+}
+
+func timeoutOf(r *workloads.Recipe) int {
+	if r.TimeoutInMinutes > 0 {
+		return r.TimeoutInMinutes
+	}
+	return defaultTimeout
+}
+
+func modelArgsString(args []workloads.Arg) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = a.Key + "=" + a.Value
+	}
+	return strings.Join(parts, ",")
+}
+
+func describeExpectation(e workloads.Expectation) string {
+	var parts []string
+	if e.Min != nil {
+		parts = append(parts, fmt.Sprintf(">= %g", *e.Min))
+	}
+	if e.Baseline != nil {
+		parts = append(parts, fmt.Sprintf("within %g of %g", e.Tolerance, *e.Baseline))
+	}
+	if e.BaselineFrom != "" {
+		parts = append(parts, fmt.Sprintf("within %g of the latest passing nightly of %s", e.Tolerance, e.BaselineFrom))
+	}
+	return e.Metric + " " + strings.Join(parts, " and ")
+}
+
+func (ex explanation) writeText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("recipe", fmt.Sprintf("%s (%s)", ex.Name, ex.Path))
+	row("gpu", fmt.Sprintf("%s × %d (device %s)", ex.GPU, ex.NumGPUs, ex.Device))
+	row("parallel", fmt.Sprintf("TP %d × DP %d × PP %d", ex.TP, ex.DP, ex.PP))
+	row("precision", ex.Precision)
+	row("queue", fmt.Sprintf("%s (from %s)", ex.Queue, ex.QueueSource))
+	row("runtime", ex.Runtime)
+	row("image", fmt.Sprintf("%s (from %s)", ex.Image, ex.ImageSource))
+	if ex.ImageNote != "" {
+		row("", ex.ImageNote)
+	}
+	commit := ex.VLLMCommit
+	if commit == "" {
+		commit = "unknown (image tag names no commit)"
+	}
+	row("vllm commit", commit)
+	row("nightly", fmt.Sprint(ex.Nightly))
+	if ex.BenchOnly {
+		row("bench only", "true")
+	}
+	if len(ex.BlockedBy) > 0 {
+		row("blocked by", strings.Join(ex.BlockedBy, ", "))
+	}
+	row("timeout", fmt.Sprintf("%d min", ex.Timeout))
+	if sp := ex.Speculative; sp != nil {
+		s := sp.Method
+		if sp.Model != "" {
+			s += ", drafter " + sp.Model
+		}
+		if sp.NumTokens > 0 {
+			s += fmt.Sprintf(", %d tokens", sp.NumTokens)
+		}
+		row("speculative", s)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nserve argv\n  %s\n", shell.Join(ex.ServeArgv))
+	fmt.Fprintln(w, "\nserve env")
+	for _, e := range ex.ServeEnv {
+		fmt.Fprintf(w, "  %s=%s\n", e.Name, shell.Quote(e.Value))
+	}
+	if len(ex.BenchRuns) > 0 {
+		fmt.Fprintln(w, "\nbench runs")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NAME\tBACKEND\tIN\tOUT\tPROMPTS\tCONC\tREPS\tEXTRA ARGS")
+		for _, b := range ex.BenchRuns {
+			extra := shell.Join(b.Args)
+			if extra == "" {
+				extra = "-"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, b.InputLen, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(ex.Tasks) > 0 {
+		fmt.Fprintln(w, "\nlm_eval tasks")
+		for _, t := range ex.Tasks {
+			fmt.Fprintf(w, "  %s, %d-shot\n    model_args %s\n", t.Name, t.NumFewshot, t.ModelArgs)
+			for _, g := range t.Gates {
+				fmt.Fprintf(w, "    gate       %s\n", g)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// selectionNotes tells a person what the build runs and why, as markdown
+// for `buildkite-agent annotate`.
+func selectionNotes(sel *Selection, env BuildEnv) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### benchkite: %s\n\n", modeTitle(sel, env))
+	for _, n := range sel.Notes {
+		fmt.Fprintf(&b, "%s\n\n", n)
+	}
+	if sel.Mode == ModePR && len(sel.Changed) > 0 {
+		fmt.Fprintf(&b, "Files changed in this PR: %d\n\n", len(sel.Changed))
+	}
+	if len(sel.Runs) > 0 {
+		b.WriteString("| recipe | gpu | why |\n|---|---|---|\n")
+		for _, r := range sel.Runs {
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.Recipe.Name, r.Recipe.GPU, mdCell(r.Why))
+		}
+		b.WriteString("\n")
+	}
+	if len(sel.Invalid) > 0 {
+		b.WriteString("**Invalid recipes** (their step fails; nothing reaches a GPU):\n\n```\n")
+		for _, inv := range sel.Invalid {
+			fmt.Fprintf(&b, "%s\n", strings.ReplaceAll(inv.Problems.Error(), "```", "'''"))
+		}
+		b.WriteString("```\n\n")
+	}
+	var blocked []Skipped
+	for _, s := range sel.Skipped {
+		if strings.HasPrefix(s.Reason, "blocked") {
+			blocked = append(blocked, s)
+		}
+	}
+	if len(blocked) > 0 {
+		b.WriteString("Skipped as blocked (run them with `WORKLOADS=<name>`; they soft-fail):\n\n")
+		for _, s := range blocked {
+			fmt.Fprintf(&b, "- `%s`: %s\n", s.Name, mdCell(s.Reason))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func modeTitle(sel *Selection, env BuildEnv) string {
+	n := fmt.Sprintf("%d recipe", len(sel.Runs))
+	if len(sel.Runs) != 1 {
+		n += "s"
+	}
+	switch sel.Mode {
+	case ModeExplicit:
+		return n + " named in WORKLOADS"
+	case ModeNightly:
+		return n + " in the nightly (scheduled build)"
+	case ModePR:
+		return fmt.Sprintf("%s for PR #%s", n, env.PullRequest)
+	}
+	return n + " in the nightly set"
+}
+
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/steps"
+	"github.com/benchkite/benchkite/steps/shell"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// Names shared with .buildkite/pipeline.yml.
+const (
+	bootstrapStepKey = "bootstrap"
+	runnerArtifact   = "bin/runner"
+	reportStepKey    = "report"
+)
+
+// pipelineOptions are the inputs of assembly that are not recipes.
+type pipelineOptions struct {
+	getenv   func(string) string
+	cpuQueue string
+}
+
+// runPipeline prints the pipeline JSON for this build. Output is written
+// only once everything succeeded: a failed run prints nothing on stdout.
+func runPipeline(ctx context.Context, args []string, io ioStreams, getenv func(string) string) error {
+	fs := newFlagSet("pipeline", io.Stderr)
+	var c commonFlags
+	c.register(fs, getenv)
+	notesFile := fs.String("notes", getenv("BENCHKITE_NOTES"), "also write the selection notes (markdown) to this file (env BENCHKITE_NOTES)")
+	repo := fs.String("repo", ".", "git work tree for pull request diffs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: pipeline takes no arguments, got %q", errUsage, fs.Args())
+	}
+	profiles, cat, err := c.load()
+	if err != nil {
+		return err
+	}
+	env := readBuildEnv(getenv)
+	var changes *Changes
+	if strings.TrimSpace(env.Workloads) == "" && env.Source != "schedule" && env.IsPR() {
+		changes = prChanges(ctx, execGit(*repo), env.BaseBranch, c.agentsFile, profiles)
+	}
+	sel, err := Select(cat, env, changes)
+	if err != nil {
+		return err
+	}
+	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv)})
+	if err != nil {
+		return err
+	}
+	out, err := steps.MarshalForUpload(p)
+	if err != nil {
+		return err
+	}
+	notes := selectionNotes(sel, env)
+	if *notesFile != "" {
+		if err := os.WriteFile(*notesFile, []byte(notes), 0o644); err != nil {
+			return fmt.Errorf("write notes: %w", err)
+		}
+	}
+	for _, w := range cat.Warnings {
+		fmt.Fprintln(io.Stderr, w.Error())
+	}
+	fmt.Fprint(io.Stderr, notes)
+	_, err = io.Stdout.Write(out)
+	return err
+}
+
+// cpuQueue is where non-GPU steps run: BENCHKITE_CPU_QUEUE, else the
+// queue of the job that uploads the pipeline.
+func cpuQueue(getenv func(string) string) string {
+	if q := strings.TrimSpace(getenv("BENCHKITE_CPU_QUEUE")); q != "" {
+		return q
+	}
+	return strings.TrimSpace(getenv("BUILDKITE_AGENT_META_DATA_QUEUE"))
+}
+
+func cpuAgents(q string) map[string]string {
+	if q == "" {
+		return nil
+	}
+	return map[string]string{"queue": q}
+}
+
+// RecipeStepKey is the step key of a recipe's GPU job; baselines find past
+// results by it.
+func RecipeStepKey(name string) string { return steps.Key("recipe", name) }
+
+// assemble turns a selection into steps: one GPU step per recipe, one
+// failing CPU step per invalid recipe, and a note when nothing runs.
+func assemble(sel *Selection, profiles *agents.Set, opt pipelineOptions) (steps.Pipeline, error) {
+	var p steps.Pipeline
+	for _, run := range sel.Runs {
+		s, err := recipeStep(run, sel, profiles, opt)
+		if err != nil {
+			return p, err
+		}
+		p.Steps = append(p.Steps, s)
+	}
+	for _, inv := range sel.Invalid {
+		p.Steps = append(p.Steps, invalidStep(inv, opt.cpuQueue))
+	}
+	if len(p.Steps) == 0 {
+		// An upload needs a step, and the build page should say why it is empty.
+		p.Steps = append(p.Steps, steps.CommandStep{
+			Label:    ":information_source: nothing to run",
+			Key:      "nothing-to-run",
+			Commands: []string{`printf '%s\n' "$BENCHKITE_NOTES_TEXT"`},
+			Env:      map[string]string{"BENCHKITE_NOTES_TEXT": strings.Join(sel.Notes, "\n")},
+			Agents:   cpuAgents(opt.cpuQueue),
+		})
+	}
+	return p, nil
+}
+
+func recipeStep(run Selected, sel *Selection, profiles *agents.Set, opt pipelineOptions) (steps.CommandStep, error) {
+	r := run.Recipe
+	res, err := workloads.Resolve(r, profiles, opt.getenv)
+	if err != nil {
+		return steps.CommandStep{}, err
+	}
+	env := map[string]string{"VLLM_IMAGE": res.Image.Image}
+	if res.Image.Commit != "" {
+		env["VLLM_COMMIT"] = res.Image.Commit
+	}
+	if sel.BenchOff || r.BenchOnly {
+		env["BENCH_ONLY"] = "1"
+	}
+	if sel.Nightly {
+		env["NIGHTLY"] = "1"
+	}
+	label := strings.TrimSpace(res.Profile.Emoji + " " + r.Name)
+	if run.SoftFail {
+		label += " (blocked: soft fail)"
+	}
+	s := steps.CommandStep{
+		Label: label,
+		Key:   RecipeStepKey(r.Name),
+		Commands: []string{
+			shell.Join([]string{"buildkite-agent", "artifact", "download", runnerArtifact, ".", "--step", bootstrapStepKey}),
+			shell.Join([]string{"chmod", "+x", runnerArtifact}),
+			shell.Join([]string{runnerArtifact, "run", r.Path}),
+		},
+		Agents:           map[string]string{"queue": res.Queue},
+		Env:              env,
+		TimeoutInMinutes: timeoutOf(r),
+		// Retry a job whose agent vanished (a preempted or restarted GPU
+		// node), never one whose benchmark failed: that is the result.
+		Retry:         &steps.Retry{Automatic: []steps.AutomaticRetry{{ExitStatus: steps.ExitStatuses{Codes: []int{-1}}, Limit: 2}}},
+		ArtifactPaths: []string{"results/" + r.Name + "/**/*"},
+	}
+	if run.SoftFail {
+		s.SoftFail = steps.ExitStatuses{Any: true}
+	}
+	if res.Profile.Runtime == agents.Native {
+		plugin, err := podSpec(res, opt.getenv)
+		if err != nil {
+			return s, fmt.Errorf("recipe %s: %w", r.Name, err)
+		}
+		s.Plugins = []steps.Plugin{plugin}
+	}
+	return s, nil
+}
+
+// podSpec is the agent-stack-k8s plugin that runs the job inside the vLLM
+// image with the recipe's GPUs, shared memory for NCCL/RCCL, the HF cache
+// volume and the HF token from a k8s secret (never from the pipeline).
+func podSpec(res *workloads.Resolved, getenv func(string) string) (steps.Plugin, error) {
+	p := res.Profile
+	vol, _, err := p.HFCacheVolume(getenv)
+	if err != nil {
+		return steps.Plugin{}, err
+	}
+	secret := strings.TrimSpace(getenv("HF_TOKEN_K8S_SECRET"))
+	if secret == "" {
+		secret = "hf-token"
+	}
+	hfVolume := map[string]any{"name": "hf-cache"}
+	for k, v := range vol {
+		hfVolume[k] = v
+	}
+	container := map[string]any{
+		"image": res.Image.Image,
+		"resources": map[string]any{
+			"limits": map[string]any{p.GPUResource(): res.Recipe.NumGPUs},
+		},
+		"volumeMounts": []any{
+			map[string]any{"name": "dshm", "mountPath": "/dev/shm"},
+			map[string]any{"name": "hf-cache", "mountPath": p.HFCacheDir()},
+		},
+		"env": []any{
+			map[string]any{"name": "HF_TOKEN", "valueFrom": map[string]any{
+				"secretKeyRef": map[string]any{"name": secret, "key": "token", "optional": true},
+			}},
+		},
+	}
+	return steps.Plugin{Name: "kubernetes", Config: map[string]any{
+		"podSpec": map[string]any{
+			"containers": []any{container},
+			"volumes": []any{
+				map[string]any{"name": "dshm", "emptyDir": map[string]any{"medium": "Memory"}},
+				hfVolume,
+			},
+		},
+	}}, nil
+}
+
+// invalidStep fails on the CPU queue with the recipe's problems. The text
+// travels in an env var: the shell only expands the variable, so nothing
+// in a recipe (quotes, $(...), newlines) is ever evaluated.
+func invalidStep(inv InvalidRecipe, queue string) steps.CommandStep {
+	return steps.CommandStep{
+		Label: ":warning: invalid recipe " + inv.Path,
+		Key:   steps.Key("invalid", inv.Path),
+		Commands: []string{
+			`echo '+++ :warning: invalid recipe'`,
+			`printf '%s\n' "$BENCHKITE_PROBLEMS" >&2`,
+			"exit 1",
+		},
+		Env:    map[string]string{"BENCHKITE_PROBLEMS": inv.Problems.Error()},
+		Agents: cpuAgents(queue),
+	}
+}

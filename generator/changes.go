@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
@@ -35,7 +35,10 @@ func execGit(dir string) gitFunc {
 // prChanges asks git what HEAD changed since its merge base with the PR's
 // base branch: the files added or modified, and the GPU profiles whose
 // meaning changed (a comment edit in the profile file runs nothing).
-func prChanges(ctx context.Context, git gitFunc, baseBranch, agentsFile string, now *agents.Set) *Changes {
+//
+// Paths come back joined to repo, so they compare with recipe paths given
+// relative to the same working directory.
+func prChanges(ctx context.Context, git gitFunc, repo, baseBranch, agentsFile string, now *agents.Set) *Changes {
 	if baseBranch == "" {
 		return &Changes{Err: fmt.Errorf("BUILDKITE_PULL_REQUEST_BASE_BRANCH is empty")}
 	}
@@ -56,24 +59,23 @@ func prChanges(ctx context.Context, git gitFunc, baseBranch, agentsFile string, 
 		return &Changes{Err: fmt.Errorf("list changed files: %w", err)}
 	}
 	ch := &Changes{}
-	for _, f := range strings.Split(string(out), "\x00") {
-		if f != "" {
-			ch.Files = append(ch.Files, f)
-		}
-	}
 	profilePath := agentsFile
 	if profilePath == "" {
-		profilePath = agents.DefaultPath
+		profilePath = filepath.Join(repo, agents.DefaultPath)
 	}
-	profilePath = path.Clean(profilePath)
-	for _, f := range ch.Files {
-		if path.Clean(f) != profilePath {
+	profilePath = filepath.Clean(profilePath)
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f == "" {
 			continue
 		}
-		old, err := git(ctx, "show", mergeBase+":./"+profilePath)
+		full := filepath.Join(repo, f)
+		ch.Files = append(ch.Files, full)
+		if full != profilePath {
+			continue
+		}
 		var before *agents.Set
-		if err == nil {
-			before, err = agents.Parse(profilePath, old)
+		if old, err := git(ctx, "show", mergeBase+":./"+f); err == nil {
+			before, _ = agents.Parse(f, old)
 		}
 		ch.Profiles = changedProfiles(before, now)
 	}

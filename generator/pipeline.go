@@ -46,7 +46,7 @@ func runPipeline(ctx context.Context, args []string, io ioStreams, getenv func(s
 	env := readBuildEnv(getenv)
 	var changes *Changes
 	if strings.TrimSpace(env.Workloads) == "" && env.Source != "schedule" && env.IsPR() {
-		changes = prChanges(ctx, execGit(*repo), env.BaseBranch, c.agentsFile, profiles)
+		changes = prChanges(ctx, execGit(*repo), *repo, env.BaseBranch, c.agentsFile, profiles)
 	}
 	sel, err := Select(cat, env, changes)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -241,7 +242,7 @@ func selectPR(sel *Selection, cat *workloads.Catalog, ch *Changes) {
 	sel.Changed = ch.Files
 	changed := map[string]bool{}
 	for _, f := range ch.Files {
-		changed[path.Clean(f)] = true
+		changed[filepath.Clean(f)] = true
 	}
 	profileChanged := map[string]bool{}
 	for _, g := range ch.Profiles {
@@ -250,7 +251,7 @@ func selectPR(sel *Selection, cat *workloads.Catalog, ch *Changes) {
 	for _, r := range cat.Recipes {
 		var why string
 		switch {
-		case changed[path.Clean(r.Path)]:
+		case changed[filepath.Clean(r.Path)]:
 			why = "changed in this PR"
 		case profileChanged[r.GPU]:
 			why = "its GPU profile (" + r.GPU + ") changed in this PR"
@@ -265,7 +266,7 @@ func selectPR(sel *Selection, cat *workloads.Catalog, ch *Changes) {
 		sel.Runs = append(sel.Runs, s)
 	}
 	for _, p := range sortedKeys(cat.Invalid) {
-		if changed[path.Clean(p)] {
+		if changed[filepath.Clean(p)] {
 			sel.Invalid = append(sel.Invalid, InvalidRecipe{Path: p, Problems: cat.Invalid[p]})
 		}
 	}

@@ -1,0 +1,10 @@
+// Package steptest checks generated Buildkite pipeline JSON in tests: that
+// go-pipeline parses it, that it is valid against Buildkite's pipeline JSON
+// schema, and that the real "buildkite-agent pipeline upload --dry-run"
+// reads it as meaning what it says.
+//
+// The schema is read from ../shared/reference beside the module root, and
+// the agent from $BUILDKITE_AGENT_BIN or <module root>/bin/buildkite-agent
+// ("make agent" builds it). When either is missing the test fails if CI=true
+// and is skipped otherwise.
+package steptest

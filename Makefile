@@ -1,0 +1,47 @@
+# benchkite: common tasks. `make test` is what CI runs.
+
+GO        ?= go
+AGENT_SRC := steps/testdata/buildkite-agent
+AGENT_BIN := bin/buildkite-agent
+
+.PHONY: all pipeline lint explain test vet fmt-check race agent runner generator bench clean
+
+all: generator runner
+
+# Print the nightly pipeline for the built-in recipes.
+pipeline:
+	$(GO) run ./generator
+
+# Validate the recipes in this checkout.
+lint:
+	$(GO) run ./generator lint --workloads workloads --agents agents/profiles.yaml
+
+generator:
+	$(GO) build -o bin/generator ./generator
+
+# The runner ships to GPU jobs as a static linux/amd64 artifact: the vLLM
+# image has no Go and may have an older libc.
+runner:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -o bin/runner ./runner
+
+# The real buildkite-agent, from its own module so go.mod stays small; the
+# tests pass every generated pipeline through its `pipeline upload --dry-run`.
+agent: $(AGENT_BIN)
+$(AGENT_BIN): $(AGENT_SRC)/go.mod $(AGENT_SRC)/main.go
+	cd $(AGENT_SRC) && $(GO) build -o ../../../$(AGENT_BIN) .
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+test: agent fmt-check vet
+	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin results

@@ -92,7 +92,7 @@ func cpuAgents(q string) map[string]string {
 
 // RecipeStepKey is the step key of a recipe's GPU job; baselines find past
 // results by it.
-func RecipeStepKey(name string) string { return steps.Key("recipe", name) }
+func RecipeStepKey(name string) string { return workloads.StepKey(name) }
 
 // assemble turns a selection into steps: one GPU step per recipe, one
 // failing CPU step per invalid recipe, and a note when nothing runs.

@@ -173,6 +173,16 @@ func TestMarshalGolden(t *testing.T) {
 	}
 }
 
+func TestNoStaleGoldenFiles(t *testing.T) {
+	t.Parallel()
+	for name := range goldenFiles(t) {
+		base := strings.TrimSuffix(strings.TrimSuffix(name, ".json"), ".upload")
+		if _, ok := goldenPipelines[base]; !ok {
+			t.Errorf("testdata/%s belongs to no pipeline in goldenPipelines; delete it", name)
+		}
+	}
+}
+
 func checkGolden(t *testing.T, file string, got []byte) {
 	t.Helper()
 	if *update {

@@ -1,0 +1,138 @@
+package bkapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+
+	"github.com/buildkite/go-buildkite/v3/buildkite"
+)
+
+const (
+	// MaxArtifactSize caps DownloadArtifact: the runner reads summaries,
+	// not model weights.
+	MaxArtifactSize = 10 << 20
+
+	// A job holds at most 5000 artifacts, 50 pages of 100; a build may
+	// hold several jobs' worth.
+	maxArtifactPages = 100
+)
+
+// ArtifactFinished is the state of an artifact whose upload completed.
+const ArtifactFinished = "finished"
+
+// Artifact is the part of a Buildkite artifact the runner uses.
+type Artifact struct {
+	ID          string
+	JobID       string
+	Path        string // as uploaded, relative to the job's working directory
+	State       string // new, error, finished, deleted or expired
+	DownloadURL string
+	FileSize    int64
+	SHA1        string
+}
+
+// ListArtifacts returns all artifacts of a build, across its jobs.
+func (c *Client) ListArtifacts(ctx context.Context, buildNumber int) ([]Artifact, error) {
+	what := fmt.Sprintf("list artifacts of %s/%s build %d", c.cfg.Org, c.cfg.Pipeline, buildNumber)
+	return c.listArtifacts(ctx, what, func(bk *buildkite.Client, opt *buildkite.ArtifactListOptions) ([]buildkite.Artifact, *buildkite.Response, error) {
+		return bk.Artifacts.ListByBuild(c.cfg.Org, c.cfg.Pipeline, strconv.Itoa(buildNumber), opt)
+	})
+}
+
+// ListJobArtifacts returns the artifacts one job of a build uploaded.
+func (c *Client) ListJobArtifacts(ctx context.Context, buildNumber int, jobID string) ([]Artifact, error) {
+	what := fmt.Sprintf("list artifacts of %s/%s build %d job %s", c.cfg.Org, c.cfg.Pipeline, buildNumber, jobID)
+	return c.listArtifacts(ctx, what, func(bk *buildkite.Client, opt *buildkite.ArtifactListOptions) ([]buildkite.Artifact, *buildkite.Response, error) {
+		return bk.Artifacts.ListByJob(c.cfg.Org, c.cfg.Pipeline, strconv.Itoa(buildNumber), jobID, opt)
+	})
+}
+
+type listArtifactsFunc func(*buildkite.Client, *buildkite.ArtifactListOptions) ([]buildkite.Artifact, *buildkite.Response, error)
+
+func (c *Client) listArtifacts(ctx context.Context, what string, list listArtifactsFunc) ([]Artifact, error) {
+	var out []Artifact
+	for page := 1; page <= maxArtifactPages; page++ {
+		opt := &buildkite.ArtifactListOptions{ListOptions: buildkite.ListOptions{Page: page, PerPage: perPage}}
+		var next int
+		err := c.do(ctx, fmt.Sprintf("%s (page %d)", what, page), true, func(bk *buildkite.Client) error {
+			as, resp, err := list(bk, opt)
+			if err != nil {
+				return err
+			}
+			for _, a := range as {
+				out = append(out, artifactFrom(a))
+			}
+			next = resp.NextPage
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if next == 0 {
+			return out, nil
+		}
+	}
+	c.log.Warn("stopped reading artifacts at the page limit", "request", what, "pages", maxArtifactPages, "found", len(out))
+	return out, nil
+}
+
+// DownloadArtifact returns the contents of a, at most MaxArtifactSize
+// bytes. The API answers with a redirect to the artifact storage; the
+// token is not sent there. Contents are checked against a.SHA1 when set.
+func (c *Client) DownloadArtifact(ctx context.Context, a Artifact) ([]byte, error) {
+	what := fmt.Sprintf("download artifact %s (%s)", a.Path, a.ID)
+	if a.DownloadURL == "" {
+		return nil, fmt.Errorf("%s: no download URL", what)
+	}
+	if a.FileSize > MaxArtifactSize {
+		return nil, fmt.Errorf("%s: %w: %d bytes, limit %d", what, ErrArtifactTooLarge, a.FileSize, MaxArtifactSize)
+	}
+	var data []byte
+	err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
+		w := &cappedBuffer{limit: MaxArtifactSize}
+		if _, err := bk.Artifacts.DownloadArtifactByURL(a.DownloadURL, w); err != nil {
+			return err
+		}
+		data = w.buf.Bytes()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.SHA1 != "" {
+		sum := sha1.Sum(data)
+		if got := hex.EncodeToString(sum[:]); got != a.SHA1 {
+			return nil, fmt.Errorf("%s: contents have sha1 %s, want %s", what, got, a.SHA1)
+		}
+	}
+	return data, nil
+}
+
+// cappedBuffer fails a write that would take it past limit bytes.
+type cappedBuffer struct {
+	buf   bytes.Buffer
+	limit int
+}
+
+func (w *cappedBuffer) Write(p []byte) (int, error) {
+	if w.buf.Len()+len(p) > w.limit {
+		return 0, fmt.Errorf("%w: more than %d bytes", ErrArtifactTooLarge, w.limit)
+	}
+	return w.buf.Write(p)
+}
+
+func artifactFrom(a buildkite.Artifact) Artifact {
+	return Artifact{
+		ID:          deref(a.ID),
+		JobID:       deref(a.JobID),
+		Path:        deref(a.Path),
+		State:       deref(a.State),
+		DownloadURL: deref(a.DownloadURL),
+		FileSize:    deref(a.FileSize),
+		SHA1:        deref(a.SHA1),
+	}
+}

@@ -1,0 +1,106 @@
+// Package summary defines results/<name>/summary.json, the one file per
+// recipe run that reports, dashboards and regression baselines read. Its
+// layout is a contract: fields are only ever added within a schema version;
+// removing, renaming or changing the meaning of one bumps SchemaVersion, and
+// Read refuses versions newer than it knows.
+//
+// The file is JSON, indented by two spaces, with keys in the order below and
+// map keys sorted. Times are RFC 3339 in UTC. Fields marked "optional" are
+// left out when empty; lists are always present, possibly empty.
+//
+// # Top level
+//
+//   - schema_version: layout version, currently 1.
+//   - recipe: recipe name, e.g. "gpt_oss_120b-mi355x".
+//   - gpu: GPU profile, e.g. "MI355X", "H200".
+//   - device: optional; GPU product name as reported by the machine.
+//   - num_gpus: GPUs given to the server; per-GPU throughputs divide by it.
+//   - tp, dp: optional; tensor- and data-parallel sizes of the server.
+//   - precision: optional; weight or KV-cache precision label, e.g. "fp8".
+//   - model: served model id, e.g. "openai/gpt-oss-120b".
+//   - image: optional; container image the run used.
+//   - vllm_commit: optional; vLLM commit of that image.
+//   - buildkite: optional; the job that ran: build_id, build_number,
+//     build_url, job_id, step_key, branch, commit, source (all strings,
+//     each optional), as Buildkite names them.
+//   - started, finished: optional; wall-clock start and end of the run.
+//   - verdict: "pass" (every gate passed or had no baseline), "fail" (a gate
+//     failed) or "error" (the run broke before it could be judged).
+//   - phases, bench, accuracy, gates: the lists below.
+//
+// # phases
+//
+// One entry per runner phase that was reached, in order:
+//
+//   - name: "serve", "ready", "bench", "lm_eval", "gate" or "publish".
+//   - status: "ok", "failed", "skipped" or "canceled".
+//   - started, finished: optional; when the phase ran.
+//   - error: optional; why it failed or was canceled.
+//
+// # bench
+//
+// One entry per benchmark configuration and concurrency. The numbers are the
+// median over repetitions, taken per metric (see results.MedianOf):
+//
+//   - name: run name, unique within the summary, e.g. "8k-in-1k-out-c128".
+//   - config: recipe benchmark configuration the run belongs to.
+//   - concurrency: --max-concurrency; 0 when unlimited.
+//   - num_prompts: prompts per repetition.
+//   - input_len, output_len: optional; configured prompt and output length
+//     in tokens.
+//   - repetitions: number of repetitions the median was taken over.
+//   - backend: optional; vllm bench --backend, e.g. "openai".
+//   - status: "ok", "failed", "skipped" or "canceled"; a run in which any
+//     prompt failed or did not complete is "failed".
+//   - error: optional; why the run failed.
+//   - file: optional; path of the merged bench-<name>.json (vLLM layout),
+//     relative to the summary's directory.
+//   - request_throughput: requests/s.
+//   - output_throughput, total_token_throughput: tokens/s over all GPUs,
+//     output tokens only and input plus output.
+//   - output_throughput_per_gpu, total_throughput_per_gpu: the same divided
+//     by num_gpus.
+//   - ttft_ms, tpot_ms, itl_ms: time to first token, time per output token
+//     after the first, inter-token latency; each {mean, median, p99} in ms.
+//   - e2el_ms: optional; end-to-end request latency, same shape.
+//   - spec_decode: optional, present when the server speculated:
+//     acceptance_rate in percent (0-100), acceptance_length in tokens per
+//     draft including the bonus token, per_position acceptance as fractions
+//     (0-1), position 0 first.
+//   - metrics: optional; every numeric top-level value of the vLLM result,
+//     under vLLM's key names, e.g. "p99_ttft_ms", "duration".
+//
+// # accuracy
+//
+// One entry per lm_eval task:
+//
+//   - task: lm_eval task name, e.g. "gsm8k".
+//   - num_fewshot: few-shot examples used.
+//   - status, error: as for bench.
+//   - metrics: optional; "<metric>,<filter>" → value, e.g.
+//     "exact_match,strict-match": 0.93. Values are fractions where lm_eval
+//     reports fractions.
+//   - stderr: optional; standard error under the same keys as metrics; a
+//     metric without a computed stderr has no entry.
+//   - samples: optional; documents evaluated.
+//   - file: optional; path of the lm_eval results file, relative to the
+//     summary's directory.
+//
+// # gates
+//
+// One entry per check of a metric against a bound:
+//
+//   - kind: "accuracy" (task metric vs fixed bound or expected value),
+//     "bench" (run metric vs fixed bound) or "regression" (run metric vs
+//     earlier nights).
+//   - subject: task or bench run name the metric belongs to.
+//   - metric: metric key, as in the entry's metrics map.
+//   - value: the measured value.
+//   - bound: the rule, for people, e.g. ">= 0.93", "baseline 0.930 ± 0.020",
+//     "≥ -5% vs median of 5 nights (1234.5)".
+//   - baseline: optional; the reference value the rule used.
+//   - delta_pct: optional; 100 × (value − baseline) / baseline.
+//   - verdict: "pass", "fail", "no-baseline" (too little history to judge,
+//     does not fail the run) or "skipped".
+//   - message: optional; explanation for people.
+package summary

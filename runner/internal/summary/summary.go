@@ -1,0 +1,170 @@
+package summary
+
+import "time"
+
+// SchemaVersion is the version of the summary.json layout this package
+// writes. It changes only when a field is removed, renamed or changes
+// meaning; added fields keep the version.
+const SchemaVersion = 1
+
+// Verdicts of a whole run (Summary.Verdict) and of a single gate
+// (GateResult.Verdict).
+const (
+	VerdictPass       = "pass"
+	VerdictFail       = "fail"
+	VerdictError      = "error"       // Summary only: the run could not be judged
+	VerdictNoBaseline = "no-baseline" // GateResult only
+	VerdictSkipped    = "skipped"     // GateResult only
+)
+
+// Statuses of a phase, a bench run or an accuracy task.
+const (
+	StatusOK       = "ok"
+	StatusFailed   = "failed"
+	StatusSkipped  = "skipped"
+	StatusCanceled = "canceled"
+)
+
+// Phase names, in the order the runner goes through them.
+const (
+	PhaseServe   = "serve"
+	PhaseReady   = "ready"
+	PhaseBench   = "bench"
+	PhaseLMEval  = "lm_eval"
+	PhaseGate    = "gate"
+	PhasePublish = "publish"
+)
+
+// Gate kinds.
+const (
+	GateAccuracy   = "accuracy"
+	GateBench      = "bench"
+	GateRegression = "regression"
+)
+
+// Summary is the content of results/<name>/summary.json.
+type Summary struct {
+	SchemaVersion int    `json:"schema_version"`
+	Recipe        string `json:"recipe"`
+	GPU           string `json:"gpu"`
+	Device        string `json:"device,omitempty"`
+	NumGPUs       int    `json:"num_gpus"`
+	TP            int    `json:"tp,omitempty"`
+	DP            int    `json:"dp,omitempty"`
+	Precision     string `json:"precision,omitempty"`
+	Model         string `json:"model"`
+	Image         string `json:"image,omitempty"`
+	VLLMCommit    string `json:"vllm_commit,omitempty"`
+
+	Buildkite *BuildkiteInfo `json:"buildkite,omitempty"`
+
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+	Verdict  string    `json:"verdict"`
+
+	Phases   []Phase      `json:"phases"`
+	Bench    []BenchRun   `json:"bench"`
+	Accuracy []TaskResult `json:"accuracy"`
+	Gates    []GateResult `json:"gates"`
+}
+
+// BuildkiteInfo identifies the Buildkite job that produced a summary.
+type BuildkiteInfo struct {
+	BuildID     string `json:"build_id,omitempty"`
+	BuildNumber string `json:"build_number,omitempty"`
+	BuildURL    string `json:"build_url,omitempty"`
+	JobID       string `json:"job_id,omitempty"`
+	StepKey     string `json:"step_key,omitempty"`
+	Branch      string `json:"branch,omitempty"`
+	Commit      string `json:"commit,omitempty"`
+	Source      string `json:"source,omitempty"`
+}
+
+// Phase records one step of the runner.
+type Phase struct {
+	Name     string    `json:"name"`
+	Status   string    `json:"status"`
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// BenchRun is the outcome of one benchmark configuration at one
+// concurrency, the median over its repetitions.
+type BenchRun struct {
+	Name        string `json:"name"`
+	Config      string `json:"config"`
+	Concurrency int    `json:"concurrency"`
+	NumPrompts  int    `json:"num_prompts"`
+	InputLen    int    `json:"input_len,omitempty"`
+	OutputLen   int    `json:"output_len,omitempty"`
+	Repetitions int    `json:"repetitions"`
+	Backend     string `json:"backend,omitempty"`
+	Status      string `json:"status"`
+	Error       string `json:"error,omitempty"`
+	File        string `json:"file,omitempty"`
+
+	RequestThroughput      float64 `json:"request_throughput"`
+	OutputThroughput       float64 `json:"output_throughput"`
+	TotalTokenThroughput   float64 `json:"total_token_throughput"`
+	OutputThroughputPerGPU float64 `json:"output_throughput_per_gpu"`
+	TotalThroughputPerGPU  float64 `json:"total_throughput_per_gpu"`
+
+	TTFT Latency `json:"ttft_ms"`
+	TPOT Latency `json:"tpot_ms"`
+	ITL  Latency `json:"itl_ms"`
+	E2EL Latency `json:"e2el_ms,omitzero"`
+
+	SpecDecode *SpecDecode        `json:"spec_decode,omitempty"`
+	Metrics    map[string]float64 `json:"metrics,omitempty"`
+}
+
+// Latency is one latency metric in milliseconds.
+type Latency struct {
+	Mean   float64 `json:"mean"`
+	Median float64 `json:"median"`
+	P99    float64 `json:"p99"`
+}
+
+// SpecDecode holds speculative-decoding acceptance statistics.
+type SpecDecode struct {
+	AcceptanceRate   float64   `json:"acceptance_rate"`
+	AcceptanceLength float64   `json:"acceptance_length"`
+	PerPosition      []float64 `json:"per_position,omitempty"`
+}
+
+// TaskResult is the outcome of one lm_eval task.
+type TaskResult struct {
+	Task       string             `json:"task"`
+	NumFewshot int                `json:"num_fewshot"`
+	Status     string             `json:"status"`
+	Error      string             `json:"error,omitempty"`
+	Metrics    map[string]float64 `json:"metrics,omitempty"`
+	Stderr     map[string]float64 `json:"stderr,omitempty"`
+	Samples    int                `json:"samples,omitempty"`
+	File       string             `json:"file,omitempty"`
+}
+
+// GateResult is the decision of one gate on one metric.
+type GateResult struct {
+	Kind     string   `json:"kind"`
+	Subject  string   `json:"subject"`
+	Metric   string   `json:"metric"`
+	Value    float64  `json:"value"`
+	Bound    string   `json:"bound"`
+	Baseline *float64 `json:"baseline,omitempty"`
+	DeltaPct *float64 `json:"delta_pct,omitempty"`
+	Verdict  string   `json:"verdict"`
+	Message  string   `json:"message,omitempty"`
+}
+
+// Phase returns the phase called name, or nil if there is none. The pointer
+// refers into s.Phases and is valid until the slice is next appended to.
+func (s *Summary) Phase(name string) *Phase {
+	for i := range s.Phases {
+		if s.Phases[i].Name == name {
+			return &s.Phases[i]
+		}
+	}
+	return nil
+}

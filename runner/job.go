@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// cleanupTimeout bounds teardown and publishing after a cancel: Buildkite
+// gives a cancelled job a grace period before it kills the agent's child.
+const cleanupTimeout = 45 * time.Second
+
+// job is one run of one recipe.
+type job struct {
+	cfg     config
+	res     *workloads.Resolved
+	procs   proc.Runner
+	log     io.Writer
+	getenv  func(string) string
+	environ []string
+	now     func() time.Time
+
+	dir     string // results/<name>
+	baseURL string
+	server  *server
+	sum     summary.Summary
+	gates   gater
+}
+
+// runRun is `runner run`.
+func runRun(ctx context.Context, args []string, io streams, getenv func(string) string, environ []string) error {
+	c, err := parseConfig("run", args, io.Stderr, getenv)
+	if err != nil {
+		return err
+	}
+	res, err := loadRecipe(c, getenv)
+	if err != nil {
+		return err
+	}
+	j := newJob(c, res, proc.Exec{Grace: c.grace}, io.Stdout, getenv, environ)
+	j.gates = gater{res: res, source: apiSource(c.gates, getenv, j.procs, environ)}
+	return j.run(ctx)
+}
+
+func newJob(c config, res *workloads.Resolved, procs proc.Runner, log io.Writer, getenv func(string) string, environ []string) *job {
+	j := &job{cfg: c, res: res, procs: procs, log: log, getenv: getenv, environ: environ, now: time.Now}
+	j.dir = c.resultsDir
+	if j.dir == "" {
+		j.dir = filepath.Join("results", res.Recipe.Name)
+	}
+	j.baseURL = strings.TrimSuffix(c.baseURL, "/")
+	if j.baseURL == "" {
+		j.baseURL = fmt.Sprintf("http://127.0.0.1:%d", c.port)
+	}
+	r := res.Recipe
+	j.sum = summary.Summary{
+		SchemaVersion: summary.SchemaVersion,
+		Recipe:        r.Name,
+		GPU:           r.GPU,
+		Device:        res.Device,
+		NumGPUs:       r.NumGPUs,
+		TP:            res.TP,
+		DP:            res.DP,
+		Precision:     res.Precision,
+		Model:         r.VLLM.Model,
+		Image:         res.Image.Image,
+		VLLMCommit:    res.Image.Commit,
+		Buildkite:     buildkiteInfo(getenv),
+		Phases:        []summary.Phase{},
+		Bench:         []summary.BenchRun{},
+		Accuracy:      []summary.TaskResult{},
+		Gates:         []summary.GateResult{},
+	}
+	return j
+}
+
+func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
+	if getenv("BUILDKITE_JOB_ID") == "" && getenv("BUILDKITE_BUILD_ID") == "" {
+		return nil
+	}
+	return &summary.BuildkiteInfo{
+		BuildID:     getenv("BUILDKITE_BUILD_ID"),
+		BuildNumber: getenv("BUILDKITE_BUILD_NUMBER"),
+		BuildURL:    getenv("BUILDKITE_BUILD_URL"),
+		JobID:       getenv("BUILDKITE_JOB_ID"),
+		StepKey:     getenv("BUILDKITE_STEP_KEY"),
+		Branch:      getenv("BUILDKITE_BRANCH"),
+		Commit:      getenv("BUILDKITE_COMMIT"),
+		Source:      getenv("BUILDKITE_SOURCE"),
+	}
+}
+
+// run goes through the phases. Teardown, the summary and publishing
+// always happen, also after a failure or a cancel, with what exists.
+func (j *job) run(ctx context.Context) error {
+	j.sum.Started = j.now()
+	if err := os.MkdirAll(j.dir, 0o755); err != nil {
+		return fmt.Errorf("create results directory: %w", err)
+	}
+	r := j.res.Recipe
+	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
+
+	ok := true
+	if j.cfg.baseURL == "" {
+		ok = j.phase(ctx, summary.PhaseServe, j.serve)
+	} else {
+		j.skip(summary.PhaseServe, "attached to "+j.baseURL)
+	}
+	if ok {
+		ok = j.phase(ctx, summary.PhaseReady, j.ready)
+	} else {
+		j.skip(summary.PhaseReady, "server did not start")
+	}
+	benchOK := true
+	if ok && len(j.res.BenchRuns) > 0 {
+		benchOK = j.phase(ctx, summary.PhaseBench, j.bench)
+	} else if len(j.res.BenchRuns) > 0 {
+		j.skip(summary.PhaseBench, "server not ready")
+	}
+	switch {
+	case len(j.res.Tasks) == 0:
+	case j.cfg.benchOnly || r.BenchOnly:
+		j.skip(summary.PhaseLMEval, "bench only")
+	case !ok || j.serverGone():
+		j.skip(summary.PhaseLMEval, "server not serving")
+	default:
+		j.phase(ctx, summary.PhaseLMEval, j.lmeval)
+	}
+	_ = benchOK
+
+	// Cleanup runs on its own clock: a cancelled ctx must not stop it.
+	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	j.teardown(cleanCtx)
+	if ctx.Err() == nil {
+		j.phase(ctx, summary.PhaseGate, j.gate)
+	} else {
+		j.skip(summary.PhaseGate, "canceled")
+	}
+	j.sum.Finished = j.now()
+	j.sum.Verdict = j.verdict(ctx)
+	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
+		fmt.Fprintf(j.log, "runner: write summary: %v\n", err)
+	}
+	j.phase(cleanCtx, summary.PhasePublish, j.publish)
+	return j.finish(ctx)
+}
+
+// phase runs fn in a collapsed log group and records it. A failed phase's
+// group is expanded so the reason is on screen.
+func (j *job) phase(ctx context.Context, name string, fn func(context.Context) error) bool {
+	buildlog.Section(j.log, phaseTitle(name))
+	p := summary.Phase{Name: name, Status: summary.StatusOK, Started: j.now()}
+	err := fn(ctx)
+	p.Finished = j.now()
+	if err != nil {
+		p.Status = summary.StatusFailed
+		if ctx.Err() != nil {
+			p.Status = summary.StatusCanceled
+		}
+		p.Error = err.Error()
+		fmt.Fprintf(j.log, "runner: %s %s: %v\n", name, p.Status, err)
+		buildlog.ExpandPrevious(j.log)
+	}
+	j.sum.Phases = append(j.sum.Phases, p)
+	return err == nil
+}
+
+func (j *job) skip(name, why string) {
+	j.sum.Phases = append(j.sum.Phases, summary.Phase{Name: name, Status: summary.StatusSkipped, Error: why})
+}
+
+func phaseTitle(name string) string {
+	switch name {
+	case summary.PhaseServe:
+		return ":rocket: serve"
+	case summary.PhaseReady:
+		return ":hourglass: wait for the server"
+	case summary.PhaseBench:
+		return ":stopwatch: vllm bench serve"
+	case summary.PhaseLMEval:
+		return ":dart: lm_eval"
+	case summary.PhaseGate:
+		return ":vertical_traffic_light: gates"
+	case summary.PhasePublish:
+		return ":package: publish"
+	}
+	return name
+}
+
+func (j *job) serverGone() bool {
+	if j.server == nil {
+		return false
+	}
+	select {
+	case <-j.server.done():
+		return true
+	default:
+		return false
+	}
+}
+
+// verdict: error when a phase could not do its work, fail when a gate
+// failed, pass otherwise.
+func (j *job) verdict(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return summary.VerdictError
+	}
+	for _, p := range j.sum.Phases {
+		if p.Status == summary.StatusFailed && p.Name != summary.PhaseGate && p.Name != summary.PhasePublish {
+			return summary.VerdictError
+		}
+	}
+	for _, g := range j.sum.Gates {
+		if g.Verdict == summary.VerdictFail {
+			return summary.VerdictFail
+		}
+	}
+	return summary.VerdictPass
+}
+
+// finish prints the closing lines: the verdict, and every failure with its
+// reason, so the end of the log says what went wrong.
+func (j *job) finish(ctx context.Context) error {
+	var failed []string
+	for _, p := range j.sum.Phases {
+		if (p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled) && p.Name != summary.PhasePublish {
+			failed = append(failed, fmt.Sprintf("%s %s: %s", p.Name, p.Status, firstLine(p.Error)))
+		}
+	}
+	for _, g := range j.sum.Gates {
+		if g.Verdict == summary.VerdictFail {
+			failed = append(failed, "gate failed: "+g.Message)
+		}
+	}
+	if len(failed) == 0 {
+		fmt.Fprintf(j.log, "+++ :white_check_mark: %s passed\n", j.res.Recipe.Name)
+		return nil
+	}
+	fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
+	for _, f := range failed {
+		fmt.Fprintf(j.log, "  %s\n", f)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return exitCode(130)
+	}
+	return exitCode(1)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

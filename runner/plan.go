@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// runPlan prints every process `run` would start, in order, without
+// starting any: what a person checks in a PR.
+func runPlan(args []string, io streams, getenv func(string) string, environ []string) error {
+	c, err := parseConfig("plan", args, io.Stderr, getenv)
+	if err != nil {
+		return err
+	}
+	res, err := loadRecipe(c, getenv)
+	if err != nil {
+		return err
+	}
+	j := newJob(c, res, nil, io.Stdout, getenv, nil)
+	var specs []proc.Spec
+	if c.baseURL == "" {
+		specs = append(specs, serveSpecs(res, c, getenv, nil)...)
+	}
+	for _, run := range res.BenchRuns {
+		for rep := 1; rep <= run.Repetitions; rep++ {
+			specs = append(specs, benchSpec(res, j.baseURL, j.dir, run, rep, nil))
+		}
+	}
+	if !c.benchOnly && !res.Recipe.BenchOnly {
+		for _, t := range res.Tasks {
+			specs = append(specs, lmevalSpec(res, j.baseURL, j.dir, t, nil))
+		}
+	}
+	if c.baseURL == "" && len(specs) > 0 && strings.HasSuffix(specs[0].Argv[0], "docker") {
+		name := containerName(res, getenv)
+		specs = append(specs, proc.Spec{Argv: []string{"docker", "stop", "-t", fmt.Sprint(int(c.grace.Seconds())), name}},
+			proc.Spec{Argv: []string{"docker", "rm", "-f", name}})
+	}
+	specs = append(specs, publishSpecs(j.dir, res.Recipe.Name, "success|error", nil, !coveredByStep(getenv, j.dir))...)
+	cwd, _ := filepath.Abs(".")
+	writePlan(io.Stdout, specs, serveEnv(res), cwd, environ)
+	return nil
+}
+
+// serveEnv is what the runner adds to the server's environment, for show.
+func serveEnv(res *workloads.Resolved) []string {
+	var env []string
+	for _, e := range res.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	return env
+}
+
+// writePlan prints the processes in order. The server's own env is shown
+// in full with secrets masked; the rest inherit the job environment, of
+// which only the secret names are shown, masked.
+func writePlan(w io.Writer, specs []proc.Spec, serverEnv []string, dir string, environ []string) {
+	fmt.Fprintf(w, "working directory: %s\n", dir)
+	var secrets []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if proc.IsSecretName(name) {
+			secrets = append(secrets, name+"=***")
+		}
+	}
+	fmt.Fprintf(w, "every process inherits the job environment")
+	if len(secrets) > 0 {
+		fmt.Fprintf(w, ", including %s", strings.Join(secrets, " "))
+	}
+	fmt.Fprintf(w, "\n\n")
+	for i, s := range specs {
+		fmt.Fprintf(w, "%d. %s\n", i+1, proc.FormatArgv(s.Argv))
+		if i == 0 && s.Argv[0] == "vllm" {
+			for _, e := range proc.MaskEnv(serverEnv) {
+				fmt.Fprintf(w, "     env %s\n", e)
+			}
+		}
+	}
+}

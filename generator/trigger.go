@@ -3,8 +3,126 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/benchkite/benchkite/runner/bkapi"
+	"github.com/benchkite/benchkite/workloads"
 )
 
+// runTrigger starts a build of the benchkite pipeline through the REST API,
+// for a branch and commit, with the vLLM image or commit to test and
+// optionally the recipes to run. It validates the recipes first, so a
+// typo fails here instead of on the CPU agent.
 func runTrigger(ctx context.Context, args []string, io ioStreams, getenv func(string) string) error {
-	return &exitError{code: 2, err: errors.New("trigger is not available in this build yet")}
+	fs := newFlagSet("trigger", io.Stderr)
+	var c commonFlags
+	c.register(fs, getenv)
+	apiURL := fs.String("api-url", orDefault(getenv("BENCHKITE_API_URL"), "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
+	org := fs.String("org", getenv("BUILDKITE_ORGANIZATION_SLUG"), "organization slug (env BUILDKITE_ORGANIZATION_SLUG)")
+	pipeline := fs.String("pipeline", getenv("BUILDKITE_PIPELINE_SLUG"), "pipeline slug (env BUILDKITE_PIPELINE_SLUG)")
+	branch := fs.String("branch", getenv("BENCHKITE_BRANCH"), "branch to build (env BENCHKITE_BRANCH; default: the pipeline's default branch)")
+	commit := fs.String("commit", orDefault(getenv("BENCHKITE_COMMIT"), "HEAD"), "commit to build (env BENCHKITE_COMMIT)")
+	message := fs.String("message", getenv("BENCHKITE_MESSAGE"), "build message (env BENCHKITE_MESSAGE)")
+	vllmCommit := fs.String("vllm-commit", getenv("VLLM_COMMIT"), "vLLM commit whose nightly image to test (env VLLM_COMMIT)")
+	vllmImage := fs.String("vllm-image", getenv("VLLM_IMAGE"), "vLLM image to test (env VLLM_IMAGE)")
+	list := fs.String("workloads-list", getenv("WORKLOADS"), "recipes to run, comma-separated names or paths (env WORKLOADS; default: the nightly set)")
+	benchOnly := fs.Bool("bench-only", isTrue(getenv("BENCH_ONLY")), "skip accuracy tasks (env BENCH_ONLY)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: trigger takes no arguments, got %q", errUsage, fs.Args())
+	}
+	if *org == "" || *pipeline == "" {
+		return fmt.Errorf("%w: --org and --pipeline (or BUILDKITE_ORGANIZATION_SLUG and BUILDKITE_PIPELINE_SLUG) are required", errUsage)
+	}
+	env, err := triggerEnv(*vllmCommit, *vllmImage, *list, *benchOnly)
+	if err != nil {
+		return err
+	}
+	_, cat, err := c.load()
+	if err != nil {
+		return err
+	}
+	if err := cat.Err(); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("recipes are invalid; fix them before triggering:\n%w", err)}
+	}
+	if *list != "" {
+		if _, err := Select(cat, BuildEnv{Workloads: *list}, nil); err != nil {
+			return err
+		}
+	}
+	token := strings.TrimSpace(getenv("BUILDKITE_API_TOKEN"))
+	if token == "" {
+		return errors.New("BUILDKITE_API_TOKEN is not set (a token with write_builds scope)")
+	}
+	client, err := bkapi.New(bkapi.Config{BaseURL: *apiURL, Token: token, Org: *org, Pipeline: *pipeline})
+	if err != nil {
+		return err
+	}
+	msg := *message
+	if msg == "" {
+		msg = "benchkite: " + describeTrigger(env)
+	}
+	b, err := client.CreateBuild(ctx, bkapi.CreateBuildRequest{Branch: *branch, Commit: *commit, Message: msg, Env: env})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(io.Stdout, b.WebURL)
+	return nil
+}
+
+// triggerEnv is the build env of a triggered build; it is checked here so
+// a bad value never starts a build.
+func triggerEnv(vllmCommit, vllmImage, list string, benchOnly bool) (map[string]string, error) {
+	env := map[string]string{}
+	if vllmCommit != "" {
+		if !isHex(vllmCommit) || len(vllmCommit) < 7 || len(vllmCommit) > 40 {
+			return nil, fmt.Errorf("%w: --vllm-commit %q must be 7 to 40 lower-case hex digits", errUsage, vllmCommit)
+		}
+		env["VLLM_COMMIT"] = vllmCommit
+	}
+	if vllmImage != "" {
+		if _, err := workloads.ParseImageRef(vllmImage); err != nil {
+			return nil, fmt.Errorf("%w: --vllm-image: %w", errUsage, err)
+		}
+		env["VLLM_IMAGE"] = vllmImage
+	}
+	if list != "" {
+		env["WORKLOADS"] = strings.Join(splitList(list), ",")
+	}
+	if benchOnly {
+		env["BENCH_ONLY"] = "1"
+	}
+	return env, nil
+}
+
+func isHex(s string) bool {
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func describeTrigger(env map[string]string) string {
+	var parts []string
+	for _, k := range []string{"WORKLOADS", "VLLM_IMAGE", "VLLM_COMMIT", "BENCH_ONLY"} {
+		if v, ok := env[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	if len(parts) == 0 {
+		return "nightly set"
+	}
+	return strings.Join(parts, " ")
+}
+
+func orDefault(v, def string) string {
+	if strings.TrimSpace(v) == "" {
+		return def
+	}
+	return v
 }

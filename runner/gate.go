@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/runner/internal/baseline"
-	"github.com/benchkite/benchkite/runner/internal/bkapi"
+	"github.com/benchkite/benchkite/runner/bkapi"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/runner/internal/baseline"
-	"github.com/benchkite/benchkite/runner/internal/bkapi"
-	"github.com/benchkite/benchkite/runner/internal/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/runner/bkapi"
+	"github.com/benchkite/benchkite/runner/bkapi/bkapitest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )

@@ -108,6 +108,9 @@ func assemble(sel *Selection, profiles *agents.Set, opt pipelineOptions) (steps.
 	for _, inv := range sel.Invalid {
 		p.Steps = append(p.Steps, invalidStep(inv, opt.cpuQueue))
 	}
+	if len(sel.Runs) > 0 {
+		p.Steps = append(p.Steps, reportStep(sel, opt.cpuQueue))
+	}
 	if len(p.Steps) == 0 {
 		// An upload needs a step, and the build page should say why it is empty.
 		p.Steps = append(p.Steps, steps.CommandStep{
@@ -168,6 +171,38 @@ func recipeStep(run Selected, sel *Selection, profiles *agents.Set, opt pipeline
 		s.Plugins = []steps.Plugin{plugin}
 	}
 	return s, nil
+}
+
+// reportStep gathers every recipe's results into one build annotation once
+// all recipe steps ended, passed or not. It fails only for regressions.
+func reportStep(sel *Selection, queue string) steps.CommandStep {
+	var deps []steps.Dependency
+	for _, run := range sel.Runs {
+		deps = append(deps, steps.Dependency{Step: RecipeStepKey(run.Recipe.Name), AllowFailure: true})
+	}
+	var skipped []string
+	for _, s := range sel.Skipped {
+		skipped = append(skipped, s.Name+"\t"+s.Reason)
+	}
+	for _, inv := range sel.Invalid {
+		skipped = append(skipped, inv.Path+"\tinvalid recipe")
+	}
+	s := steps.CommandStep{
+		Label: ":bar_chart: report",
+		Key:   reportStepKey,
+		Commands: []string{
+			shell.Join([]string{"buildkite-agent", "artifact", "download", runnerArtifact, ".", "--step", bootstrapStepKey}),
+			shell.Join([]string{"chmod", "+x", runnerArtifact}),
+			shell.Join([]string{runnerArtifact, "report"}),
+		},
+		DependsOn:              deps,
+		AllowDependencyFailure: true,
+		Agents:                 cpuAgents(queue),
+	}
+	if len(skipped) > 0 {
+		s.Env = map[string]string{"BENCHKITE_SKIPPED": strings.Join(skipped, "\n")}
+	}
+	return s
 }
 
 // podSpec is the agent-stack-k8s plugin that runs the job inside the vLLM

@@ -3,8 +3,213 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
+// reportContext is the annotation context of the build-wide report.
+const reportContext = "benchkite-report"
+
+// runReport is the build's summary step: it gathers every recipe's
+// summary.json of this build, writes one annotation with a matrix of
+// recipes and headline metrics, and fails only for regressions it found.
 func runReport(ctx context.Context, args []string, io streams, getenv func(string) string, environ []string) error {
-	return errors.New("report is not implemented yet")
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Stderr)
+	dir := fs.String("results", orDefault(getenv("BENCHKITE_RESULTS"), "results"), "directory holding <recipe>/summary.json (env BENCHKITE_RESULTS)")
+	download := fs.Bool("download", inBuildkite(getenv), "download this build's summaries with buildkite-agent first (default: when in a Buildkite job)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: report takes no arguments", errUsage)
+	}
+	procs := proc.Exec{}
+	if *download {
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", filepath.ToSlash(*dir) + "/*/summary.json", "."}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
+		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
+		if err := procs.Run(ctx, spec); err != nil {
+			// No recipe may have produced a summary; the report says so.
+			fmt.Fprintf(io.Stdout, "runner: download summaries: %v\n", err)
+		}
+	}
+	sums, problems := readSummaries(*dir)
+	skipped := parseSkipped(getenv("BENCHKITE_SKIPPED"))
+	body := renderReport(sums, problems, skipped, getenv("BUILDKITE_BUILD_URL"))
+	fmt.Fprint(io.Stdout, body)
+	if inBuildkite(getenv) {
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", reportContext, "--style", reportStyle(sums)}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
+		if err := procs.Run(ctx, spec); err != nil {
+			fmt.Fprintf(io.Stdout, "runner: annotate: %v\n", err)
+		}
+	}
+	if n := regressions(sums); n > 0 {
+		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) regressed\n", n)
+		return exitCode(1)
+	}
+	return nil
+}
+
+// readSummaries reads dir/*/summary.json; unreadable ones are reported,
+// not fatal.
+func readSummaries(dir string) ([]summary.Summary, []string) {
+	var out []summary.Summary
+	var problems []string
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json"))
+	sort.Strings(matches)
+	for _, m := range matches {
+		s, err := summary.ReadFile(m)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(matches) == 0 {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			problems = append(problems, "no results directory "+dir)
+		}
+	}
+	return out, problems
+}
+
+// skippedRecipe is a recipe the generator left out, passed to the report
+// step in BENCHKITE_SKIPPED as "name<TAB>reason" lines.
+type skippedRecipe struct{ name, reason string }
+
+func parseSkipped(s string) []skippedRecipe {
+	var out []skippedRecipe
+	for _, line := range strings.Split(s, "\n") {
+		name, reason, _ := strings.Cut(line, "\t")
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, skippedRecipe{name, strings.TrimSpace(reason)})
+		}
+	}
+	return out
+}
+
+func regressions(sums []summary.Summary) int {
+	n := 0
+	for _, s := range sums {
+		if s.Verdict == summary.VerdictFail {
+			n++
+		}
+	}
+	return n
+}
+
+func reportStyle(sums []summary.Summary) string {
+	style := "success"
+	for _, s := range sums {
+		switch s.Verdict {
+		case summary.VerdictFail:
+			return "error"
+		case summary.VerdictError:
+			style = "warning"
+		}
+	}
+	return style
+}
+
+// headline picks a recipe's first OK bench run and first accuracy score
+// for the matrix.
+func headline(s summary.Summary) (run *summary.BenchRun, task *summary.TaskResult, metric string) {
+	for i := range s.Bench {
+		if s.Bench[i].Status == summary.StatusOK {
+			run = &s.Bench[i]
+			break
+		}
+	}
+	for i := range s.Accuracy {
+		if s.Accuracy[i].Status == summary.StatusOK {
+			task = &s.Accuracy[i]
+			for _, k := range []string{"exact_match,flexible-extract", "exact_match,strict-match"} {
+				if _, ok := task.Metrics[k]; ok {
+					return run, task, k
+				}
+			}
+			if keys := sortedMetricKeys(task.Metrics); len(keys) > 0 {
+				return run, task, keys[0]
+			}
+		}
+	}
+	return run, task, ""
+}
+
+func renderReport(sums []summary.Summary, problems []string, skipped []skippedRecipe, buildURL string) string {
+	var b strings.Builder
+	pass, fail, errs := 0, 0, 0
+	for _, s := range sums {
+		switch s.Verdict {
+		case summary.VerdictPass:
+			pass++
+		case summary.VerdictFail:
+			fail++
+		default:
+			errs++
+		}
+	}
+	fmt.Fprintf(&b, "### benchkite: %d passed, %d regressed, %d could not be judged\n\n", pass, fail, errs)
+	if len(sums) > 0 {
+		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | failed gates |\n")
+		b.WriteString("|---|---|---|--:|--:|--:|--:|--:|---|\n")
+		for _, s := range sums {
+			name := "`" + mdEscape(s.Recipe) + "`"
+			if s.Buildkite != nil && s.Buildkite.JobID != "" && buildURL != "" {
+				name = fmt.Sprintf("[%s](%s#%s)", name, buildURL, s.Buildkite.JobID)
+			}
+			run, task, metric := headline(s)
+			tput, ttft, tpot, accept, acc := "–", "–", "–", "–", "–"
+			if run != nil {
+				tput = fmt.Sprintf("%.1f", run.OutputThroughputPerGPU)
+				ttft = fmt.Sprintf("%.1f", run.TTFT.Median)
+				tpot = fmt.Sprintf("%.2f", run.TPOT.Median)
+				if run.SpecDecode != nil {
+					accept = fmt.Sprintf("%.1f%%", run.SpecDecode.AcceptanceRate)
+				}
+			}
+			if task != nil && metric != "" {
+				acc = fmt.Sprintf("%s %.4f", task.Task, task.Metrics[metric])
+			}
+			var failed []string
+			for _, g := range s.Gates {
+				if g.Verdict == summary.VerdictFail {
+					failed = append(failed, mdEscape(g.Subject+" "+g.Metric))
+				}
+			}
+			if s.Verdict == summary.VerdictError {
+				for _, p := range s.Phases {
+					if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled {
+						failed = append(failed, mdEscape(p.Name+" "+p.Status))
+					}
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s %s | %s × %d | %s | %s | %s | %s | %s | %s |\n",
+				name, verdictMark(s.Verdict), s.Verdict, s.GPU, s.NumGPUs, tput, ttft, tpot, accept, acc, strings.Join(failed, ", "))
+		}
+		b.WriteString("\n")
+	}
+	if len(skipped) > 0 {
+		b.WriteString("Not run in this build:\n\n")
+		for _, s := range skipped {
+			fmt.Fprintf(&b, "- `%s`: %s\n", mdEscape(s.name), mdEscape(s.reason))
+		}
+		b.WriteString("\n")
+	}
+	if len(problems) > 0 {
+		b.WriteString("Results that could not be read:\n\n")
+		for _, p := range problems {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(p))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -86,6 +86,8 @@ type config struct {
 	grace         time.Duration
 	agentsFile    string
 	gates         gateConfig
+	ingestURL     string
+	ingestSecret  string
 }
 
 func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
@@ -125,6 +127,8 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	fs.DurationVar(&c.grace, "grace", envDuration(getenv, "BENCHKITE_GRACE", proc.DefaultGrace), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
 	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
 	c.gates.register(fs, getenv)
+	fs.StringVar(&c.ingestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
+	fs.StringVar(&c.ingestSecret, "ingest-token-secret", orDefault(getenv("BENCHKITE_INGEST_TOKEN_SECRET"), "BENCHKITE_INGEST_TOKEN"), "Buildkite secret with the ingest bearer token, when env BENCHKITE_INGEST_TOKEN is unset (env BENCHKITE_INGEST_TOKEN_SECRET)")
 	// Flags may follow the recipe: `runner run RECIPE --port 9000`.
 	var positional []string
 	for {

@@ -57,12 +57,7 @@ type gater struct {
 // without baseline gates never needs a token.
 func apiSource(c gateConfig, getenv func(string) string, procs proc.Runner, environ []string) func(ctx context.Context) (baselineSource, error) {
 	return func(ctx context.Context) (baselineSource, error) {
-		secretGet := func(ctx context.Context, name string) (string, error) {
-			var out strings.Builder
-			err := procs.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: environ, Stdout: &out, Stderr: io.Discard})
-			return out.String(), err
-		}
-		token, err := bkapi.TokenFromEnvOrSecret(ctx, getenv, secretGet, c.tokenEnv, c.tokenSecret)
+		token, err := bkapi.TokenFromEnvOrSecret(ctx, getenv, secretGetter(procs, environ), c.tokenEnv, c.tokenSecret)
 		if err != nil {
 			return nil, err
 		}
@@ -73,6 +68,16 @@ func apiSource(c gateConfig, getenv func(string) string, procs proc.Runner, envi
 		}
 		current, _ := strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
 		return baseline.Fetcher{API: client, Branch: c.branch, CurrentBuild: current}, nil
+	}
+}
+
+// secretGetter reads a Buildkite secret with `buildkite-agent secret get`;
+// the agent also redacts the value from the job log.
+func secretGetter(procs proc.Runner, environ []string) func(ctx context.Context, name string) (string, error) {
+	return func(ctx context.Context, name string) (string, error) {
+		var out strings.Builder
+		err := procs.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: environ, Stdout: &out, Stderr: io.Discard})
+		return out.String(), err
 	}
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/benchkite/benchkite/runner/bkapi"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
@@ -68,7 +70,25 @@ func (j *job) publish(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	j.ingest(ctx)
 	return errors.Join(errs...)
+}
+
+// ingest posts to the optional dashboard sink; a failure only warns.
+func (j *job) ingest(ctx context.Context) {
+	if j.cfg.ingestURL == "" {
+		return
+	}
+	token, err := bkapi.TokenFromEnvOrSecret(ctx, j.getenv, secretGetter(j.procs, j.environ), "BENCHKITE_INGEST_TOKEN", j.cfg.ingestSecret)
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: ingest skipped: %v\n", err)
+		return
+	}
+	if err := ingest(ctx, &http.Client{}, j.cfg.ingestURL, token, j.sum); err != nil {
+		fmt.Fprintf(j.log, "runner: warning: %v\n", err)
+		return
+	}
+	fmt.Fprintf(j.log, "runner: posted results to %s\n", j.cfg.ingestURL)
 }
 
 // writeTrend draws the recipe's recent nights and returns the artifact

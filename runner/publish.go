@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/benchkite/benchkite/runner/bkapi"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/runner/internal/trend"
 )
 
 // inBuildkite says whether there is a job to publish to.
@@ -91,8 +95,99 @@ func (j *job) ingest(ctx context.Context) {
 	fmt.Fprintf(j.log, "runner: posted results to %s\n", j.cfg.ingestURL)
 }
 
-// writeTrend draws the recipe's recent nights and returns the artifact
-// path of the picture, or "" when there is no history to draw.
+// trendNights is how many past nights the trend picture shows.
+const trendNights = 10
+
+// writeTrend draws the recipe's recent nights next to tonight and returns
+// the artifact path of the picture, or "" when there is no history.
 func (j *job) writeTrend(ctx context.Context) string {
-	return ""
+	if len(j.sum.Bench) == 0 && len(j.sum.Accuracy) == 0 {
+		return ""
+	}
+	history, err := j.gates.nights(ctx, j.sum.Recipe, trendNights)
+	if err != nil || len(history.Nights) == 0 {
+		fmt.Fprintf(j.log, "runner: no trend picture: %v\n", orNoNights(err))
+		return ""
+	}
+	panels := trendPanels(j.sum, history)
+	path := filepath.Join(j.dir, "trend.svg")
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: trend picture: %v\n", err)
+		return ""
+	}
+	defer f.Close()
+	if err := trend.Render(f, j.sum.Recipe+": last nights and tonight", panels); err != nil {
+		fmt.Fprintf(j.log, "runner: trend picture: %v\n", err)
+		return ""
+	}
+	return filepath.ToSlash(path)
+}
+
+func orNoNights(err error) error {
+	if err == nil {
+		return errors.New("no past nights")
+	}
+	return err
+}
+
+// trendPanels: output throughput per GPU of every bench run and the main
+// score of every task, oldest night first, tonight last and highlighted.
+func trendPanels(s summary.Summary, history baseline.Result) []trend.Panel {
+	var pasts []summary.Summary
+	var labels []string
+	for i := len(history.Nights) - 1; i >= 0; i-- {
+		n := history.Nights[i]
+		ps, err := summary.Read(strings.NewReader(string(n.Summary)))
+		if err != nil {
+			continue
+		}
+		pasts = append(pasts, ps)
+		labels = append(labels, fmt.Sprintf("#%d", n.BuildNumber))
+	}
+	var panels []trend.Panel
+	for _, run := range s.Bench {
+		if run.Status != summary.StatusOK {
+			continue
+		}
+		p := trend.Panel{Title: run.Name + " output throughput per GPU", Unit: "tok/s", HigherIsBetter: true}
+		for i, ps := range pasts {
+			v := math.NaN()
+			for _, b := range ps.Bench {
+				if b.Name == run.Name && b.Status == summary.StatusOK {
+					v = b.OutputThroughputPerGPU
+				}
+			}
+			p.Points = append(p.Points, trend.Point{Label: labels[i], Value: v})
+		}
+		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: run.OutputThroughputPerGPU, Highlight: true})
+		panels = append(panels, p)
+	}
+	for _, t := range s.Accuracy {
+		metric := ""
+		for _, k := range []string{"exact_match,flexible-extract", "exact_match,strict-match"} {
+			if _, ok := t.Metrics[k]; ok {
+				metric = k
+				break
+			}
+		}
+		if metric == "" {
+			continue
+		}
+		p := trend.Panel{Title: t.Task + " " + metric, HigherIsBetter: true}
+		for i, ps := range pasts {
+			v := math.NaN()
+			for _, a := range ps.Accuracy {
+				if a.Task == t.Task {
+					if x, ok := a.Metrics[metric]; ok {
+						v = x
+					}
+				}
+			}
+			p.Points = append(p.Points, trend.Point{Label: labels[i], Value: v})
+		}
+		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: t.Metrics[metric], Highlight: true})
+		panels = append(panels, p)
+	}
+	return panels
 }

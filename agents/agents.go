@@ -134,10 +134,10 @@ func Parse(path string, src []byte) (*Set, error) {
 				{Name: "emoji", Decode: func(_, n *yaml.Node) { p.Emoji, _ = d.String(n, "emoji") }},
 				{Name: "vendor", Decode: func(_, n *yaml.Node) {
 					if s, ok := d.String(n, "vendor"); ok {
-						switch Vendor(s) {
-						case AMD, NVIDIA:
-							p.Vendor = Vendor(s)
-						default:
+						// Kept even when wrong, so "needs vendor" is not
+						// reported on top.
+						p.Vendor = Vendor(s)
+						if p.Vendor != AMD && p.Vendor != NVIDIA {
 							d.Errorf(n, "vendor must be amd or nvidia, got %q", s)
 						}
 					}

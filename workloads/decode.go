@@ -395,6 +395,9 @@ func (l *loader) decodeBench(n *yaml.Node) *Bench {
 		{Name: "configs", Decode: func(_, v *yaml.Node) {
 			sawConfigs = true
 			seen := map[string]int{}
+			// Runs name result files, so a sweep point must not take the
+			// name of another config's run (c-conc-8 beside a sweep of c).
+			runs := map[string]int{}
 			d.Items(v, "vllm_bench.configs", func(i int, item *yaml.Node) {
 				c := l.decodeBenchConfig(item, i)
 				if c.Name == "" {
@@ -405,6 +408,22 @@ func (l *loader) decodeBench(n *yaml.Node) *Bench {
 					return
 				}
 				seen[c.Name] = item.Line
+				names := []string{c.Name}
+				if len(c.MaxConcurrency) > 0 {
+					names = names[:0]
+					for _, conc := range c.MaxConcurrency {
+						names = append(names, runName(c, conc))
+					}
+				}
+				for _, name := range names {
+					if line, dup := runs[name]; dup {
+						d.Errorf(item, "bench run %q is also a run of the config at line %d; rename one config", name, line)
+						return
+					}
+				}
+				for _, name := range names {
+					runs[name] = item.Line
+				}
 				b.Configs = append(b.Configs, c)
 			})
 			if v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
@@ -442,7 +461,7 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 	d := l.d
 	what := fmt.Sprintf("vllm_bench.configs[%d]", i)
 	c := BenchConfig{Repetitions: 1, Dataset: "random"}
-	var promptsNode, concNode, datasetNode *yaml.Node
+	var promptsNode, concNode *yaml.Node
 	seen := map[string]bool{}
 	field := func(name string, f func(k, v *yaml.Node)) strictyaml.Field {
 		return strictyaml.Field{Name: name, Decode: func(k, v *yaml.Node) { seen[name] = true; f(k, v) }}
@@ -471,7 +490,6 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 			}
 		}),
 		field("dataset", func(_, v *yaml.Node) {
-			datasetNode = v
 			if s, ok := d.String(v, what+".dataset"); ok {
 				switch s {
 				case "random":
@@ -512,7 +530,6 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 			d.Errorf(n, "%s needs %s", what, req)
 		}
 	}
-	_ = datasetNode
 	if promptsNode != nil && concNode != nil {
 		pl, cl := promptsNode.Kind == yaml.SequenceNode, concNode.Kind == yaml.SequenceNode
 		switch {

@@ -8,10 +8,17 @@ import (
 	"github.com/benchkite/benchkite/agents"
 )
 
+// hostLabel is one dot-separated part of a registry host name.
+const hostLabel = `[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?`
+
 // Image references as docker understands them:
 // [host[:port]/]path[:tag][@sha256:digest].
 var (
-	imageRepoRE   = regexp.MustCompile(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
+	// The first component is a registry only if it looks like a host (a
+	// dot, a port, or localhost), as docker decides; otherwise it is part
+	// of the lower-case repository path.
+	imageRepoRE = regexp.MustCompile(`^(?:(?:localhost|` + hostLabel + `(?:\.` + hostLabel + `)+)(?::[0-9]+)?/|` + hostLabel + `:[0-9]+/)?` +
+		`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
 	imageTagRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 	imageDigestRE = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 	commitRE      = regexp.MustCompile(`^[0-9a-f]{7,40}$`)

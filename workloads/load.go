@@ -171,11 +171,15 @@ func LoadDir(fsys fs.FS, dir string, profiles *agents.Set) (*Catalog, error) {
 	return LoadFiles(fsys, files, profiles, dir)
 }
 
+// parsed is one file's outcome. It keeps only the nodes the cross-file
+// checks point at, not the loader: on a large catalog holding every file's
+// source until the end would weigh on the garbage collector.
 type parsed struct {
-	recipe   *Recipe
-	problems Problems
-	l        *loader
-	err      error
+	recipe       *Recipe
+	problems     Problems
+	nameNode     *yaml.Node
+	baselineRefs []baselineRef
+	err          error
 }
 
 // LoadFiles reads the named files, in parallel: on a large catalog YAML
@@ -195,7 +199,8 @@ func LoadFiles(fsys fs.FS, files []string, profiles *agents.Set, dir string) (*C
 					results[i].err = err
 					continue
 				}
-				results[i].recipe, results[i].problems, results[i].l = parse(files[i], src, profiles)
+				r, ps, l := parse(files[i], src, profiles)
+				results[i] = parsed{recipe: r, problems: ps, nameNode: l.nameNode, baselineRefs: l.baselineRefs}
 			}
 		}()
 	}
@@ -229,11 +234,16 @@ func LoadFiles(fsys fs.FS, files []string, profiles *agents.Set, dir string) (*C
 // crossCheck applies the rules that span files: unique names, and
 // baseline_from pointing at a recipe that exists.
 func (c *Catalog) crossCheck(results []parsed) {
+	byRecipe := make(map[*Recipe]*parsed, len(results))
+	for i := range results {
+		if r := results[i].recipe; r != nil {
+			byRecipe[r] = &results[i]
+		}
+	}
 	byName := map[string]*Recipe{}
 	for _, r := range c.Recipes {
 		if first, dup := byName[r.Name]; dup {
-			res := findParsed(results, r)
-			n := res.l.nameNode
+			n := byRecipe[r].nameNode
 			c.Invalid[r.Path] = append(c.Invalid[r.Path], Problem{File: r.Path, Line: n.Line, Col: n.Column,
 				Msg: fmt.Sprintf("name %q is already used by %s; recipe names must be unique", r.Name, first.Path)})
 			continue
@@ -241,13 +251,14 @@ func (c *Catalog) crossCheck(results []parsed) {
 		byName[r.Name] = r
 	}
 	for _, r := range c.Recipes {
-		res := findParsed(results, r)
-		for _, ref := range res.l.baselineRefs {
+		for _, ref := range byRecipe[r].baselineRefs {
 			if _, ok := byName[ref.name]; !ok {
 				msg := fmt.Sprintf("baseline_from %q names no recipe", ref.name)
 				names := make([]string, 0, len(byName))
 				for n := range byName {
-					names = append(names, n)
+					if n != r.Name {
+						names = append(names, n)
+					}
 				}
 				sort.Strings(names)
 				if close := strictyaml.Closest(ref.name, names, 3); len(close) > 0 {
@@ -269,25 +280,33 @@ func (c *Catalog) crossCheck(results []parsed) {
 	c.Recipes = kept
 }
 
-func findParsed(results []parsed, r *Recipe) parsed {
-	for _, p := range results {
-		if p.recipe == r {
-			return p
-		}
-	}
-	return parsed{}
-}
-
 func readLimited(fsys fs.FS, name string) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("read recipe: %w", err)
 	}
 	defer f.Close()
-	// One byte past the limit is enough for the parser to report it.
-	src, err := io.ReadAll(io.LimitReader(f, strictyaml.MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read recipe %s: %w", name, err)
+	// Size the buffer from Stat when the file says its size: on a large
+	// catalog io.ReadAll's doubling costs more than the files themselves.
+	// The extra byte lets the read see EOF without growing.
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Size() >= 0 && fi.Size() <= strictyaml.MaxFileSize {
+		size = int(fi.Size()) + 1
 	}
-	return src, nil
+	// One byte past the limit is enough for the parser to report it.
+	r := io.LimitReader(f, strictyaml.MaxFileSize+1)
+	src := make([]byte, 0, size)
+	for {
+		if len(src) == cap(src) {
+			src = append(src, 0)[:len(src)]
+		}
+		n, err := r.Read(src[len(src):cap(src)])
+		src = src[:len(src)+n]
+		if err == io.EOF {
+			return src, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read recipe %s: %w", name, err)
+		}
+	}
 }

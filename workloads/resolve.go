@@ -159,18 +159,18 @@ func ExpandBench(b *Bench) []BenchRun {
 			args = append(args, a.Flag)
 			args = append(args, a.Values...)
 		}
-		sweep := len(c.MaxConcurrency) > 1
 		for i, conc := range c.MaxConcurrency {
-			prompts := c.NumPrompts[0]
-			if len(c.NumPrompts) == len(c.MaxConcurrency) {
+			var prompts int
+			switch len(c.NumPrompts) {
+			case len(c.MaxConcurrency):
 				prompts = c.NumPrompts[i]
-			}
-			name := c.Name
-			if sweep {
-				name = c.Name + "-conc-" + strconv.Itoa(conc)
+			case 0:
+				// Only an invalid config has none; the loader reports it.
+			default:
+				prompts = c.NumPrompts[0]
 			}
 			runs = append(runs, BenchRun{
-				Name:        name,
+				Name:        runName(c, conc),
 				Config:      c.Name,
 				Backend:     c.Backend,
 				InputLen:    c.InputLen,
@@ -185,12 +185,26 @@ func ExpandBench(b *Bench) []BenchRun {
 	return runs
 }
 
+// runName names one run of a config: the config's own name, or
+// <config>-conc-<c> for a point of a concurrency sweep.
+func runName(c BenchConfig, conc int) string {
+	if len(c.MaxConcurrency) > 1 {
+		return c.Name + "-conc-" + strconv.Itoa(conc)
+	}
+	return c.Name
+}
+
+// Checked in order; the first match names the precision. Integer 4-bit
+// schemes come before fp4 so "w4a16" and "AWQ" do not read as fp4, and an
+// fp8 name that also says w8a8 is fp8.
 var precisionRE = []struct {
 	re   *regexp.Regexp
 	name string
 }{
-	{regexp.MustCompile(`(?i)(mx|nv)?fp4|mxfp4|nvfp4|w4a16|int4|awq|gptq`), "fp4"},
-	{regexp.MustCompile(`(?i)(mx)?fp8|w8a8|int8`), "fp8"},
+	{regexp.MustCompile(`(?i)int4|awq|gptq|w4a16`), "int4"},
+	{regexp.MustCompile(`(?i)fp4`), "fp4"},
+	{regexp.MustCompile(`(?i)fp8`), "fp8"},
+	{regexp.MustCompile(`(?i)int8|w8a8`), "int8"},
 	{regexp.MustCompile(`(?i)bf16`), "bf16"},
 }
 
@@ -200,9 +214,6 @@ func PrecisionOf(model string) string {
 	base := model[strings.LastIndex(model, "/")+1:]
 	for _, p := range precisionRE {
 		if p.re.MatchString(base) {
-			if p.name == "fp4" && regexp.MustCompile(`(?i)int4|awq|gptq|w4a16`).MatchString(base) {
-				return "int4"
-			}
 			return p.name
 		}
 	}

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,7 +23,8 @@ type word struct {
 // recipes write JSON config values unquoted. Text never reaches a shell, so
 // shell operators are errors rather than something to interpret.
 func splitServeArgs(s string) ([]word, error) {
-	var words []word
+	// A capacity hint: words are mostly separated by single spaces.
+	words := make([]word, 0, strings.Count(s, " ")+1)
 	i := 0
 	for {
 		for i < len(s) && isSpace(s[i]) {
@@ -32,6 +34,16 @@ func splitServeArgs(s string) ([]word, error) {
 			return words, nil
 		}
 		start := i
+		// Most words are plain: take them as they are, without a copy.
+		j := i
+		for j < len(s) && !isSpace(s[j]) && strings.IndexByte(specialChars, s[j]) < 0 {
+			j++
+		}
+		if j == len(s) || isSpace(s[j]) {
+			words = append(words, word{text: s[i:j], raw: s[i:j]})
+			i = j
+			continue
+		}
 		var b strings.Builder
 		inWord := true
 		for inWord && i < len(s) {
@@ -42,14 +54,14 @@ func splitServeArgs(s string) ([]word, error) {
 			case (c == '{' || c == '[') && jsonMayStart(b.String()):
 				end, err := scanJSON(s, i)
 				if err != nil {
-					return nil, err
+					return nil, splitFail(s, start, err)
 				}
 				b.WriteString(s[i:end])
 				i = end
 			case c == '\'':
 				end := strings.IndexByte(s[i+1:], '\'')
 				if end < 0 {
-					return nil, fmt.Errorf("unterminated ' quote in %q", s[start:])
+					return nil, splitFail(s, start, fmt.Errorf("unterminated ' quote in %q", s[start:]))
 				}
 				b.WriteString(s[i+1 : i+1+end])
 				i += end + 2
@@ -71,16 +83,16 @@ func splitServeArgs(s string) ([]word, error) {
 					i++
 				}
 				if !closed {
-					return nil, fmt.Errorf("unterminated \" quote in %q", s[start:])
+					return nil, splitFail(s, start, fmt.Errorf("unterminated \" quote in %q", s[start:]))
 				}
 			case c == '\\':
 				if i+1 >= len(s) {
-					return nil, fmt.Errorf("serve_args ends with a lone backslash")
+					return nil, splitFail(s, start, errors.New("serve_args ends with a lone backslash"))
 				}
 				b.WriteByte(s[i+1])
 				i += 2
 			case strings.IndexByte(";|&<>`$()", c) >= 0:
-				return nil, fmt.Errorf("unquoted %q in %q: serve_args are an argument list, not a shell command; quote the value if it is meant literally", c, strings.TrimSpace(s[start:min(len(s), i+20)]))
+				return nil, splitFail(s, start, fmt.Errorf("unquoted %q in %q: serve_args are an argument list, not a shell command; quote the value if it is meant literally", c, strings.TrimSpace(s[start:min(len(s), i+20)])))
 			default:
 				b.WriteByte(c)
 				i++
@@ -88,6 +100,27 @@ func splitServeArgs(s string) ([]word, error) {
 		}
 		words = append(words, word{text: b.String(), raw: s[start:i]})
 	}
+}
+
+// specialChars are the bytes that make a word go through the quoting rules.
+const specialChars = "'\"\\{[;|&<>`$()"
+
+// splitError is a serve_args problem and the word it is in, so the error
+// can point at that word in the file rather than at the whole value.
+type splitError struct {
+	word string
+	err  error
+}
+
+func (e *splitError) Error() string { return e.err.Error() }
+func (e *splitError) Unwrap() error { return e.err }
+
+func splitFail(s string, start int, err error) error {
+	word := s[start:]
+	if end := strings.IndexAny(word, " \t\r\n"); end >= 0 {
+		word = word[:end]
+	}
+	return &splitError{word: word, err: err}
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -138,6 +171,9 @@ func normalizeFlag(f string) string {
 		return f
 	}
 	name, sub, dotted := strings.Cut(f[2:], ".")
+	if !strings.Contains(name, "_") {
+		return f
+	}
 	name = "--" + strings.ReplaceAll(name, "_", "-")
 	if dotted {
 		return name + "." + sub
@@ -165,7 +201,12 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 	d := l.d
 	words, err := splitServeArgs(text)
 	if err != nil {
-		d.Errorf(n, "vllm.serve_args: %v", err)
+		line, col := n.Line, n.Column
+		var se *splitError
+		if errors.As(err, &se) {
+			line, col = d.Locate(n, se.word)
+		}
+		d.ErrorAt(line, col, "vllm.serve_args: %v", err)
 		return
 	}
 	at := func(w word, format string, args ...any) {
@@ -173,9 +214,9 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 		d.ErrorAt(line, col, format, args...)
 	}
 	si := ServeInfo{TP: 1, DP: 1, PP: 1}
-	seen := map[string]word{}
+	seen := make(map[string]word, len(words)/2)
 	spec := map[string]string{}
-	var argv []string
+	argv := make([]string, 0, len(words))
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		argv = append(argv, w.text)
@@ -269,6 +310,12 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 }
 
 func isNumber(s string) bool {
+	// Most words are flags: rule them out before ParseFloat, whose error
+	// allocates.
+	t := strings.TrimLeft(s, "+-")
+	if len(s)-len(t) > 1 || t == "" || (t[0] != '.' && (t[0] < '0' || t[0] > '9')) {
+		return false
+	}
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
 }

@@ -102,6 +102,9 @@ type Decoder struct {
 	Problems Problems
 	nodes    int
 	lines    [][]byte
+	// exhausted is set once the node bound is passed: what the decoder
+	// would report afterwards (missing fields it never reached) is noise.
+	exhausted bool
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -152,6 +155,11 @@ func (d *Decoder) syntax(err error) {
 	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
+		// yaml.v3 numbers parser errors (as opposed to scanner errors)
+		// from 0, at the line where the unfinished construct began.
+		if strings.HasPrefix(msg, "did not find expected") {
+			line++
+		}
 	}
 	d.add(line, 1, false, "YAML syntax: %s", msg)
 }
@@ -174,6 +182,9 @@ func firstInvalidUTF8(src []byte) (line, col int) {
 }
 
 func (d *Decoder) add(line, col int, warning bool, format string, args ...any) {
+	if d.exhausted {
+		return
+	}
 	d.Problems = append(d.Problems, Problem{File: d.File, Line: line, Col: col, Msg: fmt.Sprintf(format, args...), Warning: warning})
 }
 
@@ -204,6 +215,7 @@ func (d *Decoder) Resolve(n *yaml.Node) *yaml.Node {
 	d.nodes++
 	if d.nodes == MaxNodes+1 {
 		d.Errorf(n, "document expands to more than %d nodes (aliases?); refusing to read further", MaxNodes)
+		d.exhausted = true
 	}
 	if d.nodes > MaxNodes {
 		return nil
@@ -230,13 +242,7 @@ func (d *Decoder) Fields(n *yaml.Node, what string, fields []Field) bool {
 		d.Errorf(n, "%s must be a mapping, got %s", what, Describe(n))
 		return false
 	}
-	byName := make(map[string]Field, len(fields))
-	names := make([]string, 0, len(fields))
-	for _, f := range fields {
-		byName[f.Name] = f
-		names = append(names, f.Name)
-	}
-	seen := map[string]*yaml.Node{}
+	var seen keySet
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := d.Resolve(n.Content[i]), n.Content[i+1]
 		if k == nil {
@@ -250,13 +256,16 @@ func (d *Decoder) Fields(n *yaml.Node, what string, fields []Field) bool {
 			d.Errorf(k, "merge keys (<<) are not supported in %s; write the fields out", what)
 			continue
 		}
-		if prev, dup := seen[k.Value]; dup {
+		if prev := seen.add(k); prev != nil {
 			d.Errorf(k, "duplicate key %q in %s (first at line %d)", k.Value, what, prev.Line)
 			continue
 		}
-		seen[k.Value] = k
-		f, ok := byName[k.Value]
+		f, ok := findField(fields, k.Value)
 		if !ok {
+			names := make([]string, len(fields))
+			for j, f := range fields {
+				names[j] = f.Name
+			}
 			msg := fmt.Sprintf("unknown field %q in %s", k.Value, what)
 			if s := Suggest(k.Value, names); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
@@ -277,6 +286,49 @@ func (d *Decoder) Fields(n *yaml.Node, what string, fields []Field) bool {
 	return true
 }
 
+func findField(fields []Field, name string) (Field, bool) {
+	for _, f := range fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// keySet finds duplicate keys of one mapping. Nearly every mapping is small,
+// so keys are scanned until there are enough to be worth a map: on a large
+// catalog a map per mapping is a noticeable share of the loader's garbage.
+type keySet struct {
+	small [8]*yaml.Node
+	n     int
+	m     map[string]*yaml.Node
+}
+
+// add records k and returns the earlier key of the same value, if any.
+func (s *keySet) add(k *yaml.Node) *yaml.Node {
+	if s.m == nil {
+		for _, p := range s.small[:s.n] {
+			if p.Value == k.Value {
+				return p
+			}
+		}
+		if s.n < len(s.small) {
+			s.small[s.n] = k
+			s.n++
+			return nil
+		}
+		s.m = make(map[string]*yaml.Node, 2*len(s.small))
+		for _, p := range s.small {
+			s.m[p.Value] = p
+		}
+	}
+	if p, ok := s.m[k.Value]; ok {
+		return p
+	}
+	s.m[k.Value] = k
+	return nil
+}
+
 // Pairs walks an open mapping (keys are data, not fields), rejecting
 // duplicates and non-scalar keys.
 func (d *Decoder) Pairs(n *yaml.Node, what string, each func(key, val *yaml.Node)) bool {
@@ -288,7 +340,7 @@ func (d *Decoder) Pairs(n *yaml.Node, what string, each func(key, val *yaml.Node
 		d.Errorf(n, "%s must be a mapping, got %s", what, Describe(n))
 		return false
 	}
-	seen := map[string]*yaml.Node{}
+	var seen keySet
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := d.Resolve(n.Content[i])
 		if k == nil {
@@ -298,11 +350,10 @@ func (d *Decoder) Pairs(n *yaml.Node, what string, each func(key, val *yaml.Node
 			d.Errorf(k, "%s keys must be plain strings", what)
 			continue
 		}
-		if prev, dup := seen[k.Value]; dup {
+		if prev := seen.add(k); prev != nil {
 			d.Errorf(k, "duplicate key %q in %s (first at line %d)", k.Value, what, prev.Line)
 			continue
 		}
-		seen[k.Value] = k
 		v := d.Resolve(n.Content[i+1])
 		if v == nil {
 			return false
@@ -438,18 +489,28 @@ func (d *Decoder) Locate(n *yaml.Node, text string) (line, col int) {
 	if text != "" {
 		end := n.Line - 1 + strings.Count(n.Value, "\n") + 64
 		for i := n.Line - 1; i >= 0 && i < len(d.lines) && i <= end; i++ {
-			if c := bytes.Index(d.lines[i], []byte(text)); c >= 0 {
-				if i == n.Line-1 && c+1 < n.Column {
-					if c2 := bytes.Index(d.lines[i][n.Column-1:], []byte(text)); c2 >= 0 {
-						return i + 1, n.Column + c2
-					}
-					continue
-				}
-				return i + 1, utf8.RuneCount(d.lines[i][:c]) + 1
+			line := d.lines[i]
+			skip := 0 // on the node's first line, what precedes the node
+			if i == n.Line-1 {
+				skip = byteOffset(line, n.Column-1)
+			}
+			if c := bytes.Index(line[skip:], []byte(text)); c >= 0 {
+				return i + 1, utf8.RuneCount(line[:skip+c]) + 1
 			}
 		}
 	}
 	return n.Line, n.Column
+}
+
+// byteOffset converts a count of runes from the start of line into a byte
+// index: columns count runes, slices count bytes.
+func byteOffset(line []byte, runes int) int {
+	off := 0
+	for ; runes > 0 && off < len(line); runes-- {
+		_, size := utf8.DecodeRune(line[off:])
+		off += size
+	}
+	return off
 }
 
 // Suggest returns the candidate closest to s, if it is close enough to be a

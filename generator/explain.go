@@ -22,17 +22,18 @@ func runExplain(args []string, io ioStreams, getenv func(string) string) error {
 	var c commonFlags
 	c.register(fs, getenv)
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	if err := fs.Parse(args); err != nil {
+	operands, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: explain takes one recipe name or path", errUsage)
+	if len(operands) != 1 {
+		return fmt.Errorf("%w: explain takes one recipe name or path, got %q", errUsage, operands)
 	}
 	profiles, cat, err := c.load()
 	if err != nil {
 		return err
 	}
-	r, err := findRecipe(cat, fs.Arg(0))
+	r, err := findRecipe(cat, operands[0])
 	if err != nil {
 		return err
 	}
@@ -72,6 +73,10 @@ func findRecipe(cat *workloads.Catalog, want string) (*workloads.Recipe, error) 
 
 func matchesRecipe(p, name, want string) bool {
 	want = strings.TrimPrefix(want, "./")
+	if want == "" {
+		// An invalid file has no name; "" must not find it.
+		return false
+	}
 	base := path.Base(p)
 	return want == name || want == p || want == base || want+".yaml" == base ||
 		(strings.HasSuffix(want, "/"+base) && path.Base(want) == base)

@@ -11,11 +11,12 @@ func runLint(args []string, io ioStreams, getenv func(string) string) error {
 	fs := newFlagSet("lint", io.Stderr)
 	var c commonFlags
 	c.register(fs, getenv)
-	if err := fs.Parse(args); err != nil {
+	operands, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: lint takes no arguments, got %q", errUsage, fs.Args())
+	if len(operands) > 0 {
+		return fmt.Errorf("%w: lint takes no arguments, got %q", errUsage, operands)
 	}
 	_, cat, err := c.load()
 	if err != nil {

@@ -62,6 +62,10 @@ func modeTitle(sel *Selection, env BuildEnv) string {
 	return n + " in the nightly set"
 }
 
+// cellEscaper is built once: a Replacer builds its tables on first use, and
+// the notes of a large build have thousands of cells.
+var cellEscaper = strings.NewReplacer("|", `\|`, "\n", " ")
+
 func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	return cellEscaper.Replace(s)
 }

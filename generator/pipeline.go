@@ -33,11 +33,12 @@ func runPipeline(ctx context.Context, args []string, io ioStreams, getenv func(s
 	c.register(fs, getenv)
 	notesFile := fs.String("notes", getenv("BENCHKITE_NOTES"), "also write the selection notes (markdown) to this file (env BENCHKITE_NOTES)")
 	repo := fs.String("repo", ".", "git work tree for pull request diffs")
-	if err := fs.Parse(args); err != nil {
+	operands, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: pipeline takes no arguments, got %q", errUsage, fs.Args())
+	if len(operands) > 0 {
+		return fmt.Errorf("%w: pipeline takes no arguments, got %q", errUsage, operands)
 	}
 	profiles, cat, err := c.load()
 	if err != nil {

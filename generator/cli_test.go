@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// result is what one run of the command left behind.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runGenerator runs the command as main would, with env as the whole
+// environment.
+func runGenerator(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, ioStreams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// moduleRoot is the nearest directory at or above the package directory
+// holding go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		} else if !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the package directory")
+		}
+		dir = parent
+	}
+}
+
+// sharedDir returns rel inside ../shared beside the module root. CI has it;
+// elsewhere its absence skips the test, loudly.
+func sharedDir(t *testing.T, rel string) string {
+	t.Helper()
+	dir := filepath.Join(moduleRoot(t), "..", "shared", filepath.FromSlash(rel))
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is missing, and CI must have it: %v", dir, err)
+		}
+		t.Skipf("SKIPPED: %s is not available here (%v); it sits in ../shared beside the repository", dir, err)
+	}
+	return dir
+}
+
+// Bad input fails with a message on stderr, a non-zero exit, and nothing on
+// stdout: a pipeline step that pipes stdout into an upload must never
+// upload half a pipeline.
+func TestBadInputPrintsNothingOnStdout(t *testing.T) {
+	t.Parallel()
+	shipped := []string{"--workloads", "../workloads", "--agents", "../agents/profiles.yaml"}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		code int
+		// stderr must contain every one of these.
+		stderr []string
+	}{
+		{
+			name:   "unknown command",
+			args:   []string{"launch"},
+			code:   2,
+			stderr: []string{`unknown command "launch"`, "Usage:"},
+		},
+		{
+			name:   "unknown flag",
+			args:   []string{"--workload", "../workloads"},
+			code:   2,
+			stderr: []string{"flag provided but not defined: -workload"},
+		},
+		{
+			name:   "pipeline with an argument",
+			args:   append([]string{"pipeline"}, append(shipped, "extra")...),
+			code:   2,
+			stderr: []string{"pipeline takes no arguments", "extra"},
+		},
+		{
+			name:   "missing recipe directory",
+			args:   []string{"--workloads", "testdata/no-such-dir"},
+			code:   1,
+			stderr: []string{"testdata/no-such-dir"},
+		},
+		{
+			name:   "missing profile file",
+			args:   []string{"--agents", "testdata/no-such-profiles.yaml"},
+			code:   1,
+			stderr: []string{"testdata/no-such-profiles.yaml"},
+		},
+		{
+			name:   "WORKLOADS names an unknown recipe",
+			args:   shipped,
+			env:    map[string]string{"WORKLOADS": "gpt_oss_120b-h200,gpt_oss_120b-h100"},
+			code:   1,
+			stderr: []string{"WORKLOADS names no recipe: gpt_oss_120b-h100", "close: gpt_oss_120b-h200"},
+		},
+		{
+			name:   "WORKLOADS is only separators",
+			args:   shipped,
+			env:    map[string]string{"WORKLOADS": " ,\n, "},
+			code:   1,
+			stderr: []string{"WORKLOADS is set but names nothing"},
+		},
+		{
+			name:   "VLLM_COMMIT is not a commit",
+			args:   shipped,
+			env:    map[string]string{"BUILDKITE_SOURCE": "schedule", "VLLM_COMMIT": "main; rm -rf /"},
+			code:   1,
+			stderr: []string{`VLLM_COMMIT "main; rm -rf /" must be 7 to 40 lower-case hex digits`},
+		},
+		{
+			name:   "VLLM_IMAGE is not an image",
+			args:   shipped,
+			env:    map[string]string{"WORKLOADS": "gpt_oss_120b-h200", "VLLM_IMAGE": "Not An Image"},
+			code:   1,
+			stderr: []string{"VLLM_IMAGE", `"Not An Image" is not a valid image reference`},
+		},
+		{
+			name:   "explain without a name",
+			args:   append([]string{"explain"}, shipped...),
+			code:   2,
+			stderr: []string{"explain takes one recipe name or path"},
+		},
+		{
+			name:   "explain with a bad VLLM_COMMIT",
+			args:   append([]string{"explain"}, append(shipped, "gpt_oss_120b-h200")...),
+			env:    map[string]string{"VLLM_COMMIT": "HEAD"},
+			code:   1,
+			stderr: []string{`VLLM_COMMIT "HEAD"`},
+		},
+		{
+			name:   "lint with an argument",
+			args:   append([]string{"lint"}, append(shipped, "gpt_oss_120b-h200")...),
+			code:   2,
+			stderr: []string{"lint takes no arguments"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := runGenerator(t, tt.env, tt.args...)
+			if got.code != tt.code {
+				t.Errorf("exit code = %d, want %d\nstderr:\n%s", got.code, tt.code, got.stderr)
+			}
+			if got.stdout != "" {
+				t.Errorf("stdout = %q, want nothing on bad input", got.stdout)
+			}
+			for _, want := range tt.stderr {
+				if !strings.Contains(got.stderr, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, got.stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestHelpPrintsUsage(t *testing.T) {
+	t.Parallel()
+	got := runGenerator(t, nil, "help")
+	if got.code != 0 || !strings.Contains(got.stdout, "generator explain") || got.stderr != "" {
+		t.Errorf("help = %+v, want usage on stdout and exit 0", got)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args     []string
+		operands []string
+		json     bool
+	}{
+		{args: nil},
+		{args: []string{"--json", "a"}, operands: []string{"a"}, json: true},
+		{args: []string{"a", "--json"}, operands: []string{"a"}, json: true},
+		{args: []string{"a", "-json", "b"}, operands: []string{"a", "b"}, json: true},
+		{args: []string{"--", "--json"}, operands: []string{"--json"}},
+		{args: []string{"a", "--", "-b", "--"}, operands: []string{"a", "-b", "--"}},
+	}
+	for _, tt := range tests {
+		fs := newFlagSet("test", io.Discard)
+		asJSON := fs.Bool("json", false, "")
+		got, err := parseArgs(fs, tt.args)
+		if err != nil {
+			t.Errorf("parseArgs(%q) error = %v", tt.args, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.operands, got); diff != "" || *asJSON != tt.json {
+			t.Errorf("parseArgs(%q) = %q, json %v; want %q, json %v", tt.args, got, *asJSON, tt.operands, tt.json)
+		}
+	}
+
+	fs := newFlagSet("test", io.Discard)
+	_, err := parseArgs(fs, []string{"a", "--bogus"})
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 2 {
+		t.Errorf("parseArgs with an unknown flag: error = %v, want exit code 2", err)
+	}
+}

@@ -63,12 +63,12 @@ func prChanges(ctx context.Context, git gitFunc, repo, baseBranch, agentsFile st
 	if profilePath == "" {
 		profilePath = filepath.Join(repo, agents.DefaultPath)
 	}
-	profilePath = filepath.Clean(profilePath)
+	profilePath = absPath(profilePath)
 	for _, f := range strings.Split(string(out), "\x00") {
 		if f == "" {
 			continue
 		}
-		full := filepath.Join(repo, f)
+		full := absPath(filepath.Join(repo, f))
 		ch.Files = append(ch.Files, full)
 		if full != profilePath {
 			continue
@@ -80,6 +80,15 @@ func prChanges(ctx context.Context, git gitFunc, repo, baseBranch, agentsFile st
 		ch.Profiles = changedProfiles(before, now)
 	}
 	return ch
+}
+
+// absPath makes paths comparable however the user wrote them: relative
+// to the working directory or absolute.
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
 }
 
 // changedProfiles lists GPUs whose profile is new or differs; with no

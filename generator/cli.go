@@ -71,6 +71,11 @@ func (c *commonFlags) load() (*agents.Set, *workloads.Catalog, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(cat.Recipes) == 0 && len(cat.Invalid) == 0 {
+		// An empty set is almost always a wrong --workloads path; a green
+		// lint or an empty nightly would hide it.
+		return nil, nil, fmt.Errorf("no recipes (*.yaml) in %s", dir)
+	}
 	return profiles, cat, nil
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"path"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -242,7 +241,7 @@ func selectPR(sel *Selection, cat *workloads.Catalog, ch *Changes) {
 	sel.Changed = ch.Files
 	changed := map[string]bool{}
 	for _, f := range ch.Files {
-		changed[filepath.Clean(f)] = true
+		changed[absPath(f)] = true
 	}
 	profileChanged := map[string]bool{}
 	for _, g := range ch.Profiles {
@@ -251,7 +250,7 @@ func selectPR(sel *Selection, cat *workloads.Catalog, ch *Changes) {
 	for _, r := range cat.Recipes {
 		var why string
 		switch {
-		case changed[filepath.Clean(r.Path)]:
+		case changed[absPath(r.Path)]:
 			why = "changed in this PR"
 		case profileChanged[r.GPU]:
 			why = "its GPU profile (" + r.GPU + ") changed in this PR"
@@ -266,7 +265,7 @@ func selectPR(sel *Selection, cat *workloads.Catalog, ch *Changes) {
 		sel.Runs = append(sel.Runs, s)
 	}
 	for _, p := range sortedKeys(cat.Invalid) {
-		if changed[filepath.Clean(p)] {
+		if changed[absPath(p)] {
 			sel.Invalid = append(sel.Invalid, InvalidRecipe{Path: p, Problems: cat.Invalid[p]})
 		}
 	}

@@ -28,11 +28,12 @@ func runTrigger(ctx context.Context, args []string, io ioStreams, getenv func(st
 	vllmImage := fs.String("vllm-image", getenv("VLLM_IMAGE"), "vLLM image to test (env VLLM_IMAGE)")
 	list := fs.String("workloads-list", getenv("WORKLOADS"), "recipes to run, comma-separated names or paths (env WORKLOADS; default: the nightly set)")
 	benchOnly := fs.Bool("bench-only", isTrue(getenv("BENCH_ONLY")), "skip accuracy tasks (env BENCH_ONLY)")
-	if err := fs.Parse(args); err != nil {
+	operands, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: trigger takes no arguments, got %q", errUsage, fs.Args())
+	if len(operands) > 0 {
+		return fmt.Errorf("%w: trigger takes no arguments, got %q", errUsage, operands)
 	}
 	if *org == "" || *pipeline == "" {
 		return fmt.Errorf("%w: --org and --pipeline (or BUILDKITE_ORGANIZATION_SLUG and BUILDKITE_PIPELINE_SLUG) are required", errUsage)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -34,14 +35,24 @@ func annotationStyle(v string) string {
 // mdEscape keeps text from results (error messages, names) from breaking
 // a table or turning into markup.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
+	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
 }
 
+// clip shortens s to at most n bytes plus an ellipsis, never splitting a
+// character.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	return cutUTF8(s, n) + "…"
+}
+
+// cutUTF8 is s[:n] moved back to the start of a character.
+func cutUTF8(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // renderAnnotation is the per-recipe annotation: verdict, what ran, the
@@ -87,7 +98,7 @@ func renderAnnotation(s summary.Summary, trendArtifact string) string {
 	}
 	out := b.String()
 	if len(out) > maxAnnotation {
-		out = out[:maxAnnotation] + "\n\n… (cut at Buildkite's annotation size limit; see summary.json)\n"
+		out = cutUTF8(out, maxAnnotation) + "\n\n… (cut at Buildkite's annotation size limit; see summary.json)\n"
 	}
 	return out
 }

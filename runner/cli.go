@@ -90,28 +90,56 @@ type config struct {
 	ingestSecret  string
 }
 
-func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
-	if v := strings.TrimSpace(getenv(name)); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
+// envDuration reads a flag's default from the environment. A value that
+// does not parse is added to errs, not replaced by def: a typo such as
+// BENCHKITE_HEALTH_TIMEOUT=7200 must not pass unnoticed. So do envInt and
+// envBool.
+func envDuration(getenv func(string) string, name string, def time.Duration, errs *[]error) time.Duration {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def
 	}
-	return def
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("env %s: %w", name, err))
+		return def
+	}
+	return d
 }
 
-func envInt(getenv func(string) string, name string, def int) int {
-	if v, err := strconv.Atoi(strings.TrimSpace(getenv(name))); err == nil {
-		return v
+func envInt(getenv func(string) string, name string, def int, errs *[]error) int {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return def
 	}
-	return def
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("env %s: %q is not a whole number", name, v))
+		return def
+	}
+	return n
 }
 
-func envBool(getenv func(string) string, name string) bool {
-	switch strings.ToLower(strings.TrimSpace(getenv(name))) {
+func envBool(getenv func(string) string, name string, errs *[]error) bool {
+	switch v := strings.ToLower(strings.TrimSpace(getenv(name))); v {
 	case "1", "true", "yes", "on":
 		return true
+	case "", "0", "false", "no", "off":
+		return false
+	default:
+		*errs = append(*errs, fmt.Errorf("env %s: %q is not a boolean (1, true, yes, on or 0, false, no, off)", name, v))
+		return false
 	}
-	return false
+}
+
+// parseFlags is fs.Parse with a bad flag made a usage error (exit 2); the
+// flag package has already said what is wrong.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return exitCode(2)
 }
 
 // parseConfig reads flags (each with an env fallback) and the recipe path.
@@ -119,12 +147,13 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
+	var envErrs []error
 	fs.StringVar(&c.resultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
-	fs.IntVar(&c.port, "port", envInt(getenv, "BENCHKITE_PORT", 8000), "server port (env BENCHKITE_PORT)")
-	fs.DurationVar(&c.healthTimeout, "health-timeout", envDuration(getenv, "BENCHKITE_HEALTH_TIMEOUT", 60*time.Minute), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT)")
+	fs.IntVar(&c.port, "port", envInt(getenv, "BENCHKITE_PORT", 8000, &envErrs), "server port (env BENCHKITE_PORT)")
+	fs.DurationVar(&c.healthTimeout, "health-timeout", envDuration(getenv, "BENCHKITE_HEALTH_TIMEOUT", 60*time.Minute, &envErrs), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT)")
 	fs.StringVar(&c.baseURL, "base-url", getenv("BENCHKITE_BASE_URL"), "use a server that is already up instead of starting one (env BENCHKITE_BASE_URL)")
-	fs.BoolVar(&c.benchOnly, "bench-only", envBool(getenv, "BENCH_ONLY"), "skip accuracy tasks (env BENCH_ONLY)")
-	fs.DurationVar(&c.grace, "grace", envDuration(getenv, "BENCHKITE_GRACE", proc.DefaultGrace), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
+	fs.BoolVar(&c.benchOnly, "bench-only", envBool(getenv, "BENCH_ONLY", &envErrs), "skip accuracy tasks (env BENCH_ONLY)")
+	fs.DurationVar(&c.grace, "grace", envDuration(getenv, "BENCHKITE_GRACE", proc.DefaultGrace, &envErrs), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
 	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
 	c.gates.register(fs, getenv)
 	fs.StringVar(&c.ingestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
@@ -132,7 +161,7 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	// Flags may follow the recipe: `runner run RECIPE --port 9000`.
 	var positional []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return c, err
 		}
 		if fs.NArg() == 0 {
@@ -145,6 +174,9 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 		return c, fmt.Errorf("%w: %s takes one recipe path, got %d", errUsage, name, len(positional))
 	}
 	c.recipePath = positional[0]
+	if len(envErrs) > 0 {
+		return c, fmt.Errorf("%w: %w", errUsage, errors.Join(envErrs...))
+	}
 	if c.port < 1 || c.port > 65535 {
 		return c, fmt.Errorf("%w: --port %d is not a port", errUsage, c.port)
 	}

@@ -48,9 +48,21 @@ type baselineSource interface {
 
 // gater applies a recipe's gates to its summary.
 type gater struct {
-	res     *workloads.Resolved
-	source  func(ctx context.Context) (baselineSource, error)
-	fetched map[string]baseline.Result
+	res    *workloads.Resolved
+	source func(ctx context.Context) (baselineSource, error)
+
+	// The source is built once and every lookup made once, failures
+	// included: a missing token or a refusing API would only fail again,
+	// and each try may run buildkite-agent or call the API.
+	built   bool
+	src     baselineSource
+	srcErr  error
+	fetched map[string]fetched
+}
+
+type fetched struct {
+	res baseline.Result
+	err error
 }
 
 // apiSource builds the Buildkite API baseline source lazily: a recipe
@@ -109,25 +121,25 @@ func (g *gater) apply(ctx context.Context, sum *summary.Summary) []summary.GateR
 // nights fetches, once per recipe and count, the last n passing nightlies.
 func (g *gater) nights(ctx context.Context, recipe string, n int) (baseline.Result, error) {
 	key := recipe + "/" + strconv.Itoa(n)
-	if r, ok := g.fetched[key]; ok {
-		return r, nil
+	if f, ok := g.fetched[key]; ok {
+		return f.res, f.err
 	}
 	if g.source == nil {
 		return baseline.Result{}, fmt.Errorf("%w: no baseline source", baseline.ErrNoBaseline)
 	}
-	src, err := g.source(ctx)
-	if err != nil {
-		return baseline.Result{}, fmt.Errorf("%w: %w", baseline.ErrNoBaseline, err)
+	if !g.built {
+		g.built = true
+		g.src, g.srcErr = g.source(ctx)
 	}
-	r, err := src.Last(ctx, recipe, workloads.StepKey(recipe), n)
-	if err != nil {
-		return r, err
+	if g.srcErr != nil {
+		return baseline.Result{}, fmt.Errorf("%w: %w", baseline.ErrNoBaseline, g.srcErr)
 	}
+	r, err := g.src.Last(ctx, recipe, workloads.StepKey(recipe), n)
 	if g.fetched == nil {
-		g.fetched = map[string]baseline.Result{}
+		g.fetched = map[string]fetched{}
 	}
-	g.fetched[key] = r
-	return r, nil
+	g.fetched[key] = fetched{r, err}
+	return r, err
 }
 
 func pct(delta float64) *float64 { return &delta }

@@ -37,9 +37,9 @@ func runPlan(args []string, io streams, getenv func(string) string, environ []st
 		}
 	}
 	if c.baseURL == "" && len(specs) > 0 && strings.HasSuffix(specs[0].Argv[0], "docker") {
-		name := containerName(res, getenv)
-		specs = append(specs, proc.Spec{Argv: []string{"docker", "stop", "-t", fmt.Sprint(int(c.grace.Seconds())), name}},
-			proc.Spec{Argv: []string{"docker", "rm", "-f", name}})
+		for _, argv := range containerCleanup(containerName(res, getenv), c.grace) {
+			specs = append(specs, proc.Spec{Argv: argv})
+		}
 	}
 	specs = append(specs, publishSpecs(j.dir, res.Recipe.Name, "success|error", nil, !coveredByStep(getenv, j.dir))...)
 	cwd, _ := filepath.Abs(".")
@@ -75,7 +75,9 @@ func writePlan(w io.Writer, specs []proc.Spec, serverEnv []string, dir string, e
 	fmt.Fprintf(w, "\n\n")
 	for i, s := range specs {
 		fmt.Fprintf(w, "%d. %s\n", i+1, proc.FormatArgv(s.Argv))
-		if i == 0 && s.Argv[0] == "vllm" {
+		// Only the server gets the recipe's env; with --base-url there is
+		// no server to start.
+		if len(s.Argv) > 1 && s.Argv[0] == "vllm" && s.Argv[1] == "serve" {
 			for _, e := range proc.MaskEnv(serverEnv) {
 				fmt.Fprintf(w, "     env %s\n", e)
 			}

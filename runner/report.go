@@ -26,7 +26,7 @@ func runReport(ctx context.Context, args []string, io streams, getenv func(strin
 	fs.SetOutput(io.Stderr)
 	dir := fs.String("results", orDefault(getenv("BENCHKITE_RESULTS"), "results"), "directory holding <recipe>/summary.json (env BENCHKITE_RESULTS)")
 	download := fs.Bool("download", inBuildkite(getenv), "download this build's summaries with buildkite-agent first (default: when in a Buildkite job)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -200,7 +200,11 @@ func renderReport(sums []summary.Summary, problems []string, skipped []skippedRe
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")
 		for _, s := range skipped {
-			fmt.Fprintf(&b, "- `%s`: %s\n", mdEscape(s.name), mdEscape(s.reason))
+			fmt.Fprintf(&b, "- `%s`", mdEscape(s.name))
+			if s.reason != "" {
+				fmt.Fprintf(&b, ": %s", mdEscape(s.reason))
+			}
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	}

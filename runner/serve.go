@@ -146,6 +146,13 @@ func (j *job) ready(ctx context.Context) error {
 	return err
 }
 
+// containerCleanup stops the container, giving the server the grace
+// period, and removes it.
+func containerCleanup(name string, grace time.Duration) [][]string {
+	secs := strconv.Itoa(int(grace.Round(time.Second) / time.Second))
+	return [][]string{{"docker", "stop", "-t", secs, name}, {"docker", "rm", "-f", name}}
+}
+
 // teardown stops the server: TERM its process group, wait the grace
 // period, KILL; for docker also stop and remove the container.
 func (j *job) teardown(ctx context.Context) {
@@ -154,8 +161,7 @@ func (j *job) teardown(ctx context.Context) {
 		return
 	}
 	if s.container != "" {
-		grace := strconv.Itoa(int(j.cfg.grace.Round(time.Second) / time.Second))
-		for _, argv := range [][]string{{"docker", "stop", "-t", grace, s.container}, {"docker", "rm", "-f", s.container}} {
+		for _, argv := range containerCleanup(s.container, j.cfg.grace) {
 			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: j.environ, Stdout: io.Discard, Stderr: io.Discard}); err != nil && argv[1] == "rm" {
 				// rm fails when --rm already removed it; only say so.
 				fmt.Fprintf(j.log, "runner: %s: %v\n", strings.Join(argv[:2], " "), err)

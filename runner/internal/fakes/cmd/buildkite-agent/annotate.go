@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// maxAnnotationBody is the agent's client-side limit.
+const maxAnnotationBody = 1024 * 1024
+
+var annotateCommand = command{
+	valueFlags: []string{"context", "style", "priority", "scope", "job", "redacted-vars"},
+	boolFlags:  []string{"append"},
+	readsStdin: func(f flags) bool { return len(f.args) == 0 },
+	run:        annotate,
+}
+
+var annotationRemoveCommand = command{
+	valueFlags: []string{"context", "scope", "job"},
+	run: func(a *agent, f flags, _ string) error {
+		dir := a.getenv(envAnnotations)
+		if dir == "" {
+			return nil
+		}
+		base := filepath.Join(dir, annotationFile(a.context(f)))
+		for _, p := range []string{base + ".md", base + ".style"} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("remove annotation: %w", err)
+			}
+		}
+		return nil
+	},
+}
+
+func (a *agent) context(f flags) string {
+	ctx := f.value("context", a.getenv("BUILDKITE_ANNOTATION_CONTEXT"))
+	if ctx == "" {
+		return "default"
+	}
+	return ctx
+}
+
+// annotate writes the body to FAKE_AGENT_ANNOTATIONS/<context>.md (and the
+// style to <context>.style), replacing or appending like the real API.
+func annotate(a *agent, f flags, stdin string) error {
+	body := stdin
+	if len(f.args) > 0 {
+		body = f.args[0]
+	}
+	style := f.value("style", a.getenv("BUILDKITE_ANNOTATION_STYLE"))
+	ctx := a.context(f)
+	appendBody := f.bools["append"] || a.getenv("BUILDKITE_ANNOTATION_APPEND") == "true"
+	switch {
+	case len(ctx) > 100:
+		return fmt.Errorf("annotation context %q is longer than 100 characters", ctx)
+	case style != "" && !slices.Contains([]string{"success", "info", "warning", "error"}, style):
+		return fmt.Errorf("invalid annotation style %q: must be one of success, info, warning, error", style)
+	case len(body) > maxAnnotationBody:
+		return fmt.Errorf("annotation body size (%d bytes) exceeds maximum (%d bytes)", len(body), maxAnnotationBody)
+	}
+	if p := f.value("priority", ""); p != "" {
+		var n int
+		if _, err := fmt.Sscanf(p, "%d", &n); err != nil || n < 1 || n > 10 {
+			return fmt.Errorf("invalid annotation priority %q: must be 1 to 10", p)
+		}
+	}
+	dir := a.getenv(envAnnotations)
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create annotations dir: %w", err)
+	}
+	base := filepath.Join(dir, annotationFile(ctx))
+	if style != "" {
+		if err := os.WriteFile(base+".style", []byte(style), 0o644); err != nil {
+			return fmt.Errorf("write annotation style: %w", err)
+		}
+	}
+	if body == "" && style != "" {
+		return nil // only the style changes
+	}
+	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appendBody {
+		flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	file, err := os.OpenFile(base+".md", flag, 0o644)
+	if err != nil {
+		return fmt.Errorf("open annotation: %w", err)
+	}
+	if _, err := file.WriteString(body); err != nil {
+		file.Close()
+		return fmt.Errorf("write annotation: %w", err)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("write annotation: %w", err)
+	}
+	fmt.Fprintf(a.stderr, "Successfully annotated build\n")
+	return nil
+}
+
+// annotationFile keeps a context usable as a file name.
+func annotationFile(ctx string) string {
+	return strings.NewReplacer("/", "_", `\`, "_").Replace(ctx)
+}

@@ -1,0 +1,19 @@
+// Command buildkite-agent is a recording stand-in for the Buildkite agent
+// CLI as used inside a job: every invocation is appended to a JSON-lines
+// log, artifacts are copied to a directory, annotations become files,
+// secrets and meta-data come from the environment or a directory. See the
+// fakes package documentation for the FAKE_AGENT_* knobs.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	dir, err := os.Getwd()
+	if err != nil {
+		dir = "."
+	}
+	a := &agent{getenv: os.Getenv, environ: os.Environ(), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, dir: dir}
+	os.Exit(a.run(os.Args[1:]))
+}

@@ -31,7 +31,7 @@ func benchSpec(res *workloads.Resolved, baseURL, dir string, run workloads.Bench
 		"--backend", run.Backend,
 		"--base-url", baseURL,
 	}
-	if run.Backend == "openai-chat" || run.Backend == "vllm-chat" {
+	if run.Backend == "openai-chat" {
 		argv = append(argv, "--endpoint", "/v1/chat/completions")
 	}
 	argv = append(argv,

@@ -107,6 +107,10 @@ func regressions(sums []summary.Summary) int {
 }
 
 func reportStyle(sums []summary.Summary) string {
+	if len(sums) == 0 {
+		// Nothing to show is not a success.
+		return "warning"
+	}
 	style := "success"
 	for _, s := range sums {
 		switch s.Verdict {

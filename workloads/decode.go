@@ -25,7 +25,7 @@ var (
 
 // Backends that `vllm bench serve --backend` accepts and that make sense
 // against a vLLM server.
-var benchBackends = []string{"openai", "openai-chat", "vllm", "vllm-chat"}
+var benchBackends = []string{"openai", "openai-chat", "vllm"}
 
 // Flags the runner sets itself, so a recipe cannot: the bench would measure
 // something other than what the recipe says, or write results elsewhere.

@@ -85,7 +85,7 @@ func TestReportStyle(t *testing.T) {
 		sums []summary.Summary
 		want string
 	}{
-		{nil, "success"},
+		{nil, "warning"},
 		{sum("pass", "pass"), "success"},
 		{sum("pass", "error"), "warning"},
 		{sum("error", "fail", "pass"), "error"},

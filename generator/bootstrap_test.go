@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/benchkite/benchkite/steps/steptest"
+)
+
+// The bootstrap pipeline is uploaded by Buildkite itself; it must be one
+// the real agent accepts, and it must build the runner before the recipe
+// steps that download it are uploaded.
+func TestBootstrapPipelineIsValid(t *testing.T) {
+	t.Parallel()
+	agent := steptest.AgentBinary(t)
+	src, err := os.ReadFile("../.buildkite/pipeline.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := steptest.DryRun(t, agent, src)
+	stepsList, _ := out["steps"].([]any)
+	byKey := map[string]map[string]any{}
+	for _, s := range stepsList {
+		if m, ok := s.(map[string]any); ok {
+			if k, ok := m["key"].(string); ok {
+				byKey[k] = m
+			}
+		}
+	}
+	boot, ok := byKey[bootstrapStepKey]
+	if !ok {
+		t.Fatalf("no step with key %q (recipe steps download the runner from it): %v", bootstrapStepKey, out)
+	}
+	cmd, _ := boot["command"].(string)
+	order := []string{"make runner", "buildkite-agent artifact upload " + runnerArtifact, "go run ./generator", "buildkite-agent pipeline upload"}
+	last := -1
+	for _, want := range order {
+		i := strings.Index(cmd, want)
+		if i < 0 || i < last {
+			t.Errorf("bootstrap command must run %q after the steps before it; command:\n%s", want, cmd)
+		}
+		last = i
+	}
+	if strings.Contains(string(src), "$") {
+		t.Errorf("bootstrap pipeline uses $, which the agent interpolates at upload")
+	}
+}

@@ -61,9 +61,9 @@ func benchSpec(res *workloads.Resolved, baseURL, dir string, run workloads.Bench
 func (j *job) bench(ctx context.Context) error {
 	var errs []error
 	for _, run := range j.res.BenchRuns {
-		if j.serverGone() {
-			errs = append(errs, fmt.Errorf("server exited; %s not run", run.Name))
-			j.sum.Bench = append(j.sum.Bench, summary.BenchRun{Name: run.Name, Config: run.Config, Status: summary.StatusSkipped, Error: "server exited"})
+		if why := j.notServing(ctx, len(errs) > 0); why != "" {
+			errs = append(errs, fmt.Errorf("%s; %s not run", why, run.Name))
+			j.sum.Bench = append(j.sum.Bench, summary.BenchRun{Name: run.Name, Config: run.Config, Status: summary.StatusSkipped, Error: why})
 			continue
 		}
 		br, err := j.benchRun(ctx, run)

@@ -33,8 +33,13 @@ type job struct {
 	dir     string // results/<name>
 	baseURL string
 	server  *server
-	sum     summary.Summary
-	gates   gater
+	// serverExit says why the server ended on its own after it was
+	// ready; empty when it did not.
+	serverExit string
+	// unserving says why a server still running stopped serving.
+	unserving string
+	sum       summary.Summary
+	gates     gater
 }
 
 // runRun is `runner run`.
@@ -122,21 +127,31 @@ func (j *job) run(ctx context.Context) error {
 		j.skip(summary.PhaseReady, "server did not start")
 	}
 	benchOK := true
-	if ok && len(j.res.BenchRuns) > 0 {
-		benchOK = j.phase(ctx, summary.PhaseBench, j.bench)
-	} else if len(j.res.BenchRuns) > 0 {
+	switch {
+	case len(j.res.BenchRuns) == 0:
+	case ctx.Err() != nil:
+		j.skip(summary.PhaseBench, "canceled")
+	case !ok:
 		j.skip(summary.PhaseBench, "server not ready")
+	default:
+		benchOK = j.phase(ctx, summary.PhaseBench, j.bench)
 	}
 	switch {
 	case len(j.res.Tasks) == 0:
 	case j.cfg.benchOnly || r.BenchOnly:
 		j.skip(summary.PhaseLMEval, "bench only")
-	case !ok || j.serverGone():
+	case ctx.Err() != nil:
+		j.skip(summary.PhaseLMEval, "canceled")
+	case !ok:
 		j.skip(summary.PhaseLMEval, "server not serving")
 	default:
+		if why := j.notServing(ctx, !benchOK); why != "" {
+			j.skip(summary.PhaseLMEval, why)
+			fmt.Fprintf(j.log, "runner: lm_eval skipped: %s\n", why)
+			break
+		}
 		j.phase(ctx, summary.PhaseLMEval, j.lmeval)
 	}
-	_ = benchOK
 
 	// Cleanup runs on its own clock: a cancelled ctx must not stop it.
 	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -198,8 +213,24 @@ func phaseTitle(name string) string {
 	return name
 }
 
+// notServing says why the server can take no more work, or "" when it
+// can. After a failure it asks the server: one dying under load may not
+// have exited yet, and work sent to it would only fail again, slowly.
+// A server found not serving is not asked again.
+func (j *job) notServing(ctx context.Context, afterFailure bool) string {
+	if j.unserving == "" && afterFailure && !j.serverGone() {
+		if err := j.stillServing(ctx); err != nil && !j.serverGone() {
+			j.unserving = "server not serving: " + err.Error()
+		}
+	}
+	if j.serverGone() {
+		return "server exited"
+	}
+	return j.unserving
+}
+
 func (j *job) serverGone() bool {
-	if j.server == nil {
+	if j.server == nil || j.server.proc == nil {
 		return false
 	}
 	select {
@@ -242,6 +273,9 @@ func (j *job) finish(ctx context.Context) error {
 		if g.Verdict == summary.VerdictFail {
 			failed = append(failed, "gate failed: "+g.Message)
 		}
+	}
+	if len(failed) > 0 && j.serverExit != "" {
+		failed = append(failed, "server exited during the run: "+j.serverExit)
 	}
 	if len(failed) == 0 {
 		fmt.Fprintf(j.log, "+++ :white_check_mark: %s passed\n", j.res.Recipe.Name)

@@ -37,9 +37,9 @@ func lmevalSpec(res *workloads.Resolved, baseURL, dir string, t workloads.Resolv
 func (j *job) lmeval(ctx context.Context) error {
 	var errs []error
 	for _, t := range j.res.Tasks {
-		if j.serverGone() {
-			errs = append(errs, fmt.Errorf("server exited; %s not run", t.Name))
-			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: t.Name, NumFewshot: t.NumFewshot, Status: summary.StatusSkipped, Error: "server exited"})
+		if why := j.notServing(ctx, len(errs) > 0); why != "" {
+			errs = append(errs, fmt.Errorf("%s; %s not run", why, t.Name))
+			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: t.Name, NumFewshot: t.NumFewshot, Status: summary.StatusSkipped, Error: why})
 			continue
 		}
 		tr, err := j.lmevalTask(ctx, t)

@@ -14,6 +14,7 @@ import (
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/ready"
+	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
 
@@ -146,6 +147,44 @@ func (j *job) ready(ctx context.Context) error {
 	return err
 }
 
+// servingCheckTimeout bounds stillServing: a server that answers at all
+// answers at once once the bench load is gone.
+const servingCheckTimeout = 5 * time.Second
+
+// stillServing asks whether the server still serves the model, failing at
+// once when its process has ended.
+func (j *job) stillServing(ctx context.Context) error {
+	opts := ready.Options{
+		BaseURL:  j.baseURL,
+		Model:    j.res.ServedModel(),
+		Interval: 200 * time.Millisecond,
+		Timeout:  servingCheckTimeout,
+	}
+	if j.server != nil && j.server.proc != nil {
+		opts.Exited = j.server.done()
+		opts.ExitErr = j.server.proc.Wait
+	}
+	return ready.Wait(ctx, opts)
+}
+
+// noteServerExit records and shows why a server that was ready ended on
+// its own: a bench or lm_eval failure alone does not show the server's
+// last words, and they hold the cause.
+func (j *job) noteServerExit() {
+	why := "exited with code 0"
+	if err := j.server.proc.Wait(); err != nil {
+		why = err.Error()
+	}
+	if p := j.sum.Phase(summary.PhaseReady); p == nil || p.Status != summary.StatusOK {
+		return // ready failed on the exit and showed the log already
+	}
+	j.serverExit = why
+	fmt.Fprintf(j.log, "+++ :warning: the server exited during the run (%s); last %d lines of its log\n", why, serverLogTail)
+	for _, line := range j.server.tail.Lines() {
+		fmt.Fprintln(j.log, line)
+	}
+}
+
 // containerCleanup stops the container, giving the server the grace
 // period, and removes it.
 func containerCleanup(name string, grace time.Duration) [][]string {
@@ -160,6 +199,10 @@ func (j *job) teardown(ctx context.Context) {
 	if s == nil {
 		return
 	}
+	gone := j.serverGone()
+	if gone {
+		j.noteServerExit()
+	}
 	if s.container != "" {
 		for _, argv := range containerCleanup(s.container, j.cfg.grace) {
 			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: j.environ, Stdout: io.Discard, Stderr: io.Discard}); err != nil && argv[1] == "rm" {
@@ -171,6 +214,9 @@ func (j *job) teardown(ctx context.Context) {
 	if s.proc != nil {
 		if err := s.proc.Stop(ctx); err != nil {
 			fmt.Fprintf(j.log, "runner: stop server: %v\n", err)
+		} else if err := s.proc.Wait(); err != nil && !gone {
+			// Say so when SIGTERM was not enough.
+			fmt.Fprintf(j.log, "runner: server stopped: %v\n", err)
 		}
 	}
 	s.prefix.Close()

@@ -25,11 +25,18 @@ func verdictMark(v string) string {
 	return "💥"
 }
 
-func annotationStyle(v string) string {
-	if v == summary.VerdictPass {
-		return "success"
+// annotationStyle: a pass whose gates lacked a baseline is a warning, so
+// a missing comparison is not painted green.
+func annotationStyle(s summary.Summary) string {
+	if s.Verdict != summary.VerdictPass {
+		return "error"
 	}
-	return "error"
+	for _, g := range s.Gates {
+		if g.Verdict == summary.VerdictNoBaseline {
+			return "warning"
+		}
+	}
+	return "success"
 }
 
 // mdEscape keeps text from results (error messages, names) from breaking

@@ -233,14 +233,21 @@ func TestRenderAnnotationSize(t *testing.T) {
 
 func TestAnnotationStyle(t *testing.T) {
 	t.Parallel()
-	for verdict, want := range map[string]string{
-		summary.VerdictPass:  "success",
-		summary.VerdictFail:  "error",
-		summary.VerdictError: "error",
-		"":                   "error",
-	} {
-		if got := annotationStyle(verdict); got != want {
-			t.Errorf("annotationStyle(%q) = %q, want %q", verdict, got, want)
+	noBaseline := []summary.GateResult{{Verdict: summary.VerdictPass}, {Verdict: summary.VerdictNoBaseline}}
+	tests := []struct {
+		verdict string
+		gates   []summary.GateResult
+		want    string
+	}{
+		{summary.VerdictPass, nil, "success"},
+		{summary.VerdictPass, noBaseline, "warning"},
+		{summary.VerdictFail, noBaseline, "error"},
+		{summary.VerdictError, nil, "error"},
+		{"", nil, "error"},
+	}
+	for _, tt := range tests {
+		if got := annotationStyle(summary.Summary{Verdict: tt.verdict, Gates: tt.gates}); got != tt.want {
+			t.Errorf("annotationStyle(verdict %q, %d gates) = %q, want %q", tt.verdict, len(tt.gates), got, tt.want)
 		}
 	}
 }

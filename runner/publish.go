@@ -64,7 +64,7 @@ func (j *job) publish(ctx context.Context) error {
 		fmt.Fprintf(j.log, "runner: the step's artifact_paths upload %s\n", artifactGlob(j.dir))
 	}
 	var errs []error
-	for _, spec := range publishSpecs(j.dir, j.res.Recipe.Name, annotationStyle(j.sum.Verdict), j.environ, upload) {
+	for _, spec := range publishSpecs(j.dir, j.res.Recipe.Name, annotationStyle(j.sum), j.environ, upload) {
 		spec.Stdout, spec.Stderr = j.log, j.log
 		if spec.Argv[1] == "annotate" {
 			spec.Stdin = strings.NewReader(body)

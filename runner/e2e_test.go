@@ -396,7 +396,7 @@ func TestE2ESIGTERMDuringBench(t *testing.T) {
 			}
 			// A bound only; BenchmarkFakeRun measures the time.
 			o := r.waitWithin(30 * time.Second)
-			checkCode(t, o, 130)
+			checkCode(t, o, 143) // 128 + SIGTERM
 
 			s := e.summary()
 			checkPhases(t, s, map[string]string{"serve": "ok", "ready": "ok", "bench": "canceled", "lm_eval": "skipped", "gate": "skipped"})

@@ -285,7 +285,12 @@ func (j *job) finish(ctx context.Context) error {
 	for _, f := range failed {
 		fmt.Fprintf(j.log, "  %s\n", f)
 	}
-	if errors.Is(ctx.Err(), context.Canceled) {
+	// A run stopped by a signal exits as shells report it: 128 + signal.
+	var sig signalError
+	if errors.As(context.Cause(ctx), &sig) {
+		return exitCode(128 + int(sig.sig))
+	}
+	if ctx.Err() != nil {
 		return exitCode(130)
 	}
 	return exitCode(1)

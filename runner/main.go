@@ -10,11 +10,23 @@ import (
 	"syscall"
 )
 
+// signalError is the cancel cause of a run stopped by a signal.
+type signalError struct{ sig syscall.Signal }
+
+func (e signalError) Error() string { return "received " + e.sig.String() }
+
 func main() {
-	// Buildkite cancels a job with SIGTERM; the context carries it to every
-	// phase, and cleanup runs on a context of its own.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Buildkite cancels a job with SIGTERM; the context carries it, as the
+	// cause, to every phase, and cleanup runs on a context of its own.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if sig, ok := <-sigs; ok {
+			cancel(signalError{sig.(syscall.Signal)})
+		}
+	}()
 	code := run(ctx, os.Args[1:], streams{Stdout: os.Stdout, Stderr: os.Stderr}, os.Getenv, os.Environ())
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
 }

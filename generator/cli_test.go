@@ -5,11 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/steps/steptest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -28,40 +27,10 @@ func runGenerator(t *testing.T, env map[string]string, args ...string) result {
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// moduleRoot is the nearest directory at or above the package directory
-// holding go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		} else if !errors.Is(err, os.ErrNotExist) {
-			t.Fatal(err)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-}
-
-// sharedDir returns rel inside ../shared beside the module root. CI has it;
-// elsewhere its absence skips the test, loudly.
+// sharedDir returns rel inside ../shared beside the module root.
 func sharedDir(t *testing.T, rel string) string {
 	t.Helper()
-	dir := filepath.Join(moduleRoot(t), "..", "shared", filepath.FromSlash(rel))
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing, and CI must have it: %v", dir, err)
-		}
-		t.Skipf("SKIPPED: %s is not available here (%v); it sits in ../shared beside the repository", dir, err)
-	}
-	return dir
+	return steptest.SharedDir(t, rel)
 }
 
 // Bad input fails with a message on stderr, a non-zero exit, and nothing on

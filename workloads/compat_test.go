@@ -7,36 +7,14 @@ import (
 	"testing"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/steps/steptest"
 	"github.com/google/go-cmp/cmp"
 )
 
-// perfEvalDir returns the perf-eval reference recipes, kept in ../shared
-// next to the repository root. CI must have them; elsewhere the tests that
-// need them are skipped.
+// perfEvalDir returns the perf-eval reference recipes in ../shared.
 func perfEvalDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("Getwd() error = %v", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	ref := filepath.Join(dir, "..", "shared", "reference", "perf-eval")
-	if _, err := os.Stat(ref); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("perf-eval reference recipes missing in CI: %v", err)
-		}
-		t.Skipf("SKIPPING: perf-eval reference recipes not available (%v); they sit in ../shared next to the repository", err)
-	}
-	return ref
+	return steptest.SharedDir(t, "reference/perf-eval")
 }
 
 // loadReference loads one reference recipe directory and fails on any error,

@@ -43,3 +43,19 @@ func missing(t testing.TB, format string, args ...any) {
 	}
 	t.Skipf("SKIPPED: %s", msg)
 }
+
+// SharedDir returns rel inside ../shared beside the module root, where the
+// reference material lives. CI must have it: there its absence fails the
+// test; elsewhere it skips, loudly.
+func SharedDir(t testing.TB, rel string) string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "..", "shared", filepath.FromSlash(rel))
+	if _, err := os.Stat(dir); err != nil {
+		missing(t, "%s is not available (%v); it sits in ../shared beside the repository", dir, err)
+	}
+	return dir
+}

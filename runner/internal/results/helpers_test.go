@@ -7,37 +7,16 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/benchkite/benchkite/steps/steptest"
 	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
-// examplesDir returns the shared reference examples, found next to the
-// repository root. CI must have them; elsewhere the test is skipped.
+// examplesDir returns the reference example files in ../shared.
 func examplesDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("Getwd() error = %v", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	examples := filepath.Join(dir, "..", "shared", "reference", "examples")
-	if _, err := os.Stat(examples); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("reference examples missing in CI: %v", err)
-		}
-		t.Skipf("reference examples not available (%v); they sit in ../shared next to the repository", err)
-	}
-	return examples
+	return steptest.SharedDir(t, "reference/examples")
 }
 
 func readFile(t *testing.T, path string) []byte {

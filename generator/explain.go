@@ -108,6 +108,7 @@ type explanation struct {
 	ServeArgv   []string         `json:"serve_argv"`
 	ServeEnv    []envExplanation `json:"serve_env"`
 	BenchRuns   []benchRunExpl   `json:"bench_runs"`
+	BenchGates  []string         `json:"bench_gates,omitempty"`
 	Tasks       []taskExpl       `json:"lm_eval_tasks"`
 }
 
@@ -166,6 +167,9 @@ func newExplanation(res *workloads.Resolved, getenv func(string) string) explana
 		ex.BenchRuns = append(ex.BenchRuns, benchRunExpl{Name: b.Name, Backend: b.Backend, InputLen: b.InputLen, OutputLen: b.OutputLen,
 			NumPrompts: b.NumPrompts, Concurrency: b.Concurrency, Repetitions: b.Repetitions, Args: append([]string{}, b.Args...)})
 	}
+	if r.Bench != nil {
+		ex.BenchGates = benchGates(r.Bench)
+	}
 	for _, t := range res.Tasks {
 		te := taskExpl{Name: t.Name, NumFewshot: t.NumFewshot, ModelArgs: modelArgsString(t.ModelArgs)}
 		for _, e := range t.Expect {
@@ -174,6 +178,40 @@ func newExplanation(res *workloads.Resolved, getenv func(string) string) explana
 		ex.Tasks = append(ex.Tasks, te)
 	}
 	return ex
+}
+
+// benchGates describes the assertions and regression policies of every
+// bench config, as a reviewer reads them.
+func benchGates(b *workloads.Bench) []string {
+	var out []string
+	for _, c := range b.Configs {
+		for _, a := range c.Assertions {
+			var bounds []string
+			if a.Min != nil {
+				bounds = append(bounds, fmt.Sprintf(">= %g", *a.Min))
+			}
+			if a.Max != nil {
+				bounds = append(bounds, fmt.Sprintf("<= %g", *a.Max))
+			}
+			out = append(out, fmt.Sprintf("%s: %s %s", c.Name, a.Metric, strings.Join(bounds, " and ")))
+		}
+		policy := c.Regression
+		if policy == nil {
+			policy = b.Regression
+		}
+		if policy == nil {
+			continue
+		}
+		for _, m := range policy.Metrics {
+			dir := "higher"
+			if !m.HigherIsBetter {
+				dir = "lower"
+			}
+			out = append(out, fmt.Sprintf("%s: %s at most %g%% worse than the median of the last %d nights (%s is better; up to %d missing)",
+				c.Name, m.Metric, m.MaxDropPct, policy.Nights, dir, policy.MaxMissing))
+		}
+	}
+	return out
 }
 
 func timeoutOf(r *workloads.Recipe) int {
@@ -197,10 +235,10 @@ func describeExpectation(e workloads.Expectation) string {
 		parts = append(parts, fmt.Sprintf(">= %g", *e.Min))
 	}
 	if e.Baseline != nil {
-		parts = append(parts, fmt.Sprintf("within %g of %g", e.Tolerance, *e.Baseline))
+		parts = append(parts, fmt.Sprintf(">= %g (baseline %g - %g)", *e.Baseline-e.Tolerance, *e.Baseline, e.Tolerance))
 	}
 	if e.BaselineFrom != "" {
-		parts = append(parts, fmt.Sprintf("within %g of the latest passing nightly of %s", e.Tolerance, e.BaselineFrom))
+		parts = append(parts, fmt.Sprintf(">= the latest passing nightly of %s - %g", e.BaselineFrom, e.Tolerance))
 	}
 	return e.Metric + " " + strings.Join(parts, " and ")
 }
@@ -262,6 +300,9 @@ func (ex explanation) writeText(w io.Writer) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		for _, g := range ex.BenchGates {
+			fmt.Fprintf(w, "  gate  %s\n", g)
 		}
 	}
 	if len(ex.Tasks) > 0 {

@@ -33,7 +33,7 @@ var explainCases = []struct {
 			"speculative  eagle3, drafter Inferact/MiniMax-M3-EAGLE3, 3 tokens",
 			"  vllm serve MiniMaxAI/MiniMax-M3-MXFP8 --port 8000 --tensor-parallel-size 8 --block-size 128 ",
 			"  VLLM_USE_BREAKABLE_CUDAGRAPH=0\n",
-			"within 0.015 of the latest passing nightly of minimax_m3-nospec-mi355x",
+			">= the latest passing nightly of minimax_m3-nospec-mi355x - 0.015",
 		},
 	},
 	{

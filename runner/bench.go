@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,23 +58,16 @@ func benchSpec(res *workloads.Resolved, baseURL, dir string, run workloads.Bench
 // bench runs every expanded run, repetitions in order. A failed run does
 // not stop the others unless the server has gone.
 func (j *job) bench(ctx context.Context) error {
-	var errs []error
-	for _, run := range j.res.BenchRuns {
-		if why := j.notServing(ctx, len(errs) > 0); why != "" {
-			errs = append(errs, fmt.Errorf("%s; %s not run", why, run.Name))
+	return whileServing(ctx, j, j.res.BenchRuns,
+		func(run workloads.BenchRun) string { return run.Name },
+		func(run workloads.BenchRun) error {
+			br, err := j.benchRun(ctx, run)
+			j.sum.Bench = append(j.sum.Bench, br)
+			return err
+		},
+		func(run workloads.BenchRun, why string) {
 			j.sum.Bench = append(j.sum.Bench, summary.BenchRun{Name: run.Name, Config: run.Config, Status: summary.StatusSkipped, Error: why})
-			continue
-		}
-		br, err := j.benchRun(ctx, run)
-		j.sum.Bench = append(j.sum.Bench, br)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", run.Name, err))
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return errors.Join(errs...)
+		})
 }
 
 func (j *job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.BenchRun, error) {

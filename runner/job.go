@@ -296,6 +296,27 @@ func (j *job) finish(ctx context.Context) error {
 	return exitCode(1)
 }
 
+// whileServing does every item in order: a failed one does not stop the
+// next, but once the server has stopped serving the rest are skipped with
+// the reason, and a cancel ends the loop. Errors are joined, each named.
+func whileServing[T any](ctx context.Context, j *job, items []T, name func(T) string, do func(T) error, skip func(T, string)) error {
+	var errs []error
+	for _, item := range items {
+		if why := j.notServing(ctx, len(errs) > 0); why != "" {
+			errs = append(errs, fmt.Errorf("%s; %s not run", why, name(item)))
+			skip(item, why)
+			continue
+		}
+		if err := do(item); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name(item), err))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line

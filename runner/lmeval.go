@@ -35,23 +35,16 @@ func lmevalSpec(res *workloads.Resolved, baseURL, dir string, t workloads.Resolv
 
 // lmeval runs every task; one failing does not stop the next.
 func (j *job) lmeval(ctx context.Context) error {
-	var errs []error
-	for _, t := range j.res.Tasks {
-		if why := j.notServing(ctx, len(errs) > 0); why != "" {
-			errs = append(errs, fmt.Errorf("%s; %s not run", why, t.Name))
+	return whileServing(ctx, j, j.res.Tasks,
+		func(t workloads.ResolvedTask) string { return t.Name },
+		func(t workloads.ResolvedTask) error {
+			tr, err := j.lmevalTask(ctx, t)
+			j.sum.Accuracy = append(j.sum.Accuracy, tr)
+			return err
+		},
+		func(t workloads.ResolvedTask, why string) {
 			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: t.Name, NumFewshot: t.NumFewshot, Status: summary.StatusSkipped, Error: why})
-			continue
-		}
-		tr, err := j.lmevalTask(ctx, t)
-		j.sum.Accuracy = append(j.sum.Accuracy, tr)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t.Name, err))
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return errors.Join(errs...)
+		})
 }
 
 func (j *job) lmevalTask(ctx context.Context, t workloads.ResolvedTask) (summary.TaskResult, error) {

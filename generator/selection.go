@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -180,7 +179,7 @@ func selectExplicit(sel *Selection, cat *workloads.Catalog, list string) error {
 	var missing []string
 	var candidates []string
 	for _, r := range cat.Recipes {
-		candidates = append(candidates, r.Name, strings.TrimSuffix(path.Base(r.Path), ".yaml"))
+		candidates = append(candidates, r.Name)
 	}
 	for _, want := range splitList(list) {
 		found := false

@@ -169,7 +169,7 @@ func TestSelect(t *testing.T) {
 		{
 			name:    "an unknown entry is an error with close matches",
 			env:     BuildEnv{Workloads: "alpha-h200,alpha-h100,zzzzzzzzzzzzzzzzzzzz"},
-			wantErr: "WORKLOADS names no recipe: alpha-h100 (close: alpha-h200, alpha_h200, gamma-b200); zzzzzzzzzzzzzzzzzzzz",
+			wantErr: "WORKLOADS names no recipe: alpha-h100 (close: alpha-h200, gamma-b200); zzzzzzzzzzzzzzzzzzzz",
 		},
 		{
 			name:    "WORKLOADS of separators only is an error",

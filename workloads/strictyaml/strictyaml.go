@@ -234,32 +234,7 @@ type Field struct {
 // errors, each known key is handed to its decoder in document order. It
 // returns false when n is not a mapping. what names the mapping in messages.
 func (d *Decoder) Fields(n *yaml.Node, what string, fields []Field) bool {
-	n = d.Resolve(n)
-	if n == nil {
-		return false
-	}
-	if n.Kind != yaml.MappingNode {
-		d.Errorf(n, "%s must be a mapping, got %s", what, Describe(n))
-		return false
-	}
-	var seen keySet
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := d.Resolve(n.Content[i]), n.Content[i+1]
-		if k == nil {
-			return false
-		}
-		if k.Kind != yaml.ScalarNode {
-			d.Errorf(k, "%s keys must be plain strings", what)
-			continue
-		}
-		if k.Tag == "!!merge" || k.Value == "<<" {
-			d.Errorf(k, "merge keys (<<) are not supported in %s; write the fields out", what)
-			continue
-		}
-		if prev := seen.add(k); prev != nil {
-			d.Errorf(k, "duplicate key %q in %s (first at line %d)", k.Value, what, prev.Line)
-			continue
-		}
+	return d.Pairs(n, what, func(k, v *yaml.Node) {
 		f, ok := findField(fields, k.Value)
 		if !ok {
 			names := make([]string, len(fields))
@@ -273,17 +248,12 @@ func (d *Decoder) Fields(n *yaml.Node, what string, fields []Field) bool {
 				msg += fmt.Sprintf(" (known: %s)", strings.Join(names, ", "))
 			}
 			d.Errorf(k, "%s", msg)
-			continue
-		}
-		rv := d.Resolve(v)
-		if rv == nil {
-			return false
+			return
 		}
 		if f.Decode != nil {
-			f.Decode(k, rv)
+			f.Decode(k, v)
 		}
-	}
-	return true
+	})
 }
 
 func findField(fields []Field, name string) (Field, bool) {
@@ -329,8 +299,9 @@ func (s *keySet) add(k *yaml.Node) *yaml.Node {
 	return nil
 }
 
-// Pairs walks an open mapping (keys are data, not fields), rejecting
-// duplicates and non-scalar keys.
+// Pairs walks a mapping, aliases resolved, rejecting duplicate, merge and
+// non-scalar keys. Fields builds on it; open mappings (keys are data, such
+// as env) use it directly.
 func (d *Decoder) Pairs(n *yaml.Node, what string, each func(key, val *yaml.Node)) bool {
 	n = d.Resolve(n)
 	if n == nil {
@@ -346,8 +317,12 @@ func (d *Decoder) Pairs(n *yaml.Node, what string, each func(key, val *yaml.Node
 		if k == nil {
 			return false
 		}
-		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+		if k.Kind != yaml.ScalarNode {
 			d.Errorf(k, "%s keys must be plain strings", what)
+			continue
+		}
+		if k.Tag == "!!merge" || k.Value == "<<" {
+			d.Errorf(k, "merge keys (<<) are not supported in %s; write the fields out", what)
 			continue
 		}
 		if prev := seen.add(k); prev != nil {

@@ -4,7 +4,8 @@ import (
 	"context"
 	"io"
 	"slices"
-	"strings"
+
+	"github.com/benchkite/benchkite/steps/shell"
 )
 
 // Spec describes one command to run.
@@ -74,30 +75,4 @@ type Process interface {
 // FormatArgv renders argv for a log line, quoting words the way a POSIX
 // shell would need them. It is for display only: commands are never run
 // through a shell.
-func FormatArgv(argv []string) string {
-	words := make([]string, len(argv))
-	for i, a := range argv {
-		words[i] = quoteWord(a)
-	}
-	return strings.Join(words, " ")
-}
-
-func quoteWord(s string) string {
-	if s == "" {
-		return "''"
-	}
-	if strings.IndexFunc(s, needsQuote) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func needsQuote(r rune) bool {
-	switch {
-	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		return false
-	case strings.ContainsRune("@%+=:,./-_", r):
-		return false
-	}
-	return true
-}
+func FormatArgv(argv []string) string { return shell.Join(argv) }

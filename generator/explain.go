@@ -195,10 +195,7 @@ func benchGates(b *workloads.Bench) []string {
 			}
 			out = append(out, fmt.Sprintf("%s: %s %s", c.Name, a.Metric, strings.Join(bounds, " and ")))
 		}
-		policy := c.Regression
-		if policy == nil {
-			policy = b.Regression
-		}
+		policy := b.RegressionFor(&c)
 		if policy == nil {
 			continue
 		}

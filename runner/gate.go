@@ -314,10 +314,7 @@ func (g *gater) regressions(ctx context.Context, sum *summary.Summary) []summary
 		if c == nil {
 			continue
 		}
-		policy := c.Regression
-		if policy == nil && g.res.Recipe.Bench != nil {
-			policy = g.res.Recipe.Bench.Regression
-		}
+		policy := g.res.Recipe.Bench.RegressionFor(c)
 		if policy == nil {
 			continue
 		}

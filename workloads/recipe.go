@@ -159,3 +159,12 @@ type BFCL struct {
 	MaximumStepLimit int
 	MaxTestCases     map[string]int
 }
+
+// RegressionFor is the regression policy of config c: its own, else the
+// bench-wide one, else nil.
+func (b *Bench) RegressionFor(c *BenchConfig) *Regression {
+	if c.Regression != nil {
+		return c.Regression
+	}
+	return b.Regression
+}

@@ -4,7 +4,7 @@ GO        ?= go
 AGENT_SRC := steps/testdata/buildkite-agent
 AGENT_BIN := bin/buildkite-agent
 
-.PHONY: all pipeline lint explain test vet fmt-check race agent runner generator bench clean
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean
 
 all: generator runner
 
@@ -39,6 +39,12 @@ vet:
 
 test: agent fmt-check vet
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 ./...
+
+# Rewrite the golden files (generated JSON, annotations, plans, SVGs) after
+# an intended change; review the diff before committing.
+GOLDEN_PKGS := ./generator ./runner ./runner/internal/results ./runner/internal/summary ./runner/internal/trend ./steps
+golden: agent
+	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 $(GOLDEN_PKGS) -update
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

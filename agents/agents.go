@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/benchkite/benchkite/workloads/strictyaml"
+	"github.com/benchkite/benchkite/internal/strictyaml"
 	"gopkg.in/yaml.v3"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/benchkite/benchkite/workloads/strictyaml"
+	"github.com/benchkite/benchkite/internal/strictyaml"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchkite/benchkite/steps/steptest"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // result is what one run of the command left behind.
@@ -30,7 +31,7 @@ func runGenerator(t *testing.T, env map[string]string, args ...string) result {
 // sharedDir returns rel inside ../shared beside the module root.
 func sharedDir(t *testing.T, rel string) string {
 	t.Helper()
-	return steptest.SharedDir(t, rel)
+	return testutil.SharedDir(t, rel)
 }
 
 // Bad input fails with a message on stderr, a non-zero exit, and nothing on

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/benchkite/benchkite/steps/shell"
+	"github.com/benchkite/benchkite/internal/shell"
 	"github.com/benchkite/benchkite/workloads"
 )
 

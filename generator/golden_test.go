@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/steps/steptest"
-	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // scenario is one build the generator is asked about.
 type scenario struct {
@@ -96,19 +93,7 @@ func TestPipelineGolden(t *testing.T) {
 
 func checkGolden(t *testing.T, file string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got); run go test -update if the change is intended:\n%s", file, diff)
-	}
+	testutil.Golden(t, file, got)
 }
 
 // unescapeDollars reads "$$" as "$" in every string, as the agent's

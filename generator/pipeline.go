@@ -8,7 +8,7 @@ import (
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/steps"
-	"github.com/benchkite/benchkite/steps/shell"
+	"github.com/benchkite/benchkite/internal/shell"
 	"github.com/benchkite/benchkite/workloads"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/workloads"
-	"github.com/benchkite/benchkite/workloads/strictyaml"
+	"github.com/benchkite/benchkite/internal/strictyaml"
 )
 
 // Mode is why a build runs what it runs.

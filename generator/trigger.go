@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/benchkite/benchkite/runner/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/workloads"
 )
 

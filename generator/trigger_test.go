@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchkite/benchkite/runner/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )

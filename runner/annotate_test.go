@@ -2,20 +2,17 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	"github.com/benchkite/benchkite/runner/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 const sweepRecipe = "testdata/recipes/sweep_mi300x.yaml"
 

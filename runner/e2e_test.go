@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchkite/benchkite/runner/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/fakes/openai"
 	"github.com/benchkite/benchkite/runner/internal/results"

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/benchkite/benchkite/runner/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/proc/proctest"
 	"github.com/benchkite/benchkite/runner/internal/summary"

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
-	"github.com/google/go-cmp/cmp"
 )
 
 // Shipped recipes the tests run against, relative to this package.
@@ -59,23 +59,7 @@ func environOf(env map[string]string) []string {
 // with -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; diff (-got +want):\n%s", path, cmp.Diff(string(got), string(want)))
-	}
+	testutil.Golden(t, filepath.Join("testdata", name), got)
 }
 
 func ptr[T any](v T) *T { return &v }

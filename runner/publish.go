@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/benchkite/benchkite/runner/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"

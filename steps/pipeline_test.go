@@ -3,18 +3,16 @@ package steps_test
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/steps"
 	"github.com/benchkite/benchkite/steps/steptest"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func ptr[T any](v T) *T { return &v }
 
@@ -161,9 +159,9 @@ func TestMarshalGolden(t *testing.T) {
 			}
 			uploadFile := filepath.Join("testdata", name+".upload.json")
 			if bytes.Equal(upload, got) {
-				if _, err := os.Stat(uploadFile); err == nil && !*update {
+				if _, err := os.Stat(uploadFile); err == nil && !testutil.Updating() {
 					t.Errorf("%s exists but MarshalForUpload equals Marshal; run go test -update", uploadFile)
-				} else if *update {
+				} else if testutil.Updating() {
 					os.Remove(uploadFile)
 				}
 				return
@@ -185,19 +183,7 @@ func TestNoStaleGoldenFiles(t *testing.T) {
 
 func checkGolden(t *testing.T, file string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(got), string(want)); diff != "" {
-		t.Errorf("%s: diff (-got +want):\n%s", file, diff)
-	}
+	testutil.Golden(t, file, got)
 }
 
 // goldenFiles returns every golden pipeline in testdata, by file name.

@@ -6,15 +6,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchkite/benchkite/agents"
-	"github.com/benchkite/benchkite/steps/steptest"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // perfEvalDir returns the perf-eval reference recipes in ../shared.
 func perfEvalDir(t *testing.T) string {
 	t.Helper()
-	return steptest.SharedDir(t, "reference/perf-eval")
+	return testutil.SharedDir(t, "reference/perf-eval")
 }
 
 // loadReference loads one reference recipe directory and fails on any error,

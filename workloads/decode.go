@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchkite/benchkite/workloads/strictyaml"
+	"github.com/benchkite/benchkite/internal/strictyaml"
 	"gopkg.in/yaml.v3"
 )
 

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/benchkite/benchkite/agents"
-	"github.com/benchkite/benchkite/workloads/strictyaml"
+	"github.com/benchkite/benchkite/internal/strictyaml"
 	"gopkg.in/yaml.v3"
 )
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // AgentBinary returns the path of a real buildkite-agent: $BUILDKITE_AGENT_BIN
@@ -21,7 +23,7 @@ func AgentBinary(t testing.TB) string {
 	t.Helper()
 	path := os.Getenv("BUILDKITE_AGENT_BIN")
 	if path == "" {
-		root, err := moduleRoot()
+		root, err := testutil.FindModuleRoot()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +32,7 @@ func AgentBinary(t testing.TB) string {
 	info, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		missing(t, "no buildkite-agent at %s: run `make agent` or set BUILDKITE_AGENT_BIN", path)
+		testutil.Missing(t, "no buildkite-agent at %s: run `make agent` or set BUILDKITE_AGENT_BIN", path)
 	case err != nil:
 		t.Fatalf("finding buildkite-agent: %v", err)
 	case info.IsDir() || info.Mode()&0o111 == 0:

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // schemaPath is where the shared reference material keeps Buildkite's
@@ -25,7 +27,7 @@ var schema struct {
 // loadSchema compiles the schema once for the whole test binary.
 func loadSchema() (*jsonschema.Schema, string, error) {
 	schema.once.Do(func() {
-		root, err := moduleRoot()
+		root, err := testutil.FindModuleRoot()
 		if err != nil {
 			schema.err = err
 			return
@@ -65,7 +67,7 @@ func AssertSchemaValid(t testing.TB, pipelineJSON []byte) {
 		t.Fatalf("loading pipeline schema %s: %v", path, err)
 	}
 	if sch == nil {
-		missing(t, "no pipeline schema at %s", path)
+		testutil.Missing(t, "no pipeline schema at %s", path)
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(pipelineJSON))
 	if err != nil {

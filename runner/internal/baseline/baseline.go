@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/benchkite/benchkite/runner/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi"
 )
 
 // ErrNoBaseline means no baseline could be had: no API token, the API

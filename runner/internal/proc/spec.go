@@ -5,7 +5,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/benchkite/benchkite/steps/shell"
+	"github.com/benchkite/benchkite/internal/shell"
 )
 
 // Spec describes one command to run.

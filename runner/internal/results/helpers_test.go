@@ -1,22 +1,17 @@
 package results_test
 
 import (
-	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/benchkite/benchkite/steps/steptest"
-	"github.com/google/go-cmp/cmp"
+	"github.com/benchkite/benchkite/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // examplesDir returns the reference example files in ../shared.
 func examplesDir(t *testing.T) string {
 	t.Helper()
-	return steptest.SharedDir(t, "reference/examples")
+	return testutil.SharedDir(t, "reference/examples")
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -31,17 +26,7 @@ func readFile(t *testing.T, path string) []byte {
 // checkGolden compares got with testdata/name, rewriting it under -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatalf("WriteFile(%q) error = %v", path, err)
-		}
-		return
-	}
-	want := readFile(t, path)
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s mismatch; run go test -update to accept (-got +want):\n%s", path, cmp.Diff(string(got), string(want)))
-	}
+	testutil.Golden(t, filepath.Join("testdata", name), got)
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -3,7 +3,6 @@ package summary_test
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,11 +12,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/results"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 var cest = time.FixedZone("CEST", 2*60*60)
 
@@ -140,19 +138,7 @@ func TestEncodeGolden(t *testing.T) {
 	t.Parallel()
 	got := encode(t, fullSummary(t))
 	path := filepath.Join("testdata", "summary.golden.json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("ReadFile(%q) error = %v", path, err)
-	}
-	if diff := cmp.Diff(string(got), string(want)); diff != "" {
-		t.Errorf("Encode() mismatch with %s; run go test -update to accept (-got +want):\n%s", path, diff)
-	}
+	testutil.Golden(t, path, got)
 }
 
 func TestRoundTrip(t *testing.T) {

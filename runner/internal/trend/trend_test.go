@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // nights returns points labelled #1001, #1002, … with the last one
 // highlighted as tonight.
@@ -141,19 +138,8 @@ func TestRenderGolden(t *testing.T) {
 			t.Parallel()
 			got := render(t, tc.title, tc.panels)
 			path := filepath.Join("testdata", tc.name+".svg")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatalf("WriteFile(%q) error = %v", path, err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("ReadFile(%q) error = %v; run go test -update to create it", path, err)
-			}
-			if diff := cmp.Diff(string(got), string(want)); diff != "" {
-				t.Errorf("Render() mismatch with %s; run go test -update to accept (-got +want):\n%s", path, diff)
-			}
+			testutil.Golden(t, path, got)
+
 		})
 	}
 }

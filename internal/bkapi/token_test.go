@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchkite/benchkite/runner/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/google/go-cmp/cmp"
 )
 

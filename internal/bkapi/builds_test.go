@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchkite/benchkite/runner/bkapi"
-	"github.com/benchkite/benchkite/runner/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchkite/benchkite/runner/bkapi"
-	"github.com/benchkite/benchkite/runner/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchkite/benchkite/runner/bkapi"
-	"github.com/benchkite/benchkite/runner/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 )
 
 func TestNew(t *testing.T) {

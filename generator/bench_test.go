@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/generator/internal/selection"
+	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/steps"
 )
 
@@ -35,8 +37,8 @@ func BenchmarkPipeline10000(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			env := readBuildEnv(getenv)
-			sel, err := Select(cat, env, nil)
+			env := selection.ReadBuildEnv(getenv)
+			sel, err := selection.Select(cat, env, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -58,10 +60,10 @@ func BenchmarkPipeline10000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		env := readBuildEnv(getenv)
+		env := selection.ReadBuildEnv(getenv)
 		b.ReportAllocs()
 		for b.Loop() {
-			sel, err := Select(cat, env, nil)
+			sel, err := selection.Select(cat, env, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -78,7 +80,7 @@ func BenchmarkPipeline10000(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			stderr.Reset()
-			if code := run(context.Background(), args, ioStreams{Stdout: io.Discard, Stderr: &stderr}, getenv); code != 0 {
+			if code := run(context.Background(), args, cliutil.Streams{Stdout: io.Discard, Stderr: &stderr}, getenv); code != 0 {
 				b.Fatalf("generator exited %d:\n%s", code, stderr.String())
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/steps/steptest"
 )
 
@@ -28,12 +29,12 @@ func TestBootstrapPipelineIsValid(t *testing.T) {
 			}
 		}
 	}
-	boot, ok := byKey[bootstrapStepKey]
+	boot, ok := byKey[contract.BootstrapStepKey]
 	if !ok {
-		t.Fatalf("no step with key %q (recipe steps download the runner from it): %v", bootstrapStepKey, out)
+		t.Fatalf("no step with key %q (recipe steps download the runner from it): %v", contract.BootstrapStepKey, out)
 	}
 	cmd, _ := boot["command"].(string)
-	order := []string{"make runner", "buildkite-agent artifact upload " + runnerArtifact, "go run ./generator", "buildkite-agent pipeline upload"}
+	order := []string{"make runner", "buildkite-agent artifact upload " + contract.RunnerArtifact, "go run ./generator", "buildkite-agent pipeline upload"}
 	last := -1
 	for _, want := range order {
 		i := strings.Index(cmd, want)

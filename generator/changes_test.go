@@ -9,25 +9,26 @@ import (
 	"testing"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/google/go-cmp/cmp"
 )
 
 const unicodeRecipe = "workloads/nouvelle recette ü.yaml"
 
-// changesIn asks prChanges about the PR checkout at dir, with the profiles
+// changesIn asks selection.PRChanges about the PR checkout at dir, with the profiles
 // of its working tree, as the bootstrap step does.
-func changesIn(t *testing.T, dir, baseBranch string) (*Changes, *agents.Set) {
+func changesIn(t *testing.T, dir, baseBranch string) (*selection.Changes, *agents.Set) {
 	t.Helper()
 	agentsFile := filepath.Join(dir, "agents", "profiles.yaml")
 	now, err := agents.LoadFile(agentsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return prChanges(context.Background(), execGit(dir), dir, baseBranch, agentsFile, now), now
+	return selection.PRChanges(context.Background(), selection.ExecGit(dir), dir, baseBranch, agentsFile, now), now
 }
 
-// rel turns prChanges paths back into paths inside the checkout.
+// rel turns selection.PRChanges paths back into paths inside the checkout.
 func rel(t *testing.T, dir string, files []string) []string {
 	t.Helper()
 	var out []string
@@ -109,7 +110,7 @@ func TestPRChanges(t *testing.T) {
 			dir := prRepo(t, tt.change)
 			ch, _ := changesIn(t, dir, "main")
 			if ch.Err != nil {
-				t.Fatalf("prChanges() Err = %v", ch.Err)
+				t.Fatalf("selection.PRChanges() Err = %v", ch.Err)
 			}
 			if diff := cmp.Diff(tt.files, rel(t, dir, ch.Files)); diff != "" {
 				t.Errorf("Files diff (-want +got):\n%s", diff)
@@ -121,7 +122,7 @@ func TestPRChanges(t *testing.T) {
 	}
 }
 
-// Selection over a real checkout: the PR's recipe paths and the catalog's
+// selection.Selection over a real checkout: the PR's recipe paths and the catalog's
 // paths meet, whatever characters the file names hold.
 func TestPRChangesSelectRecipes(t *testing.T) {
 	t.Parallel()
@@ -135,8 +136,8 @@ func TestPRChangesSelectRecipes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := BuildEnv{PullRequest: "42", BaseBranch: "main", Source: "webhook"}
-	sel, err := Select(cat, env, ch)
+	env := selection.BuildEnv{PullRequest: "42", BaseBranch: "main", Source: "webhook"}
+	sel, err := selection.Select(cat, env, ch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestPRChangesDiffsAgainstTheMergeBase(t *testing.T) {
 
 	ch, _ := changesIn(t, dir, "main")
 	if ch.Err != nil {
-		t.Fatalf("prChanges() Err = %v", ch.Err)
+		t.Fatalf("selection.PRChanges() Err = %v", ch.Err)
 	}
 	if diff := cmp.Diff([]string{"workloads/gpt_oss_120b_h200.yaml"}, rel(t, dir, ch.Files)); diff != "" {
 		t.Errorf("Files diff (-want +got):\n%s", diff)
@@ -226,16 +227,16 @@ func TestPRChangesGitFailure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ch := prChanges(context.Background(), execGit(dir), dir, tt.baseBranch, "", now)
+			ch := selection.PRChanges(context.Background(), selection.ExecGit(dir), dir, tt.baseBranch, "", now)
 			if ch.Err == nil {
-				t.Fatalf("prChanges() = %+v, want Err", ch)
+				t.Fatalf("selection.PRChanges() = %+v, want Err", ch)
 			}
 			if len(ch.Files) > 0 || len(ch.Profiles) > 0 {
-				t.Errorf("prChanges() with Err also returned changes: %+v", ch)
+				t.Errorf("selection.PRChanges() with Err also returned changes: %+v", ch)
 			}
 
 			cat, _ := testCatalog(t)
-			sel, err := Select(cat, BuildEnv{PullRequest: "42", BaseBranch: tt.baseBranch}, ch)
+			sel, err := selection.Select(cat, selection.BuildEnv{PullRequest: "42", BaseBranch: tt.baseBranch}, ch)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,34 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/workloads"
 )
-
-type ioStreams struct {
-	Stdout io.Writer
-	Stderr io.Writer
-}
-
-// exitError carries an exit code to main; everything else is exit 1.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// errUsage marks a command line that does not parse; main exits 2.
-var errUsage = errors.New("usage")
 
 const usage = `generator: Buildkite pipelines for benchkite recipes
 
@@ -95,38 +77,8 @@ type osFS struct{}
 func (osFS) Open(name string) (fs.File, error)          { return os.Open(name) }
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parseArgs parses flags wherever they stand, so "explain NAME --json"
-// works like "explain --json NAME", and returns the other arguments; after
-// "--" everything is an argument. A flag that does not parse exits 2.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var operands []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, &exitError{code: 2, err: err}
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return operands, nil
-		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(operands, rest...), nil
-		}
-		operands = append(operands, rest[0])
-		args = rest[1:]
-	}
-}
-
 // run is main without the process: tests call it.
-func run(ctx context.Context, args []string, io ioStreams, getenv func(string) string) int {
+func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string) int {
 	cmd := "pipeline"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -148,23 +100,5 @@ func run(ctx context.Context, args []string, io ioStreams, getenv func(string) s
 		fmt.Fprintf(io.Stderr, "generator: unknown command %q\n\n%s", cmd, usage)
 		return 2
 	}
-	if err == nil {
-		return 0
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(io.Stderr, "generator %s: %v\n", cmd, ee.err)
-		}
-		return ee.code
-	}
-	if errors.Is(err, errUsage) {
-		fmt.Fprintf(io.Stderr, "generator %s: %v\n", cmd, err)
-		return 2
-	}
-	fmt.Fprintf(io.Stderr, "generator %s: %v\n", cmd, err)
-	return 1
+	return cliutil.ExitCode(err, "generator "+cmd, io.Stderr)
 }

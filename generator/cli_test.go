@@ -3,13 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/testutil"
 )
 
@@ -24,7 +21,7 @@ type result struct {
 func runGenerator(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, ioStreams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
+	code := run(context.Background(), args, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -150,40 +147,5 @@ func TestHelpPrintsUsage(t *testing.T) {
 	got := runGenerator(t, nil, "help")
 	if got.code != 0 || !strings.Contains(got.stdout, "generator explain") || got.stderr != "" {
 		t.Errorf("help = %+v, want usage on stdout and exit 0", got)
-	}
-}
-
-func TestParseArgs(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		args     []string
-		operands []string
-		json     bool
-	}{
-		{args: nil},
-		{args: []string{"--json", "a"}, operands: []string{"a"}, json: true},
-		{args: []string{"a", "--json"}, operands: []string{"a"}, json: true},
-		{args: []string{"a", "-json", "b"}, operands: []string{"a", "b"}, json: true},
-		{args: []string{"--", "--json"}, operands: []string{"--json"}},
-		{args: []string{"a", "--", "-b", "--"}, operands: []string{"a", "-b", "--"}},
-	}
-	for _, tt := range tests {
-		fs := newFlagSet("test", io.Discard)
-		asJSON := fs.Bool("json", false, "")
-		got, err := parseArgs(fs, tt.args)
-		if err != nil {
-			t.Errorf("parseArgs(%q) error = %v", tt.args, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.operands, got); diff != "" || *asJSON != tt.json {
-			t.Errorf("parseArgs(%q) = %q, json %v; want %q, json %v", tt.args, got, *asJSON, tt.operands, tt.json)
-		}
-	}
-
-	fs := newFlagSet("test", io.Discard)
-	_, err := parseArgs(fs, []string{"a", "--bogus"})
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != 2 {
-		t.Errorf("parseArgs with an unknown flag: error = %v, want exit code 2", err)
 	}
 }

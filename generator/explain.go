@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/benchkite/benchkite/generator/internal/selection"
+	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/shell"
 	"github.com/benchkite/benchkite/workloads"
 )
@@ -17,17 +18,17 @@ const explainPort = 8000
 
 // runExplain shows how one recipe resolves: what a person checks before
 // merging a recipe PR.
-func runExplain(args []string, io ioStreams, getenv func(string) string) error {
-	fs := newFlagSet("explain", io.Stderr)
+func runExplain(args []string, io cliutil.Streams, getenv func(string) string) error {
+	fs := cliutil.NewFlagSet("explain", io.Stderr)
 	var c commonFlags
 	c.register(fs, getenv)
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	operands, err := parseArgs(fs, args)
+	operands, err := cliutil.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(operands) != 1 {
-		return fmt.Errorf("%w: explain takes one recipe name or path, got %q", errUsage, operands)
+		return fmt.Errorf("%w: explain takes one recipe name or path, got %q", cliutil.ErrUsage, operands)
 	}
 	profiles, cat, err := c.load()
 	if err != nil {
@@ -55,31 +56,20 @@ func runExplain(args []string, io ioStreams, getenv func(string) string) error {
 // recipe is an error carrying its problems.
 func findRecipe(cat *workloads.Catalog, want string) (*workloads.Recipe, error) {
 	for _, r := range cat.Recipes {
-		if matchesRecipe(r.Path, r.Name, want) {
+		if selection.MatchesRecipe(r.Path, r.Name, want) {
 			return r, nil
 		}
 	}
 	for p, problems := range cat.Invalid {
-		if matchesRecipe(p, "", want) {
-			return nil, &exitError{code: 1, err: fmt.Errorf("%s is invalid:\n%s", p, problems.Error())}
+		if selection.MatchesRecipe(p, "", want) {
+			return nil, &cliutil.ExitError{Code: 1, Err: fmt.Errorf("%s is invalid:\n%s", p, problems.Error())}
 		}
 	}
 	var names []string
 	for _, r := range cat.Recipes {
 		names = append(names, r.Name)
 	}
-	return nil, fmt.Errorf("no recipe %q in %s%s", want, cat.Dir, closeMatches(want, names))
-}
-
-func matchesRecipe(p, name, want string) bool {
-	want = strings.TrimPrefix(want, "./")
-	if want == "" {
-		// An invalid file has no name; "" must not find it.
-		return false
-	}
-	base := path.Base(p)
-	return want == name || want == p || want == base || want+".yaml" == base ||
-		(strings.HasSuffix(want, "/"+base) && path.Base(want) == base)
+	return nil, fmt.Errorf("no recipe %q in %s%s", want, cat.Dir, selection.CloseMatches(want, names))
 }
 
 // explanation is the resolved recipe as shown to people and machines.

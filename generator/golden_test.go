@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/steps/steptest"
 )
@@ -50,7 +51,7 @@ func scenarios() []scenario {
 func generate(t *testing.T, sc scenario) []byte {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), sc.args, ioStreams{Stdout: &stdout, Stderr: &stderr}, mapEnv(sc.env))
+	code := run(context.Background(), sc.args, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(sc.env))
 	if code != 0 {
 		t.Fatalf("generator %v exited %d\nstderr:\n%s", sc.args, code, stderr.String())
 	}

@@ -3,20 +3,22 @@ package main
 import (
 	"errors"
 	"fmt"
+
+	"github.com/benchkite/benchkite/internal/cliutil"
 )
 
 // runLint validates every recipe: problems on stdout as path:line:col,
 // warnings on stderr, nothing at all when clean.
-func runLint(args []string, io ioStreams, getenv func(string) string) error {
-	fs := newFlagSet("lint", io.Stderr)
+func runLint(args []string, io cliutil.Streams, getenv func(string) string) error {
+	fs := cliutil.NewFlagSet("lint", io.Stderr)
 	var c commonFlags
 	c.register(fs, getenv)
-	operands, err := parseArgs(fs, args)
+	operands, err := cliutil.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(operands) > 0 {
-		return fmt.Errorf("%w: lint takes no arguments, got %q", errUsage, operands)
+		return fmt.Errorf("%w: lint takes no arguments, got %q", cliutil.ErrUsage, operands)
 	}
 	_, cat, err := c.load()
 	if err != nil {
@@ -30,7 +32,7 @@ func runLint(args []string, io ioStreams, getenv func(string) string) error {
 		fmt.Fprintln(io.Stdout, p.Error())
 	}
 	if len(problems) > 0 {
-		return &exitError{code: 1, err: errors.New(plural(len(cat.Invalid), "invalid recipe file"))}
+		return &cliutil.ExitError{Code: 1, Err: errors.New(plural(len(cat.Invalid), "invalid recipe file"))}
 	}
 	return nil
 }

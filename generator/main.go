@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/benchkite/benchkite/internal/cliutil"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], ioStreams{Stdout: os.Stdout, Stderr: os.Stderr}, os.Getenv)
+	code := run(ctx, os.Args[1:], cliutil.Streams{Stdout: os.Stdout, Stderr: os.Stderr}, os.Getenv)
 	stop()
 	os.Exit(code)
 }

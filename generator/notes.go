@@ -3,17 +3,19 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/benchkite/benchkite/generator/internal/selection"
 )
 
 // selectionNotes tells a person what the build runs and why, as markdown
 // for `buildkite-agent annotate`.
-func selectionNotes(sel *Selection, env BuildEnv) string {
+func selectionNotes(sel *selection.Selection, env selection.BuildEnv) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### benchkite: %s\n\n", modeTitle(sel, env))
 	for _, n := range sel.Notes {
 		fmt.Fprintf(&b, "%s\n\n", n)
 	}
-	if sel.Mode == ModePR && len(sel.Changed) > 0 {
+	if sel.Mode == selection.ModePR && len(sel.Changed) > 0 {
 		fmt.Fprintf(&b, "Files changed in this PR: %d\n\n", len(sel.Changed))
 	}
 	if len(sel.Runs) > 0 {
@@ -30,14 +32,14 @@ func selectionNotes(sel *Selection, env BuildEnv) string {
 		}
 		b.WriteString("```\n\n")
 	}
-	var blocked []Skipped
+	var blocked []selection.Skipped
 	for _, s := range sel.Skipped {
 		if strings.HasPrefix(s.Reason, "blocked") {
 			blocked = append(blocked, s)
 		}
 	}
 	if len(blocked) > 0 {
-		b.WriteString("Skipped as blocked (run them with `WORKLOADS=<name>`; they soft-fail):\n\n")
+		b.WriteString("selection.Skipped as blocked (run them with `WORKLOADS=<name>`; they soft-fail):\n\n")
 		for _, s := range blocked {
 			fmt.Fprintf(&b, "- `%s`: %s\n", s.Name, mdCell(s.Reason))
 		}
@@ -46,17 +48,17 @@ func selectionNotes(sel *Selection, env BuildEnv) string {
 	return b.String()
 }
 
-func modeTitle(sel *Selection, env BuildEnv) string {
+func modeTitle(sel *selection.Selection, env selection.BuildEnv) string {
 	n := fmt.Sprintf("%d recipe", len(sel.Runs))
 	if len(sel.Runs) != 1 {
 		n += "s"
 	}
 	switch sel.Mode {
-	case ModeExplicit:
+	case selection.ModeExplicit:
 		return n + " named in WORKLOADS"
-	case ModeNightly:
+	case selection.ModeNightly:
 		return n + " in the nightly (scheduled build)"
-	case ModePR:
+	case selection.ModePR:
 		return fmt.Sprintf("%s for PR #%s", n, env.PullRequest)
 	}
 	return n + " in the nightly set"

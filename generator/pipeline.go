@@ -7,16 +7,12 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
-	"github.com/benchkite/benchkite/steps"
+	"github.com/benchkite/benchkite/generator/internal/selection"
+	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/internal/shell"
+	"github.com/benchkite/benchkite/steps"
 	"github.com/benchkite/benchkite/workloads"
-)
-
-// Names shared with .buildkite/pipeline.yml.
-const (
-	bootstrapStepKey = "bootstrap"
-	runnerArtifact   = "bin/runner"
-	reportStepKey    = "report"
 )
 
 // pipelineOptions are the inputs of assembly that are not recipes.
@@ -27,29 +23,29 @@ type pipelineOptions struct {
 
 // runPipeline prints the pipeline JSON for this build. Output is written
 // only once everything succeeded: a failed run prints nothing on stdout.
-func runPipeline(ctx context.Context, args []string, io ioStreams, getenv func(string) string) error {
-	fs := newFlagSet("pipeline", io.Stderr)
+func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string) error {
+	fs := cliutil.NewFlagSet("pipeline", io.Stderr)
 	var c commonFlags
 	c.register(fs, getenv)
 	notesFile := fs.String("notes", getenv("BENCHKITE_NOTES"), "also write the selection notes (markdown) to this file (env BENCHKITE_NOTES)")
 	repo := fs.String("repo", ".", "git work tree for pull request diffs")
-	operands, err := parseArgs(fs, args)
+	operands, err := cliutil.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(operands) > 0 {
-		return fmt.Errorf("%w: pipeline takes no arguments, got %q", errUsage, operands)
+		return fmt.Errorf("%w: pipeline takes no arguments, got %q", cliutil.ErrUsage, operands)
 	}
 	profiles, cat, err := c.load()
 	if err != nil {
 		return err
 	}
-	env := readBuildEnv(getenv)
-	var changes *Changes
+	env := selection.ReadBuildEnv(getenv)
+	var changes *selection.Changes
 	if strings.TrimSpace(env.Workloads) == "" && env.Source != "schedule" && env.IsPR() {
-		changes = prChanges(ctx, execGit(*repo), *repo, env.BaseBranch, c.agentsFile, profiles)
+		changes = selection.PRChanges(ctx, selection.ExecGit(*repo), *repo, env.BaseBranch, c.agentsFile, profiles)
 	}
-	sel, err := Select(cat, env, changes)
+	sel, err := selection.Select(cat, env, changes)
 	if err != nil {
 		return err
 	}
@@ -91,13 +87,9 @@ func cpuAgents(q string) map[string]string {
 	return map[string]string{"queue": q}
 }
 
-// RecipeStepKey is the step key of a recipe's GPU job; baselines find past
-// results by it.
-func RecipeStepKey(name string) string { return workloads.StepKey(name) }
-
 // assemble turns a selection into steps: one GPU step per recipe, one
 // failing CPU step per invalid recipe, and a note when nothing runs.
-func assemble(sel *Selection, profiles *agents.Set, opt pipelineOptions) (steps.Pipeline, error) {
+func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOptions) (steps.Pipeline, error) {
 	var p steps.Pipeline
 	for _, run := range sel.Runs {
 		s, err := recipeStep(run, sel, profiles, opt)
@@ -125,7 +117,7 @@ func assemble(sel *Selection, profiles *agents.Set, opt pipelineOptions) (steps.
 	return p, nil
 }
 
-func recipeStep(run Selected, sel *Selection, profiles *agents.Set, opt pipelineOptions) (steps.CommandStep, error) {
+func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agents.Set, opt pipelineOptions) (steps.CommandStep, error) {
 	r := run.Recipe
 	res, err := workloads.Resolve(r, profiles, opt.getenv)
 	if err != nil {
@@ -147,11 +139,11 @@ func recipeStep(run Selected, sel *Selection, profiles *agents.Set, opt pipeline
 	}
 	s := steps.CommandStep{
 		Label: label,
-		Key:   RecipeStepKey(r.Name),
+		Key:   contract.StepKey(r.Name),
 		Commands: []string{
-			shell.Join([]string{"buildkite-agent", "artifact", "download", runnerArtifact, ".", "--step", bootstrapStepKey}),
-			shell.Join([]string{"chmod", "+x", runnerArtifact}),
-			shell.Join([]string{runnerArtifact, "run", r.Path}),
+			shell.Join([]string{"buildkite-agent", "artifact", "download", contract.RunnerArtifact, ".", "--step", contract.BootstrapStepKey}),
+			shell.Join([]string{"chmod", "+x", contract.RunnerArtifact}),
+			shell.Join([]string{contract.RunnerArtifact, "run", r.Path}),
 		},
 		Agents:           map[string]string{"queue": res.Queue},
 		Env:              env,
@@ -159,7 +151,7 @@ func recipeStep(run Selected, sel *Selection, profiles *agents.Set, opt pipeline
 		// Retry a job whose agent vanished (a preempted or restarted GPU
 		// node), never one whose benchmark failed: that is the result.
 		Retry:         &steps.Retry{Automatic: []steps.AutomaticRetry{{ExitStatus: steps.ExitStatuses{Codes: []int{-1}}, Limit: 2}}},
-		ArtifactPaths: []string{"results/" + r.Name + "/**/*"},
+		ArtifactPaths: []string{contract.ArtifactGlob(contract.ResultsDir(r.Name))},
 	}
 	if run.SoftFail {
 		s.SoftFail = steps.ExitStatuses{Any: true}
@@ -176,32 +168,32 @@ func recipeStep(run Selected, sel *Selection, profiles *agents.Set, opt pipeline
 
 // reportStep gathers every recipe's results into one build annotation once
 // all recipe steps ended, passed or not. It fails only for regressions.
-func reportStep(sel *Selection, queue string) steps.CommandStep {
+func reportStep(sel *selection.Selection, queue string) steps.CommandStep {
 	var deps []steps.Dependency
 	for _, run := range sel.Runs {
-		deps = append(deps, steps.Dependency{Step: RecipeStepKey(run.Recipe.Name), AllowFailure: true})
+		deps = append(deps, steps.Dependency{Step: contract.StepKey(run.Recipe.Name), AllowFailure: true})
 	}
-	var skipped []string
+	var skipped []contract.Skipped
 	for _, s := range sel.Skipped {
-		skipped = append(skipped, s.Name+"\t"+s.Reason)
+		skipped = append(skipped, contract.Skipped{Name: s.Name, Reason: s.Reason})
 	}
 	for _, inv := range sel.Invalid {
-		skipped = append(skipped, inv.Path+"\tinvalid recipe")
+		skipped = append(skipped, contract.Skipped{Name: inv.Path, Reason: "invalid recipe"})
 	}
 	s := steps.CommandStep{
 		Label: ":bar_chart: report",
-		Key:   reportStepKey,
+		Key:   contract.ReportStepKey,
 		Commands: []string{
-			shell.Join([]string{"buildkite-agent", "artifact", "download", runnerArtifact, ".", "--step", bootstrapStepKey}),
-			shell.Join([]string{"chmod", "+x", runnerArtifact}),
-			shell.Join([]string{runnerArtifact, "report"}),
+			shell.Join([]string{"buildkite-agent", "artifact", "download", contract.RunnerArtifact, ".", "--step", contract.BootstrapStepKey}),
+			shell.Join([]string{"chmod", "+x", contract.RunnerArtifact}),
+			shell.Join([]string{contract.RunnerArtifact, "report"}),
 		},
 		DependsOn:              deps,
 		AllowDependencyFailure: true,
 		Agents:                 cpuAgents(queue),
 	}
 	if len(skipped) > 0 {
-		s.Env = map[string]string{"BENCHKITE_SKIPPED": strings.Join(skipped, "\n")}
+		s.Env = map[string]string{contract.SkippedEnv: contract.EncodeSkipped(skipped)}
 	}
 	return s
 }
@@ -252,7 +244,7 @@ func podSpec(res *workloads.Resolved, getenv func(string) string) (steps.Plugin,
 // invalidStep fails on the CPU queue with the recipe's problems. The text
 // travels in an env var: the shell only expands the variable, so nothing
 // in a recipe (quotes, $(...), newlines) is ever evaluated.
-func invalidStep(inv InvalidRecipe, queue string) steps.CommandStep {
+func invalidStep(inv selection.InvalidRecipe, queue string) steps.CommandStep {
 	return steps.CommandStep{
 		Label: ":warning: invalid recipe " + inv.Path,
 		Key:   steps.Key("invalid", inv.Path),

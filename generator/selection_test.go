@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/steps"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/google/go-cmp/cmp"
@@ -69,9 +70,9 @@ func testCatalog(t *testing.T) (*workloads.Catalog, *agents.Set) {
 	return cat, profiles
 }
 
-// selected is the part of a Selection the tests compare.
+// selected is the part of a selection.Selection the tests compare.
 type selected struct {
-	Mode     Mode
+	Mode     selection.Mode
 	Runs     []string // name, with " (soft fail)" when it soft-fails
 	Skipped  []string // "name: reason"
 	Invalid  []string
@@ -81,7 +82,7 @@ type selected struct {
 	Changed  []string
 }
 
-func project(sel *Selection) selected {
+func project(sel *selection.Selection) selected {
 	p := selected{Mode: sel.Mode, Notes: sel.Notes, Nightly: sel.Nightly, BenchOff: sel.BenchOff, Changed: sel.Changed}
 	for _, r := range sel.Runs {
 		s := r.Recipe.Name
@@ -105,162 +106,162 @@ func TestSelect(t *testing.T) {
 	nightlySkips := []string{"beta-mi355x: blocked by vllm-project/vllm#1, vllm-project/vllm#2", "gamma-b200: nightly: false"}
 	nightlyRuns := []string{"alpha-h200", "delta-mi355x", "epsilon-mi300x"}
 	broken := []string{"workloads/broken.yaml"}
-	pr := func(extra BuildEnv) BuildEnv {
+	pr := func(extra selection.BuildEnv) selection.BuildEnv {
 		extra.PullRequest, extra.BaseBranch, extra.Source = "42", "main", "webhook"
 		return extra
 	}
 	tests := []struct {
 		name    string
-		env     BuildEnv
-		changes *Changes
+		env     selection.BuildEnv
+		changes *selection.Changes
 		want    selected
 		wantErr string
 	}{
 		{
 			name: "no WORKLOADS, not a PR: the nightly set without NIGHTLY",
-			env:  BuildEnv{Source: "ui", PullRequest: "false"},
-			want: selected{Mode: ModeDefault, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken},
+			env:  selection.BuildEnv{Source: "ui", PullRequest: "false"},
+			want: selected{Mode: selection.ModeDefault, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken},
 		},
 		{
 			name: "scheduled build: the nightly set with NIGHTLY",
-			env:  BuildEnv{Source: "schedule"},
-			want: selected{Mode: ModeNightly, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken, Nightly: true},
+			env:  selection.BuildEnv{Source: "schedule"},
+			want: selected{Mode: selection.ModeNightly, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken, Nightly: true},
 		},
 		{
 			name: "scheduled build on a PR branch is still the nightly",
-			env:  BuildEnv{Source: "schedule", PullRequest: "42", BaseBranch: "main"},
-			want: selected{Mode: ModeNightly, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken, Nightly: true},
+			env:  selection.BuildEnv{Source: "schedule", PullRequest: "42", BaseBranch: "main"},
+			want: selected{Mode: selection.ModeNightly, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken, Nightly: true},
 		},
 		{
 			name: "BENCH_ONLY carries to the selection",
-			env:  BuildEnv{Source: "schedule", BenchOnly: true},
-			want: selected{Mode: ModeNightly, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken, Nightly: true, BenchOff: true},
+			env:  selection.BuildEnv{Source: "schedule", BenchOnly: true},
+			want: selected{Mode: selection.ModeNightly, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken, Nightly: true, BenchOff: true},
 		},
 		{
 			name: "WORKLOADS by name, stem, file name and path, in the order given",
-			env:  BuildEnv{Workloads: "gamma-b200, alpha_h200\ndelta_mi355x.yaml,\r\nworkloads/mi300x recipe.yaml"},
-			want: selected{Mode: ModeExplicit, Runs: []string{"gamma-b200", "alpha-h200", "delta-mi355x", "epsilon-mi300x"}},
+			env:  selection.BuildEnv{Workloads: "gamma-b200, alpha_h200\ndelta_mi355x.yaml,\r\nworkloads/mi300x recipe.yaml"},
+			want: selected{Mode: selection.ModeExplicit, Runs: []string{"gamma-b200", "alpha-h200", "delta-mi355x", "epsilon-mi300x"}},
 		},
 		{
 			name: "WORKLOADS naming one recipe twice runs it once",
-			env:  BuildEnv{Workloads: "alpha-h200,alpha_h200.yaml,./workloads/alpha_h200.yaml"},
-			want: selected{Mode: ModeExplicit, Runs: []string{"alpha-h200"}},
+			env:  selection.BuildEnv{Workloads: "alpha-h200,alpha_h200.yaml,./workloads/alpha_h200.yaml"},
+			want: selected{Mode: selection.ModeExplicit, Runs: []string{"alpha-h200"}},
 		},
 		{
 			name: "WORKLOADS in a scheduled build wins, and keeps NIGHTLY",
-			env:  BuildEnv{Workloads: "alpha-h200", Source: "schedule"},
-			want: selected{Mode: ModeExplicit, Runs: []string{"alpha-h200"}, Nightly: true},
+			env:  selection.BuildEnv{Workloads: "alpha-h200", Source: "schedule"},
+			want: selected{Mode: selection.ModeExplicit, Runs: []string{"alpha-h200"}, Nightly: true},
 		},
 		{
 			name: "WORKLOADS in a PR build wins over the diff",
-			env:  pr(BuildEnv{Workloads: "alpha-h200"}),
-			want: selected{Mode: ModeExplicit, Runs: []string{"alpha-h200"}},
+			env:  pr(selection.BuildEnv{Workloads: "alpha-h200"}),
+			want: selected{Mode: selection.ModeExplicit, Runs: []string{"alpha-h200"}},
 		},
 		{
 			name: "a blocked recipe asked for runs with soft fail",
-			env:  BuildEnv{Workloads: "beta-mi355x"},
-			want: selected{Mode: ModeExplicit, Runs: []string{"beta-mi355x (soft fail)"}},
+			env:  selection.BuildEnv{Workloads: "beta-mi355x"},
+			want: selected{Mode: selection.ModeExplicit, Runs: []string{"beta-mi355x (soft fail)"}},
 		},
 		{
 			name: "an invalid recipe asked for becomes a failing step",
-			env:  BuildEnv{Workloads: "broken,alpha-h200"},
-			want: selected{Mode: ModeExplicit, Runs: []string{"alpha-h200"}, Invalid: broken},
+			env:  selection.BuildEnv{Workloads: "broken,alpha-h200"},
+			want: selected{Mode: selection.ModeExplicit, Runs: []string{"alpha-h200"}, Invalid: broken},
 		},
 		{
 			name:    "an unknown entry is an error with close matches",
-			env:     BuildEnv{Workloads: "alpha-h200,alpha-h100,zzzzzzzzzzzzzzzzzzzz"},
+			env:     selection.BuildEnv{Workloads: "alpha-h200,alpha-h100,zzzzzzzzzzzzzzzzzzzz"},
 			wantErr: "WORKLOADS names no recipe: alpha-h100 (close: alpha-h200, gamma-b200); zzzzzzzzzzzzzzzzzzzz",
 		},
 		{
 			name:    "WORKLOADS of separators only is an error",
-			env:     BuildEnv{Workloads: ",\n , "},
+			env:     selection.BuildEnv{Workloads: ",\n , "},
 			wantErr: "WORKLOADS is set but names nothing",
 		},
 		{
 			name: "blank WORKLOADS is no WORKLOADS",
-			env:  BuildEnv{Workloads: " \n "},
-			want: selected{Mode: ModeDefault, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken},
+			env:  selection.BuildEnv{Workloads: " \n "},
+			want: selected{Mode: selection.ModeDefault, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken},
 		},
 		{
 			name:    "PR: the recipes it changes, blocked ones soft-failing, nightly: false ones too",
-			env:     pr(BuildEnv{}),
-			changes: &Changes{Files: []string{"workloads/beta_mi355x.yaml", "workloads/gamma_b200.yaml", "README.md"}},
-			want: selected{Mode: ModePR, Runs: []string{"beta-mi355x (soft fail)", "gamma-b200"},
+			env:     pr(selection.BuildEnv{}),
+			changes: &selection.Changes{Files: []string{"workloads/beta_mi355x.yaml", "workloads/gamma_b200.yaml", "README.md"}},
+			want: selected{Mode: selection.ModePR, Runs: []string{"beta-mi355x (soft fail)", "gamma-b200"},
 				Changed: []string{"workloads/beta_mi355x.yaml", "workloads/gamma_b200.yaml", "README.md"}},
 		},
 		{
 			name:    "PR: paths compare cleaned",
-			env:     pr(BuildEnv{}),
-			changes: &Changes{Files: []string{"./workloads//alpha_h200.yaml"}},
-			want:    selected{Mode: ModePR, Runs: []string{"alpha-h200"}, Changed: []string{"./workloads//alpha_h200.yaml"}},
+			env:     pr(selection.BuildEnv{}),
+			changes: &selection.Changes{Files: []string{"./workloads//alpha_h200.yaml"}},
+			want:    selected{Mode: selection.ModePR, Runs: []string{"alpha-h200"}, Changed: []string{"./workloads//alpha_h200.yaml"}},
 		},
 		{
 			name:    "PR: a changed GPU profile runs every recipe of that GPU, once",
-			env:     pr(BuildEnv{}),
-			changes: &Changes{Files: []string{"agents/profiles.yaml", "workloads/delta_mi355x.yaml"}, Profiles: []string{"MI355X"}},
-			want: selected{Mode: ModePR, Runs: []string{"beta-mi355x (soft fail)", "delta-mi355x"},
+			env:     pr(selection.BuildEnv{}),
+			changes: &selection.Changes{Files: []string{"agents/profiles.yaml", "workloads/delta_mi355x.yaml"}, Profiles: []string{"MI355X"}},
+			want: selected{Mode: selection.ModePR, Runs: []string{"beta-mi355x (soft fail)", "delta-mi355x"},
 				Changed: []string{"agents/profiles.yaml", "workloads/delta_mi355x.yaml"}},
 		},
 		{
 			name:    "PR: a changed invalid recipe becomes a failing step",
-			env:     pr(BuildEnv{}),
-			changes: &Changes{Files: []string{"workloads/broken.yaml"}},
-			want:    selected{Mode: ModePR, Invalid: broken, Changed: []string{"workloads/broken.yaml"}},
+			env:     pr(selection.BuildEnv{}),
+			changes: &selection.Changes{Files: []string{"workloads/broken.yaml"}},
+			want:    selected{Mode: selection.ModePR, Invalid: broken, Changed: []string{"workloads/broken.yaml"}},
 		},
 		{
 			name:    "PR: code only runs no GPU step and says so",
-			env:     pr(BuildEnv{}),
-			changes: &Changes{Files: []string{"runner/main.go"}},
-			want: selected{Mode: ModePR, Changed: []string{"runner/main.go"},
+			env:     pr(selection.BuildEnv{}),
+			changes: &selection.Changes{Files: []string{"runner/main.go"}},
+			want: selected{Mode: selection.ModePR, Changed: []string{"runner/main.go"},
 				Notes: []string{"This PR changes no recipe and no GPU profile, so no GPU step runs. Set WORKLOADS on a new build to run recipes anyway."}},
 		},
 		{
 			name:    "PR: a profile edit that changes no GPU runs nothing",
-			env:     pr(BuildEnv{}),
-			changes: &Changes{Files: []string{"agents/profiles.yaml"}},
-			want: selected{Mode: ModePR, Changed: []string{"agents/profiles.yaml"},
+			env:     pr(selection.BuildEnv{}),
+			changes: &selection.Changes{Files: []string{"agents/profiles.yaml"}},
+			want: selected{Mode: selection.ModePR, Changed: []string{"agents/profiles.yaml"},
 				Notes: []string{"This PR changes no recipe and no GPU profile, so no GPU step runs. Set WORKLOADS on a new build to run recipes anyway."}},
 		},
 		{
 			name:    "PR: git failed, so the nightly set with the reason",
-			env:     pr(BuildEnv{}),
-			changes: &Changes{Err: errors.New("find merge base with origin/main: exit status 128")},
-			want: selected{Mode: ModePR, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken,
+			env:     pr(selection.BuildEnv{}),
+			changes: &selection.Changes{Err: errors.New("find merge base with origin/main: exit status 128")},
+			want: selected{Mode: selection.ModePR, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken,
 				Notes: []string{"Could not tell what PR #42 changed (find merge base with origin/main: exit status 128); running the nightly set instead."}},
 		},
 		{
 			name: "PR: no change list at all, so the nightly set",
-			env:  pr(BuildEnv{}),
-			want: selected{Mode: ModePR, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken,
+			env:  pr(selection.BuildEnv{}),
+			want: selected{Mode: selection.ModePR, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken,
 				Notes: []string{"Could not tell what PR #42 changed (no change list); running the nightly set instead."}},
 		},
 		{
 			name:    "BUILDKITE_PULL_REQUEST=false is not a PR",
-			env:     BuildEnv{PullRequest: "false", BaseBranch: "main"},
-			changes: &Changes{Files: []string{"workloads/alpha_h200.yaml"}},
-			want:    selected{Mode: ModeDefault, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken},
+			env:     selection.BuildEnv{PullRequest: "false", BaseBranch: "main"},
+			changes: &selection.Changes{Files: []string{"workloads/alpha_h200.yaml"}},
+			want:    selected{Mode: selection.ModeDefault, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken},
 		},
 		{
 			name: "BUILDKITE_PULL_REQUEST=0 is not a PR",
-			env:  BuildEnv{PullRequest: "0"},
-			want: selected{Mode: ModeDefault, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken},
+			env:  selection.BuildEnv{PullRequest: "0"},
+			want: selected{Mode: selection.ModeDefault, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sel, err := Select(cat, tt.env, tt.changes)
+			sel, err := selection.Select(cat, tt.env, tt.changes)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("Select() error = %v, want %q", err, tt.wantErr)
+					t.Fatalf("selection.Select() error = %v, want %q", err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("Select() error = %v", err)
+				t.Fatalf("selection.Select() error = %v", err)
 			}
 			if diff := cmp.Diff(tt.want, project(sel)); diff != "" {
-				t.Errorf("Select() diff (-want +got):\n%s", diff)
+				t.Errorf("selection.Select() diff (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -275,17 +276,17 @@ func TestReadBuildEnv(t *testing.T) {
 		{"", false}, {"0", false}, {"false", false}, {"no", false},
 		{"1", true}, {"true", true}, {" TRUE ", true}, {"yes", true}, {"on", true},
 	} {
-		env := readBuildEnv(mapEnv(map[string]string{"BENCH_ONLY": tt.benchOnly}))
+		env := selection.ReadBuildEnv(mapEnv(map[string]string{"BENCH_ONLY": tt.benchOnly}))
 		if env.BenchOnly != tt.want {
 			t.Errorf("BENCH_ONLY=%q read as %v, want %v", tt.benchOnly, env.BenchOnly, tt.want)
 		}
 	}
-	got := readBuildEnv(mapEnv(map[string]string{
+	got := selection.ReadBuildEnv(mapEnv(map[string]string{
 		"WORKLOADS": "a,b", "BUILDKITE_SOURCE": "schedule", "BUILDKITE_PULL_REQUEST": "7", "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main",
 	}))
-	want := BuildEnv{Workloads: "a,b", Source: "schedule", PullRequest: "7", BaseBranch: "main"}
+	want := selection.BuildEnv{Workloads: "a,b", Source: "schedule", PullRequest: "7", BaseBranch: "main"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("readBuildEnv() diff (-want +got):\n%s", diff)
+		t.Errorf("selection.ReadBuildEnv() diff (-want +got):\n%s", diff)
 	}
 }
 
@@ -301,12 +302,12 @@ func TestAssembleStepEnv(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		env  BuildEnv
+		env  selection.BuildEnv
 		want []stepEnv
 	}{
 		{
 			name: "nightly",
-			env:  BuildEnv{Source: "schedule"},
+			env:  selection.BuildEnv{Source: "schedule"},
 			want: []stepEnv{
 				{Key: "recipe:alpha-h200", Env: map[string]string{"NIGHTLY": "1", "VLLM_IMAGE": "vllm/vllm-openai:nightly"}},
 				{Key: "recipe:delta-mi355x", Env: map[string]string{"NIGHTLY": "1", "BENCH_ONLY": "1", "VLLM_IMAGE": "vllm/vllm-openai-rocm:nightly"}},
@@ -316,7 +317,7 @@ func TestAssembleStepEnv(t *testing.T) {
 		},
 		{
 			name: "BENCH_ONLY and a blocked recipe asked for",
-			env:  BuildEnv{Workloads: "alpha-h200,beta-mi355x", BenchOnly: true},
+			env:  selection.BuildEnv{Workloads: "alpha-h200,beta-mi355x", BenchOnly: true},
 			want: []stepEnv{
 				{Key: "recipe:alpha-h200", Env: map[string]string{"BENCH_ONLY": "1", "VLLM_IMAGE": "vllm/vllm-openai:nightly"}},
 				{Key: "recipe:beta-mi355x", Env: map[string]string{"BENCH_ONLY": "1", "VLLM_IMAGE": "vllm/vllm-openai-rocm:nightly"}, SoftFail: true},
@@ -326,7 +327,7 @@ func TestAssembleStepEnv(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sel, err := Select(cat, tt.env, nil)
+			sel, err := selection.Select(cat, tt.env, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,8 +356,8 @@ func TestAssembleStepEnv(t *testing.T) {
 func TestSelectionNotesListBlockedRecipes(t *testing.T) {
 	t.Parallel()
 	cat, _ := testCatalog(t)
-	env := BuildEnv{Source: "schedule"}
-	sel, err := Select(cat, env, nil)
+	env := selection.BuildEnv{Source: "schedule"}
+	sel, err := selection.Select(cat, env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,11 +391,11 @@ func TestSplitList(t *testing.T) {
 		{"a\nb\r\nc", []string{"a", "b", "c"}},
 		{"a,,b\n\nc,", []string{"a", "b", "c"}},
 		{"workloads/with space.yaml, b", []string{"workloads/with space.yaml", "b"}},
-		{"a,a", []string{"a", "a"}}, // duplicates are Select's business
+		{"a,a", []string{"a", "a"}}, // duplicates are selection.Select's business
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, splitList(tt.in)); diff != "" {
-			t.Errorf("splitList(%q) diff (-want +got):\n%s", tt.in, diff)
+		if diff := cmp.Diff(tt.want, selection.SplitList(tt.in)); diff != "" {
+			t.Errorf("selection.SplitList(%q) diff (-want +got):\n%s", tt.in, diff)
 		}
 	}
 }
@@ -424,12 +425,12 @@ func TestMatchesRecipe(t *testing.T) {
 		{"xgpt_oss_120b_b200.yaml", false},
 	}
 	for _, tt := range tests {
-		if got := matchesRecipe(p, name, tt.want); got != tt.ok {
-			t.Errorf("matchesRecipe(%q, %q, %q) = %v, want %v", p, name, tt.want, got, tt.ok)
+		if got := selection.MatchesRecipe(p, name, tt.want); got != tt.ok {
+			t.Errorf("selection.MatchesRecipe(%q, %q, %q) = %v, want %v", p, name, tt.want, got, tt.ok)
 		}
 	}
 	// Invalid files have no name: an empty want must not match it.
-	if matchesRecipe("workloads/broken.yaml", "", "") {
+	if selection.MatchesRecipe("workloads/broken.yaml", "", "") {
 		t.Error("an empty entry matches a nameless recipe")
 	}
 }

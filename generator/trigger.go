@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/workloads"
 )
 
@@ -14,29 +16,29 @@ import (
 // for a branch and commit, with the vLLM image or commit to test and
 // optionally the recipes to run. It validates the recipes first, so a
 // typo fails here instead of on the CPU agent.
-func runTrigger(ctx context.Context, args []string, io ioStreams, getenv func(string) string) error {
-	fs := newFlagSet("trigger", io.Stderr)
+func runTrigger(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string) error {
+	fs := cliutil.NewFlagSet("trigger", io.Stderr)
 	var c commonFlags
 	c.register(fs, getenv)
-	apiURL := fs.String("api-url", orDefault(getenv("BENCHKITE_API_URL"), "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
+	apiURL := fs.String("api-url", cliutil.OrDefault(getenv("BENCHKITE_API_URL"), "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
 	org := fs.String("org", getenv("BUILDKITE_ORGANIZATION_SLUG"), "organization slug (env BUILDKITE_ORGANIZATION_SLUG)")
 	pipeline := fs.String("pipeline", getenv("BUILDKITE_PIPELINE_SLUG"), "pipeline slug (env BUILDKITE_PIPELINE_SLUG)")
 	branch := fs.String("branch", getenv("BENCHKITE_BRANCH"), "branch to build (env BENCHKITE_BRANCH; default: the pipeline's default branch)")
-	commit := fs.String("commit", orDefault(getenv("BENCHKITE_COMMIT"), "HEAD"), "commit to build (env BENCHKITE_COMMIT)")
+	commit := fs.String("commit", cliutil.OrDefault(getenv("BENCHKITE_COMMIT"), "HEAD"), "commit to build (env BENCHKITE_COMMIT)")
 	message := fs.String("message", getenv("BENCHKITE_MESSAGE"), "build message (env BENCHKITE_MESSAGE)")
 	vllmCommit := fs.String("vllm-commit", getenv("VLLM_COMMIT"), "vLLM commit whose nightly image to test (env VLLM_COMMIT)")
 	vllmImage := fs.String("vllm-image", getenv("VLLM_IMAGE"), "vLLM image to test (env VLLM_IMAGE)")
 	list := fs.String("workloads-list", getenv("WORKLOADS"), "recipes to run, comma-separated names or paths (env WORKLOADS; default: the nightly set)")
-	benchOnly := fs.Bool("bench-only", isTrue(getenv("BENCH_ONLY")), "skip accuracy tasks (env BENCH_ONLY)")
-	operands, err := parseArgs(fs, args)
+	benchOnly := fs.Bool("bench-only", selection.IsTrue(getenv("BENCH_ONLY")), "skip accuracy tasks (env BENCH_ONLY)")
+	operands, err := cliutil.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(operands) > 0 {
-		return fmt.Errorf("%w: trigger takes no arguments, got %q", errUsage, operands)
+		return fmt.Errorf("%w: trigger takes no arguments, got %q", cliutil.ErrUsage, operands)
 	}
 	if *org == "" || *pipeline == "" {
-		return fmt.Errorf("%w: --org and --pipeline (or BUILDKITE_ORGANIZATION_SLUG and BUILDKITE_PIPELINE_SLUG) are required", errUsage)
+		return fmt.Errorf("%w: --org and --pipeline (or BUILDKITE_ORGANIZATION_SLUG and BUILDKITE_PIPELINE_SLUG) are required", cliutil.ErrUsage)
 	}
 	env, err := triggerEnv(*vllmCommit, *vllmImage, *list, *benchOnly)
 	if err != nil {
@@ -47,10 +49,10 @@ func runTrigger(ctx context.Context, args []string, io ioStreams, getenv func(st
 		return err
 	}
 	if err := cat.Err(); err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("recipes are invalid; fix them before triggering:\n%w", err)}
+		return &cliutil.ExitError{Code: 1, Err: fmt.Errorf("recipes are invalid; fix them before triggering:\n%w", err)}
 	}
 	if *list != "" {
-		if _, err := Select(cat, BuildEnv{Workloads: *list}, nil); err != nil {
+		if _, err := selection.Select(cat, selection.BuildEnv{Workloads: *list}, nil); err != nil {
 			return err
 		}
 	}
@@ -80,18 +82,18 @@ func triggerEnv(vllmCommit, vllmImage, list string, benchOnly bool) (map[string]
 	env := map[string]string{}
 	if vllmCommit != "" {
 		if !isHex(vllmCommit) || len(vllmCommit) < 7 || len(vllmCommit) > 40 {
-			return nil, fmt.Errorf("%w: --vllm-commit %q must be 7 to 40 lower-case hex digits", errUsage, vllmCommit)
+			return nil, fmt.Errorf("%w: --vllm-commit %q must be 7 to 40 lower-case hex digits", cliutil.ErrUsage, vllmCommit)
 		}
 		env["VLLM_COMMIT"] = vllmCommit
 	}
 	if vllmImage != "" {
 		if _, err := workloads.ParseImageRef(vllmImage); err != nil {
-			return nil, fmt.Errorf("%w: --vllm-image: %w", errUsage, err)
+			return nil, fmt.Errorf("%w: --vllm-image: %w", cliutil.ErrUsage, err)
 		}
 		env["VLLM_IMAGE"] = vllmImage
 	}
 	if list != "" {
-		env["WORKLOADS"] = strings.Join(splitList(list), ",")
+		env["WORKLOADS"] = strings.Join(selection.SplitList(list), ",")
 	}
 	if benchOnly {
 		env["BENCH_ONLY"] = "1"
@@ -119,11 +121,4 @@ func describeTrigger(env map[string]string) string {
 		return "nightly set"
 	}
 	return strings.Join(parts, " ")
-}
-
-func orDefault(v, def string) string {
-	if strings.TrimSpace(v) == "" {
-		return def
-	}
-	return v
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -24,7 +25,7 @@ func TestTriggerCreatesBuild(t *testing.T) {
 	code := run(context.Background(), []string{"trigger", "--workloads", "../workloads",
 		"--branch", "main", "--commit", "abc1234", "--vllm-commit", "0123456789abcdef",
 		"--workloads-list", "minimax_m3-mi355x, gpt_oss_120b-h200"},
-		ioStreams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
+		cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
 	if code != 0 {
 		t.Fatalf("trigger exited %d: %s", code, stderr.String())
 	}
@@ -77,7 +78,7 @@ func TestTriggerRefusesBeforeCallingAPI(t *testing.T) {
 			args = append(args, "--workloads", "../workloads")
 		}
 		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), args, ioStreams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
+		code := run(context.Background(), args, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
 		if code != tt.wantCode || !strings.Contains(stderr.String(), tt.wantErr) || stdout.Len() != 0 {
 			t.Errorf("%s: exit %d, stderr %q, stdout %q; want exit %d and %q, no stdout", tt.name, code, stderr.String(), stdout.String(), tt.wantCode, tt.wantErr)
 		}
@@ -95,7 +96,7 @@ func TestTriggerUnauthorized(t *testing.T) {
 		"BUILDKITE_PIPELINE_SLUG": "benchkite", "BENCHKITE_API_URL": api.URL,
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"trigger", "--workloads", "../workloads", "--branch", "main"}, ioStreams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
+	code := run(context.Background(), []string{"trigger", "--workloads", "../workloads", "--branch", "main"}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
 	if code != 1 || stdout.Len() != 0 {
 		t.Fatalf("exit %d, stdout %q; want 1 and nothing", code, stdout.String())
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/fakes/openai"
 	"github.com/benchkite/benchkite/runner/internal/results"
@@ -513,7 +514,7 @@ func nospecAPI(t *testing.T) *bkapitest.Server {
 	srv.AddBuild(bkapitest.Build{
 		Number:     nospecBuild,
 		FinishedAt: time.Date(2026, 2, 11, 4, 0, 0, 0, time.UTC),
-		Jobs:       []bkapitest.Job{{ID: nospecJob, StepKey: workloads.StepKey(nospecName)}},
+		Jobs:       []bkapitest.Job{{ID: nospecJob, StepKey: contract.StepKey(nospecName)}},
 	})
 	night := nightSummary(t, summary.Summary{
 		SchemaVersion: summary.SchemaVersion,

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -134,7 +135,7 @@ func (g *gater) nights(ctx context.Context, recipe string, n int) (baseline.Resu
 	if g.srcErr != nil {
 		return baseline.Result{}, fmt.Errorf("%w: %w", baseline.ErrNoBaseline, g.srcErr)
 	}
-	r, err := g.src.Last(ctx, recipe, workloads.StepKey(recipe), n)
+	r, err := g.src.Last(ctx, recipe, contract.StepKey(recipe), n)
 	if g.fetched == nil {
 		g.fetched = map[string]fetched{}
 	}

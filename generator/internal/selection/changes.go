@@ -1,4 +1,4 @@
-package main
+package selection
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 	"github.com/benchkite/benchkite/agents"
 )
 
-// gitFunc runs git with argv and returns stdout; tests substitute a repo
+// GitFunc runs git with argv and returns stdout; tests substitute a repo
 // of their own by running in a temp dir.
-type gitFunc func(ctx context.Context, args ...string) ([]byte, error)
+type GitFunc func(ctx context.Context, args ...string) ([]byte, error)
 
-// execGit runs the git on PATH in dir.
-func execGit(dir string) gitFunc {
+// ExecGit runs the git on PATH in dir.
+func ExecGit(dir string) GitFunc {
 	return func(ctx context.Context, args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Dir = dir
@@ -32,13 +32,13 @@ func execGit(dir string) gitFunc {
 	}
 }
 
-// prChanges asks git what HEAD changed since its merge base with the PR's
+// PRChanges asks git what HEAD changed since its merge base with the PR's
 // base branch: the files added or modified, and the GPU profiles whose
 // meaning changed (a comment edit in the profile file runs nothing).
 //
 // Paths come back joined to repo, so they compare with recipe paths given
 // relative to the same working directory.
-func prChanges(ctx context.Context, git gitFunc, repo, baseBranch, agentsFile string, now *agents.Set) *Changes {
+func PRChanges(ctx context.Context, git GitFunc, repo, baseBranch, agentsFile string, now *agents.Set) *Changes {
 	if baseBranch == "" {
 		return &Changes{Err: fmt.Errorf("BUILDKITE_PULL_REQUEST_BASE_BRANCH is empty")}
 	}

@@ -1,13 +1,14 @@
-package main
+package selection
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/benchkite/benchkite/workloads"
 	"github.com/benchkite/benchkite/internal/strictyaml"
+	"github.com/benchkite/benchkite/workloads"
 )
 
 // Mode is why a build runs what it runs.
@@ -29,17 +30,17 @@ type BuildEnv struct {
 	BenchOnly   bool   // BENCH_ONLY
 }
 
-func readBuildEnv(getenv func(string) string) BuildEnv {
+func ReadBuildEnv(getenv func(string) string) BuildEnv {
 	return BuildEnv{
 		Workloads:   getenv("WORKLOADS"),
 		Source:      getenv("BUILDKITE_SOURCE"),
 		PullRequest: getenv("BUILDKITE_PULL_REQUEST"),
 		BaseBranch:  getenv("BUILDKITE_PULL_REQUEST_BASE_BRANCH"),
-		BenchOnly:   isTrue(getenv("BENCH_ONLY")),
+		BenchOnly:   IsTrue(getenv("BENCH_ONLY")),
 	}
 }
 
-func isTrue(s string) bool {
+func IsTrue(s string) bool {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "1", "true", "yes", "on":
 		return true
@@ -163,8 +164,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// splitList splits WORKLOADS on commas and newlines.
-func splitList(s string) []string {
+// SplitList splits WORKLOADS on commas and newlines.
+func SplitList(s string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
 		if f = strings.TrimSpace(f); f != "" {
@@ -181,10 +182,10 @@ func selectExplicit(sel *Selection, cat *workloads.Catalog, list string) error {
 	for _, r := range cat.Recipes {
 		candidates = append(candidates, r.Name)
 	}
-	for _, want := range splitList(list) {
+	for _, want := range SplitList(list) {
 		found := false
 		for _, r := range cat.Recipes {
-			if !matchesRecipe(r.Path, r.Name, want) {
+			if !MatchesRecipe(r.Path, r.Name, want) {
 				continue
 			}
 			found = true
@@ -200,7 +201,7 @@ func selectExplicit(sel *Selection, cat *workloads.Catalog, list string) error {
 			sel.Runs = append(sel.Runs, s)
 		}
 		for _, p := range sortedKeys(cat.Invalid) {
-			if matchesRecipe(p, "", want) {
+			if MatchesRecipe(p, "", want) {
 				found = true
 				if !seen[p] {
 					seen[p] = true
@@ -209,7 +210,7 @@ func selectExplicit(sel *Selection, cat *workloads.Catalog, list string) error {
 			}
 		}
 		if !found {
-			missing = append(missing, want+closeMatches(want, candidates))
+			missing = append(missing, want+CloseMatches(want, candidates))
 		}
 	}
 	if len(missing) > 0 {
@@ -221,7 +222,7 @@ func selectExplicit(sel *Selection, cat *workloads.Catalog, list string) error {
 	return nil
 }
 
-func closeMatches(want string, candidates []string) string {
+func CloseMatches(want string, candidates []string) string {
 	uniq := map[string]bool{}
 	var list []string
 	for _, c := range candidates {
@@ -271,4 +272,17 @@ func selectPR(sel *Selection, cat *workloads.Catalog, ch *Changes) {
 	if len(sel.Runs) == 0 && len(sel.Invalid) == 0 {
 		sel.Notes = append(sel.Notes, "This PR changes no recipe and no GPU profile, so no GPU step runs. Set WORKLOADS on a new build to run recipes anyway.")
 	}
+}
+
+// MatchesRecipe says whether want (a name, a path or a file name, with or
+// without .yaml) names the recipe at p called name.
+func MatchesRecipe(p, name, want string) bool {
+	want = strings.TrimPrefix(want, "./")
+	if want == "" {
+		// An invalid file has no name; "" must not find it.
+		return false
+	}
+	base := path.Base(p)
+	return want == name || want == p || want == base || want+".yaml" == base ||
+		(strings.HasSuffix(want, "/"+base) && path.Base(want) == base)
 }

@@ -1,0 +1,71 @@
+// Package contract is the handoff between the generator, which writes the
+// pipeline, and the runner, which runs inside its steps: step keys, where a
+// recipe's results live and how they are uploaded, where the runner binary
+// is found, and how recipes left out of a build reach the report step.
+// Both sides use these and nothing else, so they cannot drift apart.
+package contract
+
+import (
+	"path"
+	"strings"
+)
+
+const (
+	// BootstrapStepKey is the step that builds the runner and uploads it.
+	BootstrapStepKey = "bootstrap"
+	// ReportStepKey is the build-wide report step.
+	ReportStepKey = "report"
+	// RunnerArtifact is the runner binary's artifact path, relative to the
+	// job's working directory.
+	RunnerArtifact = "bin/runner"
+	// ResultsRoot holds one directory per recipe.
+	ResultsRoot = "results"
+	// SkippedEnv carries the recipes a build left out to the report step.
+	SkippedEnv = "BENCHKITE_SKIPPED"
+)
+
+// StepKey is the Buildkite step key of a recipe's GPU job. The generator
+// sets it and baselines find a recipe's past results by it. Recipe names
+// only hold characters step keys allow, so no escaping is needed.
+func StepKey(recipe string) string { return "recipe:" + recipe }
+
+// ResultsDir is a recipe's results directory, relative to the job's
+// working directory.
+func ResultsDir(recipe string) string { return ResultsRoot + "/" + recipe }
+
+// SummaryPath is the artifact path of a recipe's summary.json, exactly as
+// uploaded.
+func SummaryPath(recipe string) string { return ResultsDir(recipe) + "/summary.json" }
+
+// ArtifactGlob is what a recipe's job uploads: everything under dir.
+func ArtifactGlob(dir string) string { return path.Clean(strings.ReplaceAll(dir, `\`, "/")) + "/**/*" }
+
+// Skipped is a recipe the generator left out of a build, and why.
+type Skipped struct {
+	Name   string
+	Reason string
+}
+
+// EncodeSkipped writes skipped recipes as "name<TAB>reason" lines, the
+// value of SkippedEnv. Tabs and newlines inside a field become spaces so
+// that every record stays one line of two fields.
+func EncodeSkipped(list []Skipped) string {
+	flat := strings.NewReplacer("\t", " ", "\r", " ", "\n", " ")
+	lines := make([]string, 0, len(list))
+	for _, s := range list {
+		lines = append(lines, flat.Replace(s.Name)+"\t"+flat.Replace(s.Reason))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ParseSkipped reads what EncodeSkipped wrote; blank lines are ignored.
+func ParseSkipped(s string) []Skipped {
+	var out []Skipped
+	for _, line := range strings.Split(s, "\n") {
+		name, reason, _ := strings.Cut(line, "\t")
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, Skipped{name, strings.TrimSpace(reason)})
+		}
+	}
+	return out
+}

@@ -3,23 +3,19 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
+	"path/filepath"
 	"time"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/runner/internal/job"
 	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/report"
 	"github.com/benchkite/benchkite/workloads"
 )
-
-type streams struct {
-	Stdout io.Writer
-	Stderr io.Writer
-}
 
 const usage = `runner: run one benchkite recipe inside its GPU job
 
@@ -32,15 +28,13 @@ Run "runner COMMAND -h" for flags. Every flag also reads an environment
 variable, named in its help.
 `
 
-// errUsage marks a command line that does not parse; exit 2.
-var errUsage = errors.New("usage")
+// signalError is the cancel cause of a run stopped by a signal.
+type signalError struct{ sig os.Signal }
 
-// exitCode carries a chosen exit status to main.
-type exitCode int
+func (e signalError) Error() string { return "received " + e.sig.String() }
 
-func (e exitCode) Error() string { return "exit " + strconv.Itoa(int(e)) }
-
-func run(ctx context.Context, args []string, io streams, getenv func(string) string, environ []string) int {
+// run is main without the process: tests call it.
+func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(io.Stderr, usage)
 		return 2
@@ -53,7 +47,7 @@ func run(ctx context.Context, args []string, io streams, getenv func(string) str
 	case "plan":
 		err = runPlan(args, io, getenv, environ)
 	case "report":
-		err = runReport(ctx, args, io, getenv, environ)
+		err = report.Command(ctx, args, io, getenv, environ)
 	case "help", "-h", "--help":
 		fmt.Fprint(io.Stdout, usage)
 		return 0
@@ -61,127 +55,53 @@ func run(ctx context.Context, args []string, io streams, getenv func(string) str
 		fmt.Fprintf(io.Stderr, "runner: unknown command %q\n\n%s", cmd, usage)
 		return 2
 	}
-	var code exitCode
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &code):
-		return int(code)
-	case errors.Is(err, errUsage):
-		fmt.Fprintf(io.Stderr, "runner %s: %v\n", cmd, err)
-		return 2
-	}
-	fmt.Fprintf(io.Stderr, "runner %s: %v\n", cmd, err)
-	return 1
+	return cliutil.ExitCode(err, "runner "+cmd, io.Stderr)
 }
 
-// config is what `run` and `plan` need besides the recipe.
+// config is what `run` and `plan` read from flags and the environment.
 type config struct {
-	recipePath    string
-	resultsDir    string
-	port          int
-	healthTimeout time.Duration
-	baseURL       string
-	benchOnly     bool
-	grace         time.Duration
-	agentsFile    string
-	gates         gateConfig
-	ingestURL     string
-	ingestSecret  string
-}
-
-// envDuration reads a flag's default from the environment. A value that
-// does not parse is added to errs, not replaced by def: a typo such as
-// BENCHKITE_HEALTH_TIMEOUT=7200 must not pass unnoticed. So do envInt and
-// envBool.
-func envDuration(getenv func(string) string, name string, def time.Duration, errs *[]error) time.Duration {
-	v := strings.TrimSpace(getenv(name))
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		*errs = append(*errs, fmt.Errorf("env %s: %w", name, err))
-		return def
-	}
-	return d
-}
-
-func envInt(getenv func(string) string, name string, def int, errs *[]error) int {
-	v := strings.TrimSpace(getenv(name))
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		*errs = append(*errs, fmt.Errorf("env %s: %q is not a whole number", name, v))
-		return def
-	}
-	return n
-}
-
-func envBool(getenv func(string) string, name string, errs *[]error) bool {
-	switch v := strings.ToLower(strings.TrimSpace(getenv(name))); v {
-	case "1", "true", "yes", "on":
-		return true
-	case "", "0", "false", "no", "off":
-		return false
-	default:
-		*errs = append(*errs, fmt.Errorf("env %s: %q is not a boolean (1, true, yes, on or 0, false, no, off)", name, v))
-		return false
-	}
-}
-
-// parseFlags is fs.Parse with a bad flag made a usage error (exit 2); the
-// flag package has already said what is wrong.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return exitCode(2)
+	recipePath string
+	agentsFile string
+	job        job.Config
 }
 
 // parseConfig reads flags (each with an env fallback) and the recipe path.
 func parseConfig(name string, args []string, stderr io.Writer, getenv func(string) string) (config, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliutil.NewFlagSet(name, stderr)
+	env := cliutil.Env{Getenv: getenv}
 	var c config
-	var envErrs []error
-	fs.StringVar(&c.resultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
-	fs.IntVar(&c.port, "port", envInt(getenv, "BENCHKITE_PORT", 8000, &envErrs), "server port (env BENCHKITE_PORT)")
-	fs.DurationVar(&c.healthTimeout, "health-timeout", envDuration(getenv, "BENCHKITE_HEALTH_TIMEOUT", 60*time.Minute, &envErrs), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT)")
-	fs.StringVar(&c.baseURL, "base-url", getenv("BENCHKITE_BASE_URL"), "use a server that is already up instead of starting one (env BENCHKITE_BASE_URL)")
-	fs.BoolVar(&c.benchOnly, "bench-only", envBool(getenv, "BENCH_ONLY", &envErrs), "skip accuracy tasks (env BENCH_ONLY)")
-	fs.DurationVar(&c.grace, "grace", envDuration(getenv, "BENCHKITE_GRACE", proc.DefaultGrace, &envErrs), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
+	j := &c.job
+	fs.StringVar(&j.ResultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
+	fs.IntVar(&j.Port, "port", env.Int("BENCHKITE_PORT", 8000), "server port (env BENCHKITE_PORT)")
+	fs.DurationVar(&j.HealthTimeout, "health-timeout", env.Duration("BENCHKITE_HEALTH_TIMEOUT", 60*time.Minute), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT)")
+	fs.StringVar(&j.BaseURL, "base-url", getenv("BENCHKITE_BASE_URL"), "use a server that is already up instead of starting one (env BENCHKITE_BASE_URL)")
+	fs.BoolVar(&j.BenchOnly, "bench-only", env.Bool("BENCH_ONLY"), "skip accuracy tasks (env BENCH_ONLY)")
+	fs.DurationVar(&j.Grace, "grace", env.Duration("BENCHKITE_GRACE", proc.DefaultGrace), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
 	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
-	c.gates.register(fs, getenv)
-	fs.StringVar(&c.ingestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
-	fs.StringVar(&c.ingestSecret, "ingest-token-secret", orDefault(getenv("BENCHKITE_INGEST_TOKEN_SECRET"), "BENCHKITE_INGEST_TOKEN"), "Buildkite secret with the ingest bearer token, when env BENCHKITE_INGEST_TOKEN is unset (env BENCHKITE_INGEST_TOKEN_SECRET)")
+	g := &j.Gates
+	fs.StringVar(&g.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API for baselines (env BENCHKITE_API_URL)")
+	fs.StringVar(&g.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
+	fs.StringVar(&g.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
+	fs.StringVar(&g.Branch, "baseline-branch", env.String("BENCHKITE_BASELINE_BRANCH", getenv("BUILDKITE_PIPELINE_DEFAULT_BRANCH")), "branch whose scheduled builds are baselines (env BENCHKITE_BASELINE_BRANCH; default the pipeline's default branch)")
+	fs.StringVar(&j.IngestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
+	fs.StringVar(&j.IngestSecret, "ingest-token-secret", env.String("BENCHKITE_INGEST_TOKEN_SECRET", "BENCHKITE_INGEST_TOKEN"), "Buildkite secret with the ingest bearer token, when env BENCHKITE_INGEST_TOKEN is unset (env BENCHKITE_INGEST_TOKEN_SECRET)")
 	// Flags may follow the recipe: `runner run RECIPE --port 9000`.
-	var positional []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return c, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+	positional, err := cliutil.Parse(fs, args)
+	if err != nil {
+		return c, err
 	}
 	if len(positional) != 1 {
-		return c, fmt.Errorf("%w: %s takes one recipe path, got %d", errUsage, name, len(positional))
+		return c, fmt.Errorf("%w: %s takes one recipe path, got %d", cliutil.ErrUsage, name, len(positional))
 	}
 	c.recipePath = positional[0]
-	if len(envErrs) > 0 {
-		return c, fmt.Errorf("%w: %w", errUsage, errors.Join(envErrs...))
+	if err := env.Err(); err != nil {
+		return c, err
 	}
-	if c.port < 1 || c.port > 65535 {
-		return c, fmt.Errorf("%w: --port %d is not a port", errUsage, c.port)
+	if j.Port < 1 || j.Port > 65535 {
+		return c, fmt.Errorf("%w: --port %d is not a port", cliutil.ErrUsage, j.Port)
 	}
-	if c.healthTimeout <= 0 || c.grace < 0 {
-		return c, fmt.Errorf("%w: --health-timeout must be positive and --grace not negative", errUsage)
+	if j.HealthTimeout <= 0 || j.Grace < 0 {
+		return c, fmt.Errorf("%w: --health-timeout must be positive and --grace not negative", cliutil.ErrUsage)
 	}
 	return c, nil
 }
@@ -202,4 +122,52 @@ func loadRecipe(c config, getenv func(string) string) (*workloads.Resolved, erro
 		return nil, fmt.Errorf("recipe is invalid:\n%w", problems.Errors())
 	}
 	return workloads.Resolve(r, profiles, getenv)
+}
+
+// runRun is `runner run`.
+func runRun(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	c, err := parseConfig("run", args, io.Stderr, getenv)
+	if err != nil {
+		return err
+	}
+	res, err := loadRecipe(c, getenv)
+	if err != nil {
+		return err
+	}
+	j := job.New(c.job, res, job.Deps{Procs: proc.Exec{Grace: c.job.Grace}, Log: io.Stdout, Getenv: getenv, Environ: environ})
+	result := j.Run(ctx)
+	return exitError(ctx, result)
+}
+
+// exitError is the run's exit status: 0 for a pass, 1 for a failure, and
+// 128+signal, as shells report it, for a run stopped by a signal (143 for
+// Buildkite's SIGTERM).
+func exitError(ctx context.Context, r job.Result) error {
+	if !r.Failed {
+		return nil
+	}
+	var sig signalError
+	if errors.As(context.Cause(ctx), &sig) {
+		return cliutil.Exit(128 + signalNumber(sig.sig))
+	}
+	if ctx.Err() != nil {
+		return cliutil.Exit(130)
+	}
+	return cliutil.Exit(1)
+}
+
+// runPlan is `runner plan`: every process run would start, in order.
+func runPlan(args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	c, err := parseConfig("plan", args, io.Stderr, getenv)
+	if err != nil {
+		return err
+	}
+	res, err := loadRecipe(c, getenv)
+	if err != nil {
+		return err
+	}
+	j := job.New(c.job, res, job.Deps{Log: io.Stdout, Getenv: getenv, Environ: environ})
+	cwd, _ := filepath.Abs(".")
+	j.WritePlan(io.Stdout, cwd)
+	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -72,7 +74,7 @@ func TestParseConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseConfig(%q) error = %v; stderr:\n%s", tt.args, err, stderr.String())
 			}
-			got := parsed{c.recipePath, c.resultsDir, c.port, c.healthTimeout, c.baseURL, c.benchOnly, c.grace}
+			got := parsed{c.recipePath, c.job.ResultsDir, c.job.Port, c.job.HealthTimeout, c.job.BaseURL, c.job.BenchOnly, c.job.Grace}
 			if diff := cmp.Diff(got, tt.want); diff != "" {
 				t.Errorf("parseConfig(%q) diff (-got +want):\n%s", tt.args, diff)
 			}
@@ -87,8 +89,8 @@ func TestParseConfigGateSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := gateConfig{apiURL: "http://127.0.0.1:9/", tokenEnv: "MY_TOKEN", tokenSecret: "BENCHKITE_API_TOKEN", branch: "main"}
-	if diff := cmp.Diff(c.gates, want, cmp.AllowUnexported(gateConfig{})); diff != "" {
+	want := gate.APIConfig{URL: "http://127.0.0.1:9/", TokenEnv: "MY_TOKEN", TokenSecret: "BENCHKITE_API_TOKEN", Branch: "main"}
+	if diff := cmp.Diff(c.job.Gates, want); diff != "" {
 		t.Errorf("gate settings diff (-got +want):\n%s", diff)
 	}
 }
@@ -122,7 +124,7 @@ func TestUsageErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr strings.Builder
-			code := run(context.Background(), tt.args, streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(tt.env), environOf(tt.env))
+			code := run(context.Background(), tt.args, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(tt.env), environOf(tt.env))
 			if code != 2 {
 				t.Errorf("run(%q) = %d, want 2", tt.args, code)
 			}
@@ -140,7 +142,7 @@ func TestHelpExitsZero(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"help"}, {"--help"}, {"plan", "-h"}, {"run", seedRecipe, "-h"}, {"report", "-h"}} {
 		var stdout, stderr strings.Builder
-		if code := run(context.Background(), args, streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil); code != 0 {
+		if code := run(context.Background(), args, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil); code != 0 {
 			t.Errorf("run(%q) = %d, want 0; stderr:\n%s", args, code, stderr.String())
 		}
 		if stdout.Len()+stderr.Len() == 0 {
@@ -176,7 +178,7 @@ lm_eval:
 			t.Parallel()
 			results := filepath.Join(dir, cmd+"-results")
 			var stdout, stderr strings.Builder
-			code := run(context.Background(), []string{cmd, path, "--results", results}, streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil)
+			code := run(context.Background(), []string{cmd, path, "--results", results}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil)
 			if code != 1 {
 				t.Errorf("run %s = %d, want 1", cmd, code)
 			}
@@ -201,34 +203,8 @@ lm_eval:
 func TestMissingRecipeFile(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr strings.Builder
-	code := run(context.Background(), []string{"plan", "testdata/recipes/none.yaml"}, streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil)
+	code := run(context.Background(), []string{"plan", "testdata/recipes/none.yaml"}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil)
 	if code != 1 || !strings.Contains(stderr.String(), "read recipe: open testdata/recipes/none.yaml") {
 		t.Errorf("plan of a missing file = %d, stderr %q; want 1 naming the file", code, stderr.String())
-	}
-}
-
-// TestNewJobDefaults: the results directory and server URL a job uses
-// when flags leave them out.
-func TestNewJobDefaults(t *testing.T) {
-	t.Parallel()
-	res := resolveRecipe(t, seedRecipe, nil)
-	tests := []struct {
-		cfg              config
-		wantDir, wantURL string
-	}{
-		{config{port: 8000}, filepath.Join("results", "minimax_m3-mi355x"), "http://127.0.0.1:8000"},
-		{config{port: 9000, resultsDir: "out", baseURL: "http://10.0.0.5:8000/"}, "out", "http://10.0.0.5:8000"},
-	}
-	for _, tt := range tests {
-		j := newJob(tt.cfg, res, nil, io.Discard, mapGetenv(map[string]string{"BUILDKITE_JOB_ID": "j1", "BUILDKITE_STEP_KEY": "recipe:minimax_m3-mi355x"}), nil)
-		if j.dir != tt.wantDir || j.baseURL != tt.wantURL {
-			t.Errorf("newJob(%+v): dir %q, base URL %q; want %q, %q", tt.cfg, j.dir, j.baseURL, tt.wantDir, tt.wantURL)
-		}
-		if j.sum.Buildkite == nil || j.sum.Buildkite.JobID != "j1" || j.sum.Recipe != "minimax_m3-mi355x" || j.sum.TP != 8 {
-			t.Errorf("newJob summary head = %+v", j.sum)
-		}
-		if j.sum.Bench == nil || j.sum.Gates == nil {
-			t.Errorf("new summary lists are nil, want empty so summary.json says []: %+v", j.sum)
-		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 const (
 	seedRecipe   = "../workloads/minimax_m3_mi355x.yaml"
 	dockerRecipe = "../workloads/gpt_oss_120b_h200.yaml"
+	sweepRecipe  = "testdata/recipes/sweep_mi300x.yaml"
 )
 
 // resolveRecipe loads a recipe file the way the runner does, with the

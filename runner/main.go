@@ -8,12 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/benchkite/benchkite/internal/cliutil"
 )
-
-// signalError is the cancel cause of a run stopped by a signal.
-type signalError struct{ sig syscall.Signal }
-
-func (e signalError) Error() string { return "received " + e.sig.String() }
 
 func main() {
 	// Buildkite cancels a job with SIGTERM; the context carries it, as the
@@ -23,10 +20,18 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		if sig, ok := <-sigs; ok {
-			cancel(signalError{sig.(syscall.Signal)})
+			cancel(signalError{sig})
 		}
 	}()
-	code := run(ctx, os.Args[1:], streams{Stdout: os.Stdout, Stderr: os.Stderr}, os.Getenv, os.Environ())
+	code := run(ctx, os.Args[1:], cliutil.Streams{Stdout: os.Stdout, Stderr: os.Stderr}, os.Getenv, os.Environ())
 	signal.Stop(sigs)
 	os.Exit(code)
+}
+
+// signalNumber is the signal's number, for the 128+N exit status.
+func signalNumber(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return int(n)
+	}
+	return 1
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchkite/benchkite/internal/cliutil"
 )
 
 // cwdToken stands for the test's working directory in golden plans.
@@ -15,7 +17,7 @@ const cwdToken = "$CWD"
 func runPlanCmd(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut strings.Builder
-	code = run(context.Background(), append([]string{"plan"}, args...), streams{Stdout: &out, Stderr: &errOut}, mapGetenv(env), environOf(env))
+	code = run(context.Background(), append([]string{"plan"}, args...), cliutil.Streams{Stdout: &out, Stderr: &errOut}, mapGetenv(env), environOf(env))
 	cwd, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -104,4 +105,30 @@ func SharedDir(t testing.TB, rel string) string {
 		Missing(t, "%s is not available (%v); it sits in ../shared beside the repository", dir, err)
 	}
 	return dir
+}
+
+// CheckMarkdownTables fails the test for every table row of md whose cell
+// count differs from its table's header: an unescaped "|" in a value.
+func CheckMarkdownTables(t testing.TB, md string) {
+	t.Helper()
+	want := -1
+	for i, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			want = -1
+			continue
+		}
+		cells := 0
+		for j := 1; j < len(line); j++ {
+			if line[j] == '|' && line[j-1] != '\\' {
+				cells++
+			}
+		}
+		if want < 0 {
+			want = cells
+			continue
+		}
+		if cells != want {
+			t.Errorf("line %d has %d cells, its table %d:\n%s", i+1, cells, want, line)
+		}
+	}
 }

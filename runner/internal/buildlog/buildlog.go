@@ -53,3 +53,9 @@ func Logf(w io.Writer, format string, args ...any) {
 func oneLine(title string) string {
 	return strings.Join(strings.Fields(title), " ")
 }
+
+// InBuildkite says whether the process runs in a Buildkite job it can
+// publish to: a job ID and the agent's access token are both set.
+func InBuildkite(getenv func(string) string) bool {
+	return getenv("BUILDKITE_JOB_ID") != "" && getenv("BUILDKITE_AGENT_ACCESS_TOKEN") != ""
+}

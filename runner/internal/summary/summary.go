@@ -1,6 +1,9 @@
 package summary
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // SchemaVersion is the version of the summary.json layout this package
 // writes. It changes only when a field is removed, renamed or changes
@@ -167,4 +170,14 @@ func (s *Summary) Phase(name string) *Phase {
 		}
 	}
 	return nil
+}
+
+// SortedKeys are the names of metrics in order, for stable output.
+func SortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

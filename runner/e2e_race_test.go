@@ -1,7 +1,0 @@
-//go:build race
-
-package main
-
-// raceEnabled: the tests run with the race detector, and so does the
-// runner binary they build.
-const raceEnabled = true

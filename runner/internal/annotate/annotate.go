@@ -1,0 +1,216 @@
+// Package annotate renders a run's Buildkite annotation from its summary:
+// the verdict, what ran, the failures, the bench and accuracy tables with
+// their baselines, the gates and the trend picture.
+package annotate
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/benchkite/benchkite/runner/internal/summary"
+)
+
+// MaxBody is Buildkite's limit on an annotation body (1 MiB), less a
+// margin.
+const MaxBody = 1<<20 - 4096
+
+// VerdictMark is the emoji that stands for a verdict.
+func VerdictMark(v string) string {
+	switch v {
+	case summary.VerdictPass:
+		return "✅"
+	case summary.VerdictFail:
+		return "❌"
+	case summary.VerdictNoBaseline, summary.VerdictSkipped:
+		return "⚠️"
+	}
+	return "💥"
+}
+
+// Style is the annotation style of a run: a pass whose gates lacked a baseline is a warning, so
+// a missing comparison is not painted green.
+func Style(s summary.Summary) string {
+	if s.Verdict != summary.VerdictPass {
+		return "error"
+	}
+	for _, g := range s.Gates {
+		if g.Verdict == summary.VerdictNoBaseline {
+			return "warning"
+		}
+	}
+	return "success"
+}
+
+// Markdown keeps text from results (error messages, names) from breaking
+// a table or turning into markup.
+func Markdown(s string) string {
+	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
+}
+
+// Clip shortens s to at most n bytes plus an ellipsis, never splitting a
+// character.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return CutUTF8(s, n) + "…"
+}
+
+// CutUTF8 is s[:n] moved back to the start of a character.
+func CutUTF8(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Render is the per-recipe annotation: verdict, what ran, the
+// failures, bench and accuracy tables with their baselines, the gates,
+// and the trend picture when there is one.
+func Render(s summary.Summary, trendArtifact string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s `%s`: %s\n\n", VerdictMark(s.Verdict), s.Recipe, s.Verdict)
+	fmt.Fprintf(&b, "%s × %d · TP %d", s.GPU, s.NumGPUs, s.TP)
+	if s.DP > 1 {
+		fmt.Fprintf(&b, " × DP %d", s.DP)
+	}
+	if s.Precision != "" {
+		fmt.Fprintf(&b, " · %s", s.Precision)
+	}
+	fmt.Fprintf(&b, " · `%s`", Markdown(s.Model))
+	if s.Image != "" {
+		fmt.Fprintf(&b, " · image `%s`", Markdown(s.Image))
+	}
+	if s.VLLMCommit != "" {
+		fmt.Fprintf(&b, " · vLLM `%s`", Markdown(s.VLLMCommit))
+	}
+	b.WriteString("\n\n")
+
+	var failures []string
+	for _, p := range s.Phases {
+		if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled {
+			failures = append(failures, fmt.Sprintf("**%s** %s: %s", p.Name, p.Status, Markdown(Clip(p.Error, 600))))
+		}
+	}
+	if len(failures) > 0 {
+		b.WriteString("**Failures**\n\n")
+		for _, f := range failures {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
+		b.WriteString("\n")
+	}
+	writeBenchTable(&b, s)
+	writeAccuracyTable(&b, s)
+	writeGateTable(&b, s)
+	if trendArtifact != "" {
+		fmt.Fprintf(&b, "<img src=\"artifact://%s\" alt=\"%s trend\">\n", trendArtifact, s.Recipe)
+	}
+	out := b.String()
+	if len(out) > MaxBody {
+		out = CutUTF8(out, MaxBody) + "\n\n… (cut at Buildkite's annotation size limit; see summary.json)\n"
+	}
+	return out
+}
+
+func writeBenchTable(b *strings.Builder, s summary.Summary) {
+	if len(s.Bench) == 0 {
+		return
+	}
+	regress := map[string]summary.GateResult{}
+	for _, g := range s.Gates {
+		if g.Kind == summary.GateRegression {
+			regress[g.Subject+"\x00"+g.Metric] = g
+		}
+	}
+	b.WriteString("#### Throughput and latency\n\n")
+	b.WriteString("| run | conc | output tok/s | per GPU | Δ vs nights | total tok/s | TTFT p50 / p99 ms | TPOT p50 ms | ITL p50 ms | EAGLE acceptance | status |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	for _, r := range s.Bench {
+		if r.Status != summary.StatusOK {
+			fmt.Fprintf(b, "| %s | %d | | | | | | | | | ❌ %s: %s |\n", Markdown(r.Name), r.Concurrency, r.Status, Markdown(Clip(r.Error, 300)))
+			continue
+		}
+		delta := ""
+		if g, ok := regress[r.Name+"\x00output_throughput"]; ok && g.DeltaPct != nil {
+			delta = fmt.Sprintf("%+.1f%%", *g.DeltaPct)
+			if g.Verdict == summary.VerdictFail {
+				delta = "❌ " + delta
+			}
+		}
+		accept := "–"
+		if sd := r.SpecDecode; sd != nil {
+			accept = fmt.Sprintf("%.1f%%, mean length %.2f", sd.AcceptanceRate, sd.AcceptanceLength)
+		}
+		fmt.Fprintf(b, "| %s | %d | %.1f | %.1f | %s | %.1f | %.1f / %.1f | %.2f | %.2f | %s | ok |\n",
+			Markdown(r.Name), r.Concurrency, r.OutputThroughput, r.OutputThroughputPerGPU, delta, r.TotalTokenThroughput,
+			r.TTFT.Median, r.TTFT.P99, r.TPOT.Median, r.ITL.Median, accept)
+	}
+	b.WriteString("\n")
+}
+
+func writeAccuracyTable(b *strings.Builder, s summary.Summary) {
+	if len(s.Accuracy) == 0 {
+		return
+	}
+	gates := map[string]summary.GateResult{}
+	for _, g := range s.Gates {
+		if g.Kind == summary.GateAccuracy && g.Baseline != nil {
+			gates[g.Subject+"\x00"+g.Metric] = g
+		}
+	}
+	b.WriteString("#### Accuracy\n\n| task | metric | score | stderr | baseline | Δ |\n|---|---|--:|--:|--:|--:|\n")
+	for _, t := range s.Accuracy {
+		if t.Status != summary.StatusOK {
+			fmt.Fprintf(b, "| %s | | | | | ❌ %s: %s |\n", Markdown(t.Task), t.Status, Markdown(Clip(t.Error, 300)))
+			continue
+		}
+		for _, k := range summary.SortedKeys(t.Metrics) {
+			base, delta := "", ""
+			if g, ok := gates[t.Task+"\x00"+k]; ok {
+				base = fmt.Sprintf("%.4f", *g.Baseline)
+				delta = fmt.Sprintf("%+.4f", t.Metrics[k]-*g.Baseline)
+				if g.Verdict == summary.VerdictFail {
+					delta = "❌ " + delta
+				}
+			}
+			stderr := ""
+			if v, ok := t.Stderr[k]; ok {
+				stderr = fmt.Sprintf("%.4f", v)
+			}
+			fmt.Fprintf(b, "| %s | `%s` | %.4f | %s | %s | %s |\n", Markdown(t.Task), Markdown(k), t.Metrics[k], stderr, base, delta)
+		}
+	}
+	b.WriteString("\n")
+}
+
+func writeGateTable(b *strings.Builder, s summary.Summary) {
+	if len(s.Gates) == 0 {
+		return
+	}
+	b.WriteString("#### Gates\n\n| verdict | kind | on | metric | value | bound | Δ% |\n|---|---|---|---|--:|---|--:|\n")
+	for _, g := range s.Gates {
+		delta := ""
+		if g.DeltaPct != nil {
+			delta = fmt.Sprintf("%+.1f%%", *g.DeltaPct)
+		}
+		value := fmt.Sprintf("%.4g", g.Value)
+		if g.Verdict == summary.VerdictSkipped {
+			value = "–"
+		}
+		fmt.Fprintf(b, "| %s %s | %s | %s | `%s` | %s | %s | %s |\n", VerdictMark(g.Verdict), g.Verdict, g.Kind, Markdown(g.Subject), Markdown(g.Metric), value, Markdown(Clip(g.Bound, 200)), delta)
+	}
+	var notes []string
+	for _, g := range s.Gates {
+		if g.Verdict == summary.VerdictNoBaseline {
+			notes = append(notes, Markdown(Clip(g.Message, 400)))
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\nNo baseline (a warning, not a pass):\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(b, "- %s\n", n)
+		}
+	}
+	b.WriteString("\n")
+}

@@ -1,0 +1,122 @@
+package annotate
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/benchkite/benchkite/internal/testutil"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+)
+
+func TestRenderEscapesCells(t *testing.T) {
+	t.Parallel()
+	nasty := "a | b\r\nc\nd\re <script> `x`"
+	s := summary.Summary{
+		Recipe: "r-mi300x", GPU: "MI300X", NumGPUs: 1, TP: 1, Model: "m|odel", Verdict: summary.VerdictError,
+		Phases:   []summary.Phase{{Name: "bench", Status: summary.StatusFailed, Error: nasty}},
+		Bench:    []summary.BenchRun{{Name: "run|1", Status: summary.StatusFailed, Error: nasty}},
+		Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusFailed, Error: nasty}},
+		Gates: []summary.GateResult{{Kind: "regression", Subject: "run|1", Metric: "output_throughput", Bound: nasty,
+			Verdict: summary.VerdictNoBaseline, Message: nasty}},
+	}
+	got := Render(s, "")
+	testutil.CheckMarkdownTables(t, got)
+	const escaped = `a \| b c d e &lt;script&gt; 'x'`
+	if n := strings.Count(got, escaped); n != 5 {
+		t.Errorf("escaped text appears %d times, want 5 (failure, bench, accuracy, gate bound, no-baseline note):\n%s", n, got)
+	}
+	for _, bad := range []string{"\r", "<script>", "`x`", "run|1"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("annotation contains %q unescaped:\n%s", bad, got)
+		}
+	}
+}
+
+func TestRenderSize(t *testing.T) {
+	t.Parallel()
+	// Two-byte characters placed so that every clip length (a multiple of
+	// 4) falls inside one unless the cut moves back.
+	huge := "abc" + strings.Repeat("é|\n", 1<<20)
+	t.Run("huge error messages are clipped", func(t *testing.T) {
+		t.Parallel()
+		s := summary.Summary{
+			Recipe: "r-mi300x", GPU: "MI300X", NumGPUs: 1, TP: 1, Model: "m", Verdict: summary.VerdictError,
+			Phases:   []summary.Phase{{Name: "serve", Status: summary.StatusFailed, Error: huge}},
+			Bench:    []summary.BenchRun{{Name: "r", Status: summary.StatusFailed, Error: huge}},
+			Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusFailed, Error: huge}},
+			Gates:    []summary.GateResult{{Kind: "bench", Subject: "r", Metric: "m", Bound: huge, Verdict: summary.VerdictNoBaseline, Message: huge}},
+		}
+		got := Render(s, "")
+		if len(got) > 8<<10 {
+			t.Errorf("annotation is %d bytes, want the error text clipped to a few KiB", len(got))
+		}
+		if !utf8.ValidString(got) {
+			t.Error("annotation is not valid UTF-8: a clip split a character")
+		}
+		if !strings.Contains(got, "é\\| é\\|") || !strings.Contains(got, "…") {
+			t.Errorf("annotation does not show the start of the error, clipped:\n%.2000s", got)
+		}
+		testutil.CheckMarkdownTables(t, got)
+	})
+	t.Run("many runs are cut at the limit", func(t *testing.T) {
+		t.Parallel()
+		s := summary.Summary{Recipe: "r-mi300x", GPU: "MI300X", NumGPUs: 1, TP: 1, Model: "m", Verdict: summary.VerdictError}
+		for i := range 20000 {
+			s.Bench = append(s.Bench, summary.BenchRun{Name: fmt.Sprintf("run-é-%d", i), Status: summary.StatusFailed, Error: strings.Repeat("é", 150)})
+		}
+		got := Render(s, "")
+		if len(got) >= 1<<20 {
+			t.Errorf("annotation is %d bytes, want under Buildkite's 1 MiB limit", len(got))
+		}
+		if !strings.HasSuffix(got, "(cut at Buildkite's annotation size limit; see summary.json)\n") {
+			t.Errorf("annotation ends %q, want the note that it was cut", got[len(got)-200:])
+		}
+		if !utf8.ValidString(got) {
+			t.Error("annotation is not valid UTF-8: the cut split a character")
+		}
+	})
+}
+
+func TestStyle(t *testing.T) {
+	t.Parallel()
+	noBaseline := []summary.GateResult{{Verdict: summary.VerdictPass}, {Verdict: summary.VerdictNoBaseline}}
+	tests := []struct {
+		verdict string
+		gates   []summary.GateResult
+		want    string
+	}{
+		{summary.VerdictPass, nil, "success"},
+		{summary.VerdictPass, noBaseline, "warning"},
+		{summary.VerdictFail, noBaseline, "error"},
+		{summary.VerdictError, nil, "error"},
+		{"", nil, "error"},
+	}
+	for _, tt := range tests {
+		if got := Style(summary.Summary{Verdict: tt.verdict, Gates: tt.gates}); got != tt.want {
+			t.Errorf("Style(verdict %q, %d gates) = %q, want %q", tt.verdict, len(tt.gates), got, tt.want)
+		}
+	}
+}
+
+func TestClip(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"longer text", 6, "longer…"},
+		{"héllo", 2, "h…"}, // byte 2 is inside é
+		{"héllo", 3, "hé…"},
+		{"ééé", 0, "…"},
+	}
+	for _, tt := range tests {
+		if got := Clip(tt.s, tt.n); got != tt.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/argparse"
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/pyjson"
+)
+
+// Environment knobs; the fakes package documentation describes them.
+const (
+	envExit = "FAKE_LMEVAL_EXIT"
+	envDocs = "FAKE_LMEVAL_DOCS"
+)
+
+const defaultDocs = 50
+
+const prog = "lm-eval run"
+
+func parser() *argparse.Parser {
+	p := argparse.New(prog)
+	v := argparse.Value
+	p.Add(v, "--model", "-m")
+	p.Add(v, "--tasks", "-t")
+	p.Add(v, "--model_args", "-a")
+	p.Add(v, "--num_fewshot", "-f")
+	p.Add(v, "--batch_size", "-b")
+	p.Add(v, "--max_batch_size")
+	p.Add(v, "--device")
+	p.Add(v, "--output_path", "-o")
+	p.Add(v, "--limit", "-L")
+	p.Add(v, "--samples", "-E")
+	p.Add(v, "--use_cache", "-c")
+	p.Add(v, "--cache_requests")
+	p.Add(v, "--system_instruction")
+	p.Add(v, "--include_path")
+	p.Add(v, "--gen_kwargs")
+	p.Add(v, "--verbosity", "-v")
+	p.Add(v, "--wandb_args")
+	p.Add(v, "--wandb_config_args")
+	p.Add(v, "--hf_hub_log_args")
+	p.Add(v, "--seed")
+	p.Add(v, "--metadata")
+	p.Add(v, "--bootstrap_iters")
+	p.Add(argparse.Optional, "--apply_chat_template")
+	for _, b := range []string{"--check_integrity", "--fewshot_as_multiturn", "--show_config",
+		"--trust_remote_code", "--confirm_run_unsafe_code"} {
+		p.Add(argparse.Bool, b)
+	}
+	p.Add(argparse.Bool, "--write_out", "-w")
+	p.Add(argparse.Bool, "--log_samples", "-s")
+	p.Add(argparse.Bool, "--predict_only", "-x")
+	return p
+}
+
+// options is the parsed command line.
+type options struct {
+	modelType  string
+	modelArgs  *pyjson.Object
+	tasks      []string
+	numFewshot int
+	batchSize  any
+	outputPath string
+	limit      *float64
+	logSamples bool
+	genKwargs  *pyjson.Object
+	chat       bool
+	bootstrap  int
+}
+
+// run is the whole command; it returns the exit status.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "run" {
+		args = args[1:] // lm-eval's legacy form inserts "run" itself
+	}
+	o, err := parseOptions(args)
+	if err != nil {
+		var usage *argparse.Error
+		if errors.As(err, &usage) {
+			usage.Print(stderr)
+			return 2
+		}
+		return pyError(stderr, "ValueError", err.Error(), 1)
+	}
+	exitCode, docCount, err := knobs(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "lm_eval: %v\n", err)
+		return 1
+	}
+	logf(stderr, "__main__", "Selected Tasks: ['%s']", strings.Join(o.tasks, "', '"))
+	for _, task := range o.tasks {
+		if task != "gsm8k" {
+			return pyError(stderr, "ValueError", fmt.Sprintf("Tasks not found: %s. Try `lm-eval ls tasks` to list out all available names for task grouping; only (sub)tasks; tags; or all of the above, or pass '--verbosity DEBUG' to troubleshoot task registration issues.", task), 1)
+		}
+	}
+	if o.modelType != "local-completions" && o.modelType != "local-chat-completions" {
+		return pyError(stderr, "ValueError", fmt.Sprintf("Attempted to load model '%s', but no model for this name found! Supported model names: local-completions, local-chat-completions", o.modelType), 1)
+	}
+	api, err := newAPIClient(o)
+	if err != nil {
+		return pyError(stderr, "ValueError", err.Error(), 1)
+	}
+
+	started := time.Now()
+	docs := makeDocs(docCount, testSeed)
+	n := len(docs)
+	if o.limit != nil {
+		n = limitDocs(len(docs), *o.limit)
+		logf(stderr, "evaluator", "--limit SHOULD ONLY BE USED FOR TESTING. REAL METRICS SHOULD NOT BE COMPUTED USING LIMIT.")
+	}
+	logf(stderr, "api", "Building contexts for gsm8k on rank 0...")
+	fewshot := makeFewshotPool(fewshotPool, trainSeed)
+	prompts := make([]string, n)
+	for i := range prompts {
+		prompts[i] = buildPrompt(docs[i], fewshot, o.numFewshot, i)
+	}
+	logf(stderr, "evaluator", "Running generate_until requests")
+	resps, err := api.generateAll(ctx, prompts)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "KeyboardInterrupt")
+			return 130
+		}
+		return pyError(stderr, "RuntimeError", err.Error(), 1)
+	}
+	if exitCode != 0 {
+		return pyError(stderr, "RuntimeError", "injected failure ("+envExit+")", exitCode)
+	}
+
+	ev := score(docs[:n], prompts, resps)
+	results := buildResults(o, ev, len(docs), started, time.Now())
+	if o.outputPath != "" {
+		paths, err := writeOutputs(o, results, ev, time.Now())
+		if err != nil {
+			return pyError(stderr, "OSError", err.Error(), 1)
+		}
+		for _, p := range paths {
+			logf(stderr, "evaluation_tracker", "Saving results to %s", p)
+		}
+	}
+	printTable(stdout, o, ev)
+	return 0
+}
+
+func parseOptions(args []string) (options, error) {
+	r, err := parser().Parse(args)
+	if err != nil {
+		return options{}, err
+	}
+	o := options{modelType: r.String("--model", "hf"), outputPath: r.String("--output_path", ""), logSamples: r.Bool("--log_samples"), batchSize: 1}
+	if r.Has("--apply_chat_template") {
+		o.chat = true
+	}
+	if o.tasks = splitList(r.String("--tasks", "")); len(o.tasks) == 0 {
+		return options{}, errors.New("Need to specify task to evaluate.")
+	}
+	if o.numFewshot, err = r.Int("--num_fewshot", 5); err != nil {
+		return options{}, err
+	}
+	if r.Has("--limit") {
+		l, err := r.Float("--limit", 0)
+		if err != nil {
+			return options{}, err
+		}
+		o.limit = &l
+	}
+	if o.bootstrap, err = r.Int("--bootstrap_iters", 100000); err != nil {
+		return options{}, err
+	}
+	if bs := r.String("--batch_size", "1"); bs != "1" {
+		if n, err := strconv.Atoi(bs); err == nil {
+			o.batchSize = n
+		} else {
+			o.batchSize = bs
+		}
+	}
+	if o.modelArgs, err = parseKeyValues(r.String("--model_args", "")); err != nil {
+		return options{}, err
+	}
+	if o.genKwargs, err = parseKeyValues(r.String("--gen_kwargs", "")); err != nil {
+		return options{}, err
+	}
+	if o.logSamples && o.outputPath == "" {
+		return options{}, errors.New("Specify --output_path if providing --log_samples or --predict_only")
+	}
+	return o, nil
+}
+
+// parseKeyValues reads "k=v,k2=v2" (or a JSON object) with lm-eval's value
+// typing: booleans, numbers and None become JSON values.
+func parseKeyValues(s string) (*pyjson.Object, error) {
+	out := pyjson.NewObject()
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return out, nil
+	}
+	if strings.HasPrefix(s, "{") {
+		var m map[string]any
+		dec := json.NewDecoder(strings.NewReader(s))
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("invalid JSON arguments %q: %w", s, err)
+		}
+		for _, k := range jsonKeyOrder(s) {
+			out.Set(k, m[k])
+		}
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, fmt.Errorf("dictionary update sequence element %q has length 1; 2 is required", part)
+		}
+		out.Set(strings.TrimSpace(k), typedValue(strings.TrimSpace(v)))
+	}
+	return out, nil
+}
+
+var numberPattern = regexp.MustCompile(`^-?\d+$`)
+
+func typedValue(v string) any {
+	switch {
+	case strings.EqualFold(v, "true"):
+		return true
+	case strings.EqualFold(v, "false"):
+		return false
+	case v == "None":
+		return nil
+	case numberPattern.MatchString(v):
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return f
+	}
+	return v
+}
+
+// jsonKeyOrder lists the top-level keys of a JSON object in order.
+func jsonKeyOrder(s string) []string {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.Token()
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		keys = append(keys, fmt.Sprint(tok))
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// limitDocs applies --limit: a fraction below 1 takes that share of the
+// documents, anything else a count.
+func limitDocs(n int, limit float64) int {
+	if limit < 1 {
+		return int(math.Ceil(float64(n) * limit))
+	}
+	return min(int(limit), n)
+}
+
+func knobs(getenv func(string) string) (exitCode, docs int, err error) {
+	exitCode, docs = 0, defaultDocs
+	if v := getenv(envExit); v != "" {
+		if exitCode, err = strconv.Atoi(v); err != nil {
+			return 0, 0, fmt.Errorf("invalid %s=%q: %w", envExit, v, err)
+		}
+	}
+	if v := getenv(envDocs); v != "" {
+		if docs, err = strconv.Atoi(v); err != nil || docs < 1 {
+			return 0, 0, fmt.Errorf("invalid %s=%q: want a positive integer", envDocs, v)
+		}
+	}
+	return exitCode, docs, nil
+}
+
+// logf writes lm-eval's log line format.
+func logf(w io.Writer, module, format string, args ...any) {
+	fmt.Fprintf(w, "%s INFO     [%s] %s\n", time.Now().Format("2006-01-02:15:04:05"), module, fmt.Sprintf(format, args...))
+}
+
+// pyError prints an uncaught Python exception and returns code.
+func pyError(w io.Writer, typ, msg string, code int) int {
+	fmt.Fprintf(w, "Traceback (most recent call last):\n  File \"/usr/local/bin/lm_eval\", line 8, in <module>\n    sys.exit(cli_evaluate())\n             ^^^^^^^^^^^^^^\n%s: %s\n", typ, msg)
+	return code
+}

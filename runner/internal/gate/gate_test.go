@@ -1,0 +1,510 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/workloads"
+	"github.com/benchkite/benchkite/workloads/workloadstest"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+const flexible = "exact_match,flexible-extract"
+
+const seedRecipe = "../../../workloads/minimax_m3_mi355x.yaml"
+
+var approx = cmpopts.EquateApprox(0, 1e-9)
+
+func accuracyNight(t *testing.T, build int, recipe string, score float64) baseline.Night {
+	t.Helper()
+	return baseline.Night{BuildNumber: build, Summary: baselinetest.Encode(t, summary.Summary{
+		Recipe:  recipe,
+		Verdict: summary.VerdictPass,
+		Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusOK,
+			Metrics: map[string]float64{flexible: score, "exact_match,strict-match": score - 0.05}}},
+	})}
+}
+
+func gsm8kSummary(recipe string, score float64) *summary.Summary {
+	return &summary.Summary{Recipe: recipe, Accuracy: []summary.TaskResult{{Task: "gsm8k", NumFewshot: 5, Status: summary.StatusOK,
+		Metrics: map[string]float64{flexible: score}}}}
+}
+
+func TestSeedRecipeBaselineFrom(t *testing.T) {
+	t.Parallel()
+	res := workloadstest.Resolve(t, seedRecipe, nil)
+	const bound = ">= 0.9250 (minimax_m3-nospec-mi355x #41 0.9400 - 0.015)"
+	tests := []struct {
+		name  string
+		score float64
+		want  summary.GateResult
+	}{
+		{
+			name:  "pass within tolerance",
+			score: 0.93,
+			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.93,
+				Bound: bound, Baseline: ptr(0.94), DeltaPct: ptr(-1.0638297872340436), Verdict: summary.VerdictPass,
+				Message: "gsm8k exact_match,flexible-extract = 0.9300 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0100, tolerance 0.015)"},
+		},
+		{
+			name:  "fail below tolerance",
+			score: 0.90,
+			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.90,
+				Bound: bound, Baseline: ptr(0.94), DeltaPct: ptr(-4.25531914893617), Verdict: summary.VerdictFail,
+				Message: "gsm8k exact_match,flexible-extract = 0.9000 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0400, tolerance 0.015)"},
+		},
+		{
+			name:  "pass exactly at the tolerance",
+			score: 0.925,
+			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.925,
+				Bound: bound, Baseline: ptr(0.94), DeltaPct: ptr(-1.5957446808510585), Verdict: summary.VerdictPass,
+				Message: "gsm8k exact_match,flexible-extract = 0.9250 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0150, tolerance 0.015)"},
+		},
+		{
+			name:  "a higher score passes",
+			score: 0.97,
+			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.97,
+				Bound: bound, Baseline: ptr(0.94), DeltaPct: ptr(3.191489361702131), Verdict: summary.VerdictPass,
+				Message: "gsm8k exact_match,flexible-extract = 0.9700 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ +0.0300, tolerance 0.015)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := &baselinetest.Source{Nights: map[string][]baseline.Night{
+				"minimax_m3-nospec-mi355x": {accuracyNight(t, 41, "minimax_m3-nospec-mi355x", 0.94), accuracyNight(t, 40, "minimax_m3-nospec-mi355x", 0.5)},
+			}}
+			g := Gater{Res: res, History: src.History()}
+			got := g.Apply(context.Background(), gsm8kSummary(res.Recipe.Name, tt.score))
+			if diff := cmp.Diff(got, []summary.GateResult{tt.want}, approx); diff != "" {
+				t.Errorf("Apply() diff (-got +want):\n%s", diff)
+			}
+			wantCalls := []baselinetest.Call{{Recipe: "minimax_m3-nospec-mi355x", StepKey: "recipe:minimax_m3-nospec-mi355x", N: 1}}
+			if diff := cmp.Diff(src.Calls(), wantCalls); diff != "" {
+				t.Errorf("baseline lookups diff (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func accuracyRecipe(e ...workloads.Expectation) *workloads.Resolved {
+	return &workloads.Resolved{
+		Recipe: &workloads.Recipe{Name: "r-mi355x"},
+		Tasks:  []workloads.ResolvedTask{{Name: "gsm8k", NumFewshot: 5, Expect: e}},
+	}
+}
+
+func TestAccuracyGates(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		expect workloads.Expectation
+		sum    *summary.Summary
+		source func(t *testing.T) *baseline.History
+		want   []summary.GateResult
+	}{
+		{
+			name:   "min pass",
+			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.8)},
+			sum:    gsm8kSummary("r-mi355x", 0.85),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.85, Bound: ">= 0.8",
+				Verdict: "pass", Message: "gsm8k exact_match,flexible-extract = 0.8500, must be >= 0.8"}},
+		},
+		{
+			name:   "min fail",
+			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.8)},
+			sum:    gsm8kSummary("r-mi355x", 0.79),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.79, Bound: ">= 0.8",
+				Verdict: "fail", Message: "gsm8k exact_match,flexible-extract = 0.7900, must be >= 0.8"}},
+		},
+		{
+			name:   "baseline higher score passes",
+			expect: workloads.Expectation{Metric: flexible, Baseline: ptr(0.90), Tolerance: 0.02},
+			sum:    gsm8kSummary("r-mi355x", 0.95),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.95,
+				Bound: ">= 0.8800 (baseline 0.9000 - 0.02)", Baseline: ptr(0.90), DeltaPct: ptr(5.555555555555552),
+				Verdict: "pass", Message: "gsm8k exact_match,flexible-extract = 0.9500 vs baseline 0.9000 (Δ +0.0500, tolerance 0.02)"}},
+		},
+		{
+			name:   "baseline within tolerance passes",
+			expect: workloads.Expectation{Metric: flexible, Baseline: ptr(0.90), Tolerance: 0.02},
+			sum:    gsm8kSummary("r-mi355x", 0.89),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.89,
+				Bound: ">= 0.8800 (baseline 0.9000 - 0.02)", Baseline: ptr(0.90), DeltaPct: ptr(-1.1111111111111072),
+				Verdict: "pass", Message: "gsm8k exact_match,flexible-extract = 0.8900 vs baseline 0.9000 (Δ -0.0100, tolerance 0.02)"}},
+		},
+		{
+			name:   "baseline beyond tolerance fails",
+			expect: workloads.Expectation{Metric: flexible, Baseline: ptr(0.90), Tolerance: 0.02},
+			sum:    gsm8kSummary("r-mi355x", 0.87),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.87,
+				Bound: ">= 0.8800 (baseline 0.9000 - 0.02)", Baseline: ptr(0.90), DeltaPct: ptr(-3.3333333333333366),
+				Verdict: "fail", Message: "gsm8k exact_match,flexible-extract = 0.8700 vs baseline 0.9000 (Δ -0.0300, tolerance 0.02)"}},
+		},
+		{
+			name:   "task failed: skipped, not passed",
+			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.8)},
+			sum: &summary.Summary{Recipe: "r-mi355x", Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusFailed,
+				Error: "lm_eval exited 1", Metrics: map[string]float64{flexible: 0.9}}}},
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Bound: ">= 0.8",
+				Verdict: "skipped", Message: "gsm8k exact_match,flexible-extract: no score to judge (the task did not produce this metric)"}},
+		},
+		{
+			name:   "metric missing: skipped",
+			expect: workloads.Expectation{Metric: "acc", Min: ptr(0.8)},
+			sum:    gsm8kSummary("r-mi355x", 0.9),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: "acc", Bound: ">= 0.8",
+				Verdict: "skipped", Message: "gsm8k acc: no score to judge (the task did not produce this metric)"}},
+		},
+		{
+			name:   "baseline_from with no night: no-baseline",
+			expect: workloads.Expectation{Metric: flexible, BaselineFrom: "other-mi355x", Tolerance: 0.01},
+			sum:    gsm8kSummary("r-mi355x", 0.9),
+			source: func(*testing.T) *baseline.History {
+				return (&baselinetest.Source{}).History()
+			},
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: no passing night of other-mi355x)"}},
+		},
+		{
+			name:   "baseline_from night without the task: no-baseline",
+			expect: workloads.Expectation{Metric: flexible, BaselineFrom: "other-mi355x", Tolerance: 0.01},
+			sum:    gsm8kSummary("r-mi355x", 0.9),
+			source: func(t *testing.T) *baseline.History {
+				return (&baselinetest.Source{Nights: map[string][]baseline.Night{"other-mi355x": {
+					{BuildNumber: 7, Summary: baselinetest.Encode(t, summary.Summary{Recipe: "other-mi355x"})},
+				}}}).History()
+			},
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: other-mi355x #7 has no gsm8k exact_match,flexible-extract)"}},
+		},
+		{
+			name:   "baseline_from night with an unreadable summary: no-baseline",
+			expect: workloads.Expectation{Metric: flexible, BaselineFrom: "other-mi355x", Tolerance: 0.01},
+			sum:    gsm8kSummary("r-mi355x", 0.9),
+			source: func(t *testing.T) *baseline.History {
+				return (&baselinetest.Source{Nights: map[string][]baseline.Night{"other-mi355x": {
+					{BuildNumber: 7, Summary: []byte(`{"schema_version": 99}`)},
+				}}}).History()
+			},
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: build 7: read summary: unsupported summary schema_version: file has version 99, this build reads up to 1; update benchkite)"}},
+		},
+		{
+			name:   "baseline_from without a source: no-baseline",
+			expect: workloads.Expectation{Metric: flexible, BaselineFrom: "other-mi355x", Tolerance: 0.01},
+			sum:    gsm8kSummary("r-mi355x", 0.9),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: no baseline source)"}},
+		},
+		{
+			name:   "baseline_from when the token is missing: no-baseline",
+			expect: workloads.Expectation{Metric: flexible, BaselineFrom: "other-mi355x", Tolerance: 0.01},
+			sum:    gsm8kSummary("r-mi355x", 0.9),
+			source: func(*testing.T) *baseline.History {
+				return baseline.NewHistory(func(context.Context) (baseline.Source, error) {
+					return nil, fmt.Errorf("%w: BUILDKITE_API_TOKEN is not set", bkapi.ErrNoToken)
+				})
+			},
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: no Buildkite API token: BUILDKITE_API_TOKEN is not set)"}},
+		},
+		{
+			name:   "min and baseline: one gate each",
+			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.95), Baseline: ptr(0.9), Tolerance: 0.01},
+			sum:    gsm8kSummary("r-mi355x", 0.92),
+			want: []summary.GateResult{
+				{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.92, Bound: ">= 0.95",
+					Verdict: "fail", Message: "gsm8k exact_match,flexible-extract = 0.9200, must be >= 0.95"},
+				{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.92, Bound: ">= 0.8900 (baseline 0.9000 - 0.01)",
+					Baseline: ptr(0.9), DeltaPct: ptr(2.2222222222222245), Verdict: "pass",
+					Message: "gsm8k exact_match,flexible-extract = 0.9200 vs baseline 0.9000 (Δ +0.0200, tolerance 0.01)"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			g := Gater{Res: accuracyRecipe(tt.expect), History: baseline.NewHistory(nil)}
+			if tt.source != nil {
+				g.History = tt.source(t)
+			}
+			got := g.Apply(context.Background(), tt.sum)
+			if diff := cmp.Diff(got, tt.want, approx); diff != "" {
+				t.Errorf("Apply() diff (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBenchAssertions(t *testing.T) {
+	t.Parallel()
+	res := &workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: &workloads.Bench{Configs: []workloads.BenchConfig{{
+		Name: "8k",
+		Assertions: []workloads.Assertion{
+			{Metric: "output_throughput", Min: ptr(1000.0)},
+			{Metric: "median_ttft_ms", Max: ptr(500.0)},
+			{Metric: "completed", Min: ptr(512.0), Max: ptr(512.0)},
+		},
+	}}}}}
+	run := func(status string, m map[string]float64) *summary.Summary {
+		return &summary.Summary{Recipe: "r-h200", Bench: []summary.BenchRun{
+			{Name: "8k", Config: "8k", Status: status, Metrics: m},
+			// A run of a config the recipe no longer has is not judged.
+			{Name: "old", Config: "old", Status: summary.StatusOK, Metrics: m},
+		}}
+	}
+	tests := []struct {
+		name string
+		sum  *summary.Summary
+		want []summary.GateResult
+	}{
+		{
+			name: "all within bounds",
+			sum:  run(summary.StatusOK, map[string]float64{"output_throughput": 1000, "median_ttft_ms": 500, "completed": 512}),
+			want: []summary.GateResult{
+				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Value: 1000, Bound: ">= 1000", Verdict: "pass", Message: "8k output_throughput = 1000, must be >= 1000"},
+				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Value: 500, Bound: "<= 500", Verdict: "pass", Message: "8k median_ttft_ms = 500, must be <= 500"},
+				{Kind: "bench", Subject: "8k", Metric: "completed", Value: 512, Bound: "in [512, 512]", Verdict: "pass", Message: "8k completed = 512, must be in [512, 512]"},
+			},
+		},
+		{
+			name: "below min, above max, outside range",
+			sum:  run(summary.StatusOK, map[string]float64{"output_throughput": 999.5, "median_ttft_ms": 501, "completed": 500}),
+			want: []summary.GateResult{
+				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Value: 999.5, Bound: ">= 1000", Verdict: "fail", Message: "8k output_throughput = 999.5, must be >= 1000"},
+				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Value: 501, Bound: "<= 500", Verdict: "fail", Message: "8k median_ttft_ms = 501, must be <= 500"},
+				{Kind: "bench", Subject: "8k", Metric: "completed", Value: 500, Bound: "in [512, 512]", Verdict: "fail", Message: "8k completed = 500, must be in [512, 512]"},
+			},
+		},
+		{
+			name: "failed run and missing metric: skipped",
+			sum: &summary.Summary{Recipe: "r-h200", Bench: []summary.BenchRun{
+				{Name: "8k", Config: "8k", Status: summary.StatusFailed, Metrics: map[string]float64{"output_throughput": 5000}},
+			}},
+			want: []summary.GateResult{
+				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Bound: ">= 1000", Verdict: "skipped", Message: "8k output_throughput: no value to judge (run failed)"},
+				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Bound: "<= 500", Verdict: "skipped", Message: "8k median_ttft_ms: no value to judge (run failed)"},
+				{Kind: "bench", Subject: "8k", Metric: "completed", Bound: "in [512, 512]", Verdict: "skipped", Message: "8k completed: no value to judge (run failed)"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			g := Gater{Res: res, History: baseline.NewHistory(nil)}
+			got := g.Apply(context.Background(), tt.sum)
+			if diff := cmp.Diff(got, tt.want, approx); diff != "" {
+				t.Errorf("Apply() diff (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func benchNight(t *testing.T, build int, run string, m map[string]float64) baseline.Night {
+	t.Helper()
+	status := summary.StatusOK
+	if m == nil {
+		status = summary.StatusFailed
+	}
+	return baseline.Night{BuildNumber: build, Summary: baselinetest.Encode(t, summary.Summary{
+		Recipe: "r-h200", Verdict: summary.VerdictPass,
+		Bench: []summary.BenchRun{{Name: run, Config: "8k", Status: status, Metrics: m}},
+	})}
+}
+
+func tputTPOT(tput, tpot float64) map[string]float64 {
+	return map[string]float64{"output_throughput": tput, "median_tpot_ms": tpot}
+}
+
+func TestRegressionGates(t *testing.T) {
+	t.Parallel()
+	policy := &workloads.Regression{Nights: 5, MaxMissing: 2, Metrics: []workloads.RegressionMetric{
+		{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 5},
+		{Metric: "median_tpot_ms", HigherIsBetter: false, MaxDropPct: 10},
+	}}
+	const (
+		tputBound = "within 5% of the median of the last 5 nights (higher is better)"
+		tpotBound = "within 10% of the median of the last 5 nights (lower is better)"
+	)
+	// Medians: throughput 100, TPOT 20; the outliers do not move them.
+	fiveNights := func(t *testing.T) []baseline.Night {
+		return []baseline.Night{
+			benchNight(t, 50, "8k", tputTPOT(100, 20)),
+			benchNight(t, 49, "8k", tputTPOT(60, 19)),
+			benchNight(t, 48, "8k", tputTPOT(104, 45)),
+			benchNight(t, 47, "8k", tputTPOT(99, 21)),
+			benchNight(t, 46, "8k", tputTPOT(101, 18)),
+		}
+	}
+	tonight := func(status string, tput, tpot float64) *summary.Summary {
+		return &summary.Summary{Recipe: "r-h200", Bench: []summary.BenchRun{{Name: "8k", Config: "8k", Status: status, Metrics: tputTPOT(tput, tpot)}}}
+	}
+	tests := []struct {
+		name       string
+		configPol  bool // policy on the config rather than the bench section
+		nights     func(t *testing.T) []baseline.Night
+		err        error
+		sum        *summary.Summary
+		want       []summary.GateResult
+		wantLookup bool
+	}{
+		{
+			name:   "within the allowed drop",
+			nights: fiveNights,
+			sum:    tonight(summary.StatusOK, 96, 21.8),
+			want: []summary.GateResult{
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 96, Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(-4.0),
+					Verdict: "pass", Message: "8k output_throughput = 96 vs median 100 of 5 nights (-4.0%, allowed 5% worse)"},
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 21.8, Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(9.0),
+					Verdict: "pass", Message: "8k median_tpot_ms = 21.8 vs median 20 of 5 nights (+9.0%, allowed 10% worse)"},
+			},
+			wantLookup: true,
+		},
+		{
+			name:      "beyond the allowed drop, policy on the config",
+			configPol: true,
+			nights:    fiveNights,
+			sum:       tonight(summary.StatusOK, 94, 22.2),
+			want: []summary.GateResult{
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 94, Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(-6.0),
+					Verdict: "fail", Message: "8k output_throughput = 94 vs median 100 of 5 nights (-6.0%, allowed 5% worse)"},
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 22.2, Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(11.0),
+					Verdict: "fail", Message: "8k median_tpot_ms = 22.2 vs median 20 of 5 nights (+11.0%, allowed 10% worse)"},
+			},
+			wantLookup: true,
+		},
+		{
+			name:   "better in the right direction passes however far",
+			nights: fiveNights,
+			sum:    tonight(summary.StatusOK, 150, 10),
+			want: []summary.GateResult{
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 150, Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(50.0),
+					Verdict: "pass", Message: "8k output_throughput = 150 vs median 100 of 5 nights (+50.0%, allowed 5% worse)"},
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 10, Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(-50.0),
+					Verdict: "pass", Message: "8k median_tpot_ms = 10 vs median 20 of 5 nights (-50.0%, allowed 10% worse)"},
+			},
+			wantLookup: true,
+		},
+		{
+			name: "missing nights within the allowance: median of an even count",
+			nights: func(t *testing.T) []baseline.Night {
+				return []baseline.Night{
+					benchNight(t, 50, "8k", tputTPOT(100, 20)),
+					benchNight(t, 49, "8k", nil), // the run failed that night
+					benchNight(t, 48, "8k", tputTPOT(90, 22)),
+					benchNight(t, 47, "8k", tputTPOT(96, 19)),
+					benchNight(t, 46, "8k", tputTPOT(94, 21)),
+				}
+			},
+			sum: tonight(summary.StatusOK, 95, 21),
+			want: []summary.GateResult{
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 95, Bound: tputBound, Baseline: ptr(95.0), DeltaPct: ptr(0.0),
+					Verdict: "pass", Message: "8k output_throughput = 95 vs median 95 of 4 nights (+0.0%, allowed 5% worse)"},
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 21, Bound: tpotBound, Baseline: ptr(20.5), DeltaPct: ptr(2.4390243902439024),
+					Verdict: "pass", Message: "8k median_tpot_ms = 21 vs median 20.5 of 4 nights (+2.4%, allowed 10% worse)"},
+			},
+			wantLookup: true,
+		},
+		{
+			name: "too many missing nights: no-baseline",
+			nights: func(t *testing.T) []baseline.Night {
+				// Fewer nights than asked for, one without the run, one
+				// where it failed.
+				return []baseline.Night{
+					benchNight(t, 50, "8k", tputTPOT(100, 20)),
+					benchNight(t, 49, "other", tputTPOT(100, 20)),
+					benchNight(t, 48, "8k", nil),
+					benchNight(t, 47, "8k", tputTPOT(1, 1)),
+				}
+			},
+			sum: tonight(summary.StatusOK, 50, 40),
+			want: []summary.GateResult{
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 50, Bound: tputBound,
+					Verdict: "no-baseline", Message: "8k output_throughput = 50: only 2 of 5 past nights have it (at most 2 may be missing)"},
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 40, Bound: tpotBound,
+					Verdict: "no-baseline", Message: "8k median_tpot_ms = 40: only 2 of 5 past nights have it (at most 2 may be missing)"},
+			},
+			wantLookup: true,
+		},
+		{
+			name: "baseline API refuses: no-baseline",
+			err:  fmt.Errorf("%w: %w", baseline.ErrNoBaseline, bkapi.ErrUnauthorized),
+			sum:  tonight(summary.StatusOK, 50, 40),
+			want: []summary.GateResult{
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 50, Bound: tputBound,
+					Verdict: "no-baseline", Message: "8k output_throughput = 50: no baseline (no baseline: " + bkapi.ErrUnauthorized.Error() + ")"},
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 40, Bound: tpotBound,
+					Verdict: "no-baseline", Message: "8k median_tpot_ms = 40: no baseline (no baseline: " + bkapi.ErrUnauthorized.Error() + ")"},
+			},
+			wantLookup: true,
+		},
+		{
+			name:   "run failed: skipped without looking up nights",
+			nights: fiveNights,
+			sum:    tonight(summary.StatusFailed, 10, 100),
+			want: []summary.GateResult{
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Bound: tputBound,
+					Verdict: "skipped", Message: "8k output_throughput: no value to compare (run failed)"},
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Bound: tpotBound,
+					Verdict: "skipped", Message: "8k median_tpot_ms: no value to compare (run failed)"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			bench := &workloads.Bench{Configs: []workloads.BenchConfig{{Name: "8k"}}}
+			if tt.configPol {
+				bench.Configs[0].Regression = policy
+			} else {
+				bench.Regression = policy
+			}
+			src := &baselinetest.Source{Err: tt.err, Nights: map[string][]baseline.Night{}}
+			if tt.nights != nil {
+				src.Nights["r-h200"] = tt.nights(t)
+			}
+			g := Gater{Res: &workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: bench}}, History: src.History()}
+			got := g.Apply(context.Background(), tt.sum)
+			if diff := cmp.Diff(got, tt.want, approx); diff != "" {
+				t.Errorf("Apply() diff (-got +want):\n%s", diff)
+			}
+			var wantCalls []baselinetest.Call
+			if tt.wantLookup {
+				wantCalls = []baselinetest.Call{{Recipe: "r-h200", StepKey: "recipe:r-h200", N: 5}}
+			}
+			if diff := cmp.Diff(src.Calls(), wantCalls); diff != "" {
+				t.Errorf("baseline lookups diff (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBaselineLookupsAreShared(t *testing.T) {
+	t.Parallel()
+	policy := &workloads.Regression{Nights: 3, MaxMissing: 1, Metrics: []workloads.RegressionMetric{{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 5}}}
+	res := &workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: &workloads.Bench{
+		Regression: policy, Configs: []workloads.BenchConfig{{Name: "sweep"}},
+	}}}
+	sum := &summary.Summary{Recipe: "r-h200", Bench: []summary.BenchRun{
+		{Name: "sweep-conc-1", Config: "sweep", Status: summary.StatusOK, Metrics: tputTPOT(10, 1)},
+		{Name: "sweep-conc-8", Config: "sweep", Status: summary.StatusOK, Metrics: tputTPOT(80, 1)},
+	}}
+	for _, err := range []error{nil, fmt.Errorf("%w: %w", baseline.ErrNoBaseline, bkapi.ErrUnavailable)} {
+		src := &baselinetest.Source{Err: err, Nights: map[string][]baseline.Night{"r-h200": {benchNight(t, 9, "sweep-conc-1", tputTPOT(10, 1))}}}
+		built := 0
+		g := Gater{Res: res, History: baseline.NewHistory(func(context.Context) (baseline.Source, error) { built++; return src, nil })}
+		g.Apply(context.Background(), sum)
+		if want := []baselinetest.Call{{Recipe: "r-h200", StepKey: "recipe:r-h200", N: 3}}; !cmp.Equal(src.Calls(), want) || built != 1 {
+			t.Errorf("with Last error %v: source built %d times, lookups %v; want once and %v", err, built, src.Calls(), want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,126 @@
+// Package ingest posts a run's bench results to an optional dashboard, in
+// the record shape the dashboards of the system benchkite replaces read.
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/benchkite/benchkite/runner/internal/summary"
+)
+
+// Record is one bench run in the dashboard's shape: the fields the
+// perf dashboards of the system we replace read, latencies in seconds.
+type Record struct {
+	Recipe         string  `json:"recipe"`
+	Device         string  `json:"device"`
+	Conc           int     `json:"conc"`
+	Image          string  `json:"image"`
+	Model          string  `json:"model"`
+	Framework      string  `json:"framework"`
+	Precision      string  `json:"precision"`
+	ISL            int     `json:"isl"`
+	OSL            int     `json:"osl"`
+	TP             int     `json:"tp"`
+	TputPerGPU     float64 `json:"tput_per_gpu"`
+	OutputTputGPU  float64 `json:"output_tput_per_gpu"`
+	MedianTTFT     float64 `json:"median_ttft"`
+	MedianTPOT     float64 `json:"median_tpot"`
+	MedianITL      float64 `json:"median_itl"`
+	MedianE2EL     float64 `json:"median_e2el"`
+	P99TTFT        float64 `json:"p99_ttft"`
+	VLLMCommit     string  `json:"vllm_commit,omitempty"`
+	BuildURL       string  `json:"build_url,omitempty"`
+	Date           string  `json:"date"`
+	SpecAcceptRate float64 `json:"spec_acceptance_rate,omitempty"`
+}
+
+func Records(s summary.Summary) []Record {
+	var out []Record
+	for _, r := range s.Bench {
+		if r.Status != summary.StatusOK {
+			continue
+		}
+		rec := Record{
+			Recipe: s.Recipe, Device: s.Device, Conc: r.Concurrency, Image: s.Image, Model: s.Model,
+			Framework: "vllm", Precision: s.Precision, ISL: r.InputLen, OSL: r.OutputLen, TP: s.TP,
+			TputPerGPU: r.TotalThroughputPerGPU, OutputTputGPU: r.OutputThroughputPerGPU,
+			MedianTTFT: r.TTFT.Median / 1000, MedianTPOT: r.TPOT.Median / 1000, MedianITL: r.ITL.Median / 1000,
+			MedianE2EL: r.E2EL.Median / 1000, P99TTFT: r.TTFT.P99 / 1000,
+			VLLMCommit: s.VLLMCommit, Date: s.Finished.UTC().Format(time.RFC3339),
+		}
+		if s.Buildkite != nil {
+			rec.BuildURL = s.Buildkite.BuildURL
+		}
+		if r.SpecDecode != nil {
+			rec.SpecAcceptRate = r.SpecDecode.AcceptanceRate
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// Post posts the run's records to the dashboard. It is best effort: the
+// caller logs a failure as a warning and the step's verdict is unchanged.
+// The token goes only into the Authorization header, never into a message.
+func Post(ctx context.Context, client *http.Client, url, token string, s summary.Summary) error {
+	records := Records(s)
+	if len(records) == 0 {
+		return nil
+	}
+	body, err := json.Marshal(records)
+	if err != nil {
+		return fmt.Errorf("ingest: encode: %w", err)
+	}
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("ingest: %w", ctx.Err())
+			case <-time.After(time.Duration(attempt) * time.Second):
+			}
+		}
+		reqCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			cancel()
+			return fmt.Errorf("ingest: %w", err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			cancel()
+			last = fmt.Errorf("ingest: post: %s", redact(err.Error(), token))
+			continue
+		}
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		cancel()
+		switch {
+		case resp.StatusCode < 300:
+			return nil
+		case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+			last = fmt.Errorf("ingest: %s: %s", resp.Status, redact(strings.TrimSpace(string(msg)), token))
+		default:
+			return fmt.Errorf("ingest: %s: %s", resp.Status, redact(strings.TrimSpace(string(msg)), token))
+		}
+	}
+	return last
+}
+
+func redact(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "***")
+}

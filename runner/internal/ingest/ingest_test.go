@@ -1,0 +1,77 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/google/go-cmp/cmp"
+)
+
+func ingestSummary() summary.Summary {
+	return summary.Summary{
+		Recipe: "minimax_m3-mi355x", Device: "mi355x", Model: "MiniMaxAI/MiniMax-M3-MXFP8", Image: "vllm/vllm-openai-rocm:nightly-abc1234",
+		Precision: "fp8", TP: 8, VLLMCommit: "abc1234", Finished: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC),
+		Bench: []summary.BenchRun{
+			{Name: "8k-in-1k-out-conc-128", Status: summary.StatusOK, Concurrency: 128, InputLen: 8192, OutputLen: 1024,
+				TotalThroughputPerGPU: 1200, OutputThroughputPerGPU: 150,
+				TTFT: summary.Latency{Median: 250, P99: 900}, TPOT: summary.Latency{Median: 20}, ITL: summary.Latency{Median: 40}, E2EL: summary.Latency{Median: 21000},
+				SpecDecode: &summary.SpecDecode{AcceptanceRate: 60}},
+			{Name: "failed-run", Status: summary.StatusFailed},
+		},
+	}
+}
+
+func TestIngestPostsDashboardRecords(t *testing.T) {
+	t.Parallel()
+	var got []Record
+	var auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Errorf("decode body: %v", err)
+		}
+	}))
+	defer srv.Close()
+	if err := Post(context.Background(), srv.Client(), srv.URL, "ingest-token-1", ingestSummary()); err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	want := []Record{{
+		Recipe: "minimax_m3-mi355x", Device: "mi355x", Conc: 128, Image: "vllm/vllm-openai-rocm:nightly-abc1234",
+		Model: "MiniMaxAI/MiniMax-M3-MXFP8", Framework: "vllm", Precision: "fp8", ISL: 8192, OSL: 1024, TP: 8,
+		TputPerGPU: 1200, OutputTputGPU: 150, MedianTTFT: 0.25, MedianTPOT: 0.02, MedianITL: 0.04, MedianE2EL: 21, P99TTFT: 0.9,
+		VLLMCommit: "abc1234", Date: "2026-11-29T03:00:00Z", SpecAcceptRate: 60,
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("posted records diff (-want +got):\n%s", diff)
+	}
+	if auth != "Bearer ingest-token-1" {
+		t.Errorf("Authorization = %q", auth)
+	}
+}
+
+func TestIngestFailuresAreErrorsWithoutTheToken(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, "token ingest-token-2 is not allowed")
+	}))
+	defer srv.Close()
+	err := Post(context.Background(), srv.Client(), srv.URL, "ingest-token-2", ingestSummary())
+	if err == nil || strings.Contains(err.Error(), "ingest-token-2") || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("ingest error = %v; want a 403 error without the token", err)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("a 403 was retried: %d calls", calls.Load())
+	}
+}

@@ -1,0 +1,130 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/results"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// benchFile is where one repetition of a run writes its result; with one
+// repetition it is also the run's result.
+func benchFile(dir string, run workloads.BenchRun, rep int) string {
+	if run.Repetitions <= 1 {
+		return filepath.Join(dir, "bench-"+run.Name+".json")
+	}
+	return filepath.Join(dir, "bench-"+run.Name+"-run-"+strconv.Itoa(rep)+".json")
+}
+
+// benchSpec is `vllm bench serve` for one repetition of one run.
+func benchSpec(res *workloads.Resolved, baseURL, dir string, run workloads.BenchRun, rep int, environ []string) proc.Spec {
+	argv := []string{"vllm", "bench", "serve",
+		"--backend", run.Backend,
+		"--base-url", baseURL,
+	}
+	if run.Backend == "openai-chat" {
+		argv = append(argv, "--endpoint", "/v1/chat/completions")
+	}
+	argv = append(argv,
+		"--model", res.ServedModel(),
+		"--dataset-name", "random",
+		"--random-input-len", strconv.Itoa(run.InputLen),
+		"--random-output-len", strconv.Itoa(run.OutputLen),
+		"--ignore-eos",
+		"--num-prompts", strconv.Itoa(run.NumPrompts),
+		"--max-concurrency", strconv.Itoa(run.Concurrency),
+	)
+	if res.Recipe.VLLM.Serve.TrustRemoteCode {
+		argv = append(argv, "--trust-remote-code")
+	}
+	// End-to-end latency is not in vLLM's default metrics; a recipe may
+	// choose its own set.
+	if !slices.Contains(run.Args, "--percentile-metrics") {
+		argv = append(argv, "--percentile-metrics", "ttft,tpot,itl,e2el")
+	}
+	argv = append(argv, run.Args...)
+	argv = append(argv, "--save-result", "--result-filename", benchFile(dir, run, rep))
+	return proc.Spec{Argv: argv, Env: environ}
+}
+
+// bench runs every expanded run, repetitions in order. A failed run does
+// not stop the others unless the server has gone.
+func (j *Job) bench(ctx context.Context) error {
+	return whileServing(ctx, j, j.res.BenchRuns,
+		func(run workloads.BenchRun) string { return run.Name },
+		func(run workloads.BenchRun) error {
+			br, err := j.benchRun(ctx, run)
+			j.sum.Bench = append(j.sum.Bench, br)
+			return err
+		},
+		func(run workloads.BenchRun, why string) {
+			j.sum.Bench = append(j.sum.Bench, summary.BenchRun{Name: run.Name, Config: run.Config, Status: summary.StatusSkipped, Error: why})
+		})
+}
+
+func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.BenchRun, error) {
+	br := summary.BenchRun{
+		Name: run.Name, Config: run.Config, Concurrency: run.Concurrency, NumPrompts: run.NumPrompts,
+		InputLen: run.InputLen, OutputLen: run.OutputLen, Repetitions: run.Repetitions, Backend: run.Backend,
+		Status: summary.StatusFailed,
+	}
+	fail := func(err error) (summary.BenchRun, error) {
+		br.Error = err.Error()
+		return br, err
+	}
+	logf, err := os.Create(filepath.Join(j.dir, "bench-"+run.Name+".log"))
+	if err != nil {
+		return fail(fmt.Errorf("create bench log: %w", err))
+	}
+	defer logf.Close()
+	out := io.MultiWriter(j.log, logf)
+	var reps []results.BenchResult
+	for rep := 1; rep <= run.Repetitions; rep++ {
+		spec := benchSpec(j.res, j.baseURL, j.dir, run, rep, j.environ)
+		spec.Stdout, spec.Stderr = out, out
+		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
+		if err := j.procs.Run(ctx, spec); err != nil {
+			return fail(fmt.Errorf("repetition %d: %w", rep, err))
+		}
+		b, err := results.ParseBenchFile(benchFile(j.dir, run, rep))
+		if err != nil {
+			return fail(fmt.Errorf("repetition %d: %w", rep, err))
+		}
+		// A run that dropped requests measured a different load; its
+		// numbers are not comparable, whatever they say.
+		if err := b.Valid(run.NumPrompts); err != nil {
+			return fail(fmt.Errorf("repetition %d: %w", rep, err))
+		}
+		reps = append(reps, b)
+	}
+	merged, err := results.MedianOf(reps)
+	if err != nil {
+		return fail(err)
+	}
+	file := benchFile(j.dir, run, 1)
+	if run.Repetitions > 1 {
+		file = filepath.Join(j.dir, "bench-"+run.Name+".json")
+		data, err := merged.MarshalJSON()
+		if err != nil {
+			return fail(fmt.Errorf("write median: %w", err))
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			return fail(fmt.Errorf("write median: %w", err))
+		}
+	}
+	out2 := summary.FromBench(run.Name, merged, j.res.Recipe.NumGPUs)
+	out2.Config, out2.Concurrency, out2.NumPrompts = run.Config, run.Concurrency, run.NumPrompts
+	out2.InputLen, out2.OutputLen, out2.Repetitions, out2.Backend = run.InputLen, run.OutputLen, run.Repetitions, run.Backend
+	out2.File = filepath.Base(file)
+	fmt.Fprintf(j.log, "runner: %s: %.1f output tok/s (%.1f per GPU), median TTFT %.1f ms, median TPOT %.2f ms\n",
+		run.Name, out2.OutputThroughput, out2.OutputThroughputPerGPU, out2.TTFT.Median, out2.TPOT.Median)
+	return out2, nil
+}

@@ -1,0 +1,28 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/benchkite/benchkite/runner/internal/annotate"
+	"github.com/benchkite/benchkite/runner/internal/gate"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+)
+
+// gate is the gate phase: it fails when any gate failed. "No baseline"
+// is a warning, never a pass in disguise: it is recorded and shown.
+func (j *Job) gate(ctx context.Context) error {
+	j.sum.Gates = gate.Gater{Res: j.res, History: j.history}.Apply(ctx, &j.sum)
+	var failed []string
+	for _, g := range j.sum.Gates {
+		fmt.Fprintf(j.log, "%s %s\n", annotate.VerdictMark(g.Verdict), g.Message)
+		if g.Verdict == summary.VerdictFail {
+			failed = append(failed, g.Message)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d gate(s) failed: %s", len(failed), strings.Join(failed, "; "))
+	}
+	return nil
+}

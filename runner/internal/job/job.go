@@ -1,0 +1,358 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/gate"
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// cleanupTimeout bounds teardown and publishing after a cancel: Buildkite
+// gives a cancelled job a grace period before it kills the agent's child.
+const cleanupTimeout = 45 * time.Second
+
+// Config is what a run needs besides the recipe: the runner's flags.
+type Config struct {
+	ResultsDir    string        // default results/<recipe name>
+	Port          int           // the server's port
+	HealthTimeout time.Duration // how long the server may take to become healthy
+	BaseURL       string        // attach to this server instead of starting one
+	BenchOnly     bool          // skip accuracy tasks
+	Grace         time.Duration // SIGTERM to SIGKILL when stopping a process
+	Gates         gate.APIConfig
+	IngestURL     string // best-effort dashboard sink; "" for none
+	IngestSecret  string // Buildkite secret with the ingest token
+}
+
+// Deps are the job's ties to the world, replaced in tests.
+type Deps struct {
+	Procs   proc.Runner
+	Log     io.Writer
+	Getenv  func(string) string
+	Environ []string
+	Now     func() time.Time
+	// Baselines gives past nights; nil builds the Buildkite API source
+	// from Config.Gates when a gate first needs it.
+	Baselines func(ctx context.Context) (baseline.Source, error)
+}
+
+// Job is one run of one recipe.
+type Job struct {
+	cfg     Config
+	res     *workloads.Resolved
+	procs   proc.Runner
+	log     io.Writer
+	getenv  func(string) string
+	environ []string
+	now     func() time.Time
+
+	dir     string // results/<name>
+	baseURL string
+	server  *server
+	// serverExit says why the server ended on its own after it was
+	// ready; empty when it did not.
+	serverExit string
+	// unserving says why a server still running stopped serving.
+	unserving string
+	sum       summary.Summary
+	history   *baseline.History
+}
+
+// Result is what a run ends with; main turns it into an exit code.
+type Result struct {
+	Summary summary.Summary
+	// Failed: something went wrong (a phase failed, a gate failed, or the
+	// run was canceled); the closing log lines say what.
+	Failed bool
+}
+
+// New prepares a run of res; nothing is started until Run.
+func New(c Config, res *workloads.Resolved, d Deps) *Job {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now}
+	j.dir = c.ResultsDir
+	if j.dir == "" {
+		j.dir = contract.ResultsDir(res.Recipe.Name)
+	}
+	j.baseURL = strings.TrimSuffix(c.BaseURL, "/")
+	if j.baseURL == "" {
+		j.baseURL = fmt.Sprintf("http://127.0.0.1:%d", c.Port)
+	}
+	source := d.Baselines
+	if source == nil {
+		source = gate.APISource(c.Gates, d.Getenv, j.secret)
+	}
+	j.history = baseline.NewHistory(source)
+	r := res.Recipe
+	j.sum = summary.Summary{
+		SchemaVersion: summary.SchemaVersion,
+		Recipe:        r.Name,
+		GPU:           r.GPU,
+		Device:        res.Device,
+		NumGPUs:       r.NumGPUs,
+		TP:            res.TP,
+		DP:            res.DP,
+		Precision:     res.Precision,
+		Model:         r.VLLM.Model,
+		Image:         res.Image.Image,
+		VLLMCommit:    res.Image.Commit,
+		Buildkite:     buildkiteInfo(d.Getenv),
+		Phases:        []summary.Phase{},
+		Bench:         []summary.BenchRun{},
+		Accuracy:      []summary.TaskResult{},
+		Gates:         []summary.GateResult{},
+	}
+	return j
+}
+
+// Dir is the run's results directory.
+func (j *Job) Dir() string { return j.dir }
+
+// secret reads a Buildkite secret with `buildkite-agent secret get`; the
+// agent also redacts the value from the job log.
+func (j *Job) secret(ctx context.Context, name string) (string, error) {
+	var out strings.Builder
+	err := j.procs.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: j.environ, Stdout: &out, Stderr: io.Discard})
+	return out.String(), err
+}
+
+func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
+	if getenv("BUILDKITE_JOB_ID") == "" && getenv("BUILDKITE_BUILD_ID") == "" {
+		return nil
+	}
+	return &summary.BuildkiteInfo{
+		BuildID:     getenv("BUILDKITE_BUILD_ID"),
+		BuildNumber: getenv("BUILDKITE_BUILD_NUMBER"),
+		BuildURL:    getenv("BUILDKITE_BUILD_URL"),
+		JobID:       getenv("BUILDKITE_JOB_ID"),
+		StepKey:     getenv("BUILDKITE_STEP_KEY"),
+		Branch:      getenv("BUILDKITE_BRANCH"),
+		Commit:      getenv("BUILDKITE_COMMIT"),
+		Source:      getenv("BUILDKITE_SOURCE"),
+	}
+}
+
+// run goes through the phases. Teardown, the summary and publishing
+// always happen, also after a failure or a cancel, with what exists.
+func (j *Job) Run(ctx context.Context) Result {
+	j.sum.Started = j.now()
+	if err := os.MkdirAll(j.dir, 0o755); err != nil {
+		fmt.Fprintf(j.log, "+++ :x: %s: create results directory: %v\n", j.res.Recipe.Name, err)
+		return Result{Summary: j.sum, Failed: true}
+	}
+	r := j.res.Recipe
+	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
+
+	ok := true
+	if j.cfg.BaseURL == "" {
+		ok = j.phase(ctx, summary.PhaseServe, j.serve)
+	} else {
+		j.skip(summary.PhaseServe, "attached to "+j.baseURL)
+	}
+	if ok {
+		ok = j.phase(ctx, summary.PhaseReady, j.ready)
+	} else {
+		j.skip(summary.PhaseReady, "server did not start")
+	}
+	benchOK := true
+	switch {
+	case len(j.res.BenchRuns) == 0:
+	case ctx.Err() != nil:
+		j.skip(summary.PhaseBench, "canceled")
+	case !ok:
+		j.skip(summary.PhaseBench, "server not ready")
+	default:
+		benchOK = j.phase(ctx, summary.PhaseBench, j.bench)
+	}
+	switch {
+	case len(j.res.Tasks) == 0:
+	case j.cfg.BenchOnly || r.BenchOnly:
+		j.skip(summary.PhaseLMEval, "bench only")
+	case ctx.Err() != nil:
+		j.skip(summary.PhaseLMEval, "canceled")
+	case !ok:
+		j.skip(summary.PhaseLMEval, "server not serving")
+	default:
+		if why := j.notServing(ctx, !benchOK); why != "" {
+			j.skip(summary.PhaseLMEval, why)
+			fmt.Fprintf(j.log, "runner: lm_eval skipped: %s\n", why)
+			break
+		}
+		j.phase(ctx, summary.PhaseLMEval, j.lmeval)
+	}
+
+	// Cleanup runs on its own clock: a cancelled ctx must not stop it.
+	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	j.teardown(cleanCtx)
+	if ctx.Err() == nil {
+		j.phase(ctx, summary.PhaseGate, j.gate)
+	} else {
+		j.skip(summary.PhaseGate, "canceled")
+	}
+	j.sum.Finished = j.now()
+	j.sum.Verdict = j.verdict(ctx)
+	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
+		fmt.Fprintf(j.log, "runner: write summary: %v\n", err)
+	}
+	j.phase(cleanCtx, summary.PhasePublish, j.publish)
+	return Result{Summary: j.sum, Failed: !j.finish()}
+}
+
+// phase runs fn in a collapsed log group and records it. A failed phase's
+// group is expanded so the reason is on screen.
+func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) error) bool {
+	buildlog.Section(j.log, phaseTitle(name))
+	p := summary.Phase{Name: name, Status: summary.StatusOK, Started: j.now()}
+	err := fn(ctx)
+	p.Finished = j.now()
+	if err != nil {
+		p.Status = summary.StatusFailed
+		if ctx.Err() != nil {
+			p.Status = summary.StatusCanceled
+		}
+		p.Error = err.Error()
+		fmt.Fprintf(j.log, "runner: %s %s: %v\n", name, p.Status, err)
+		buildlog.ExpandPrevious(j.log)
+	}
+	j.sum.Phases = append(j.sum.Phases, p)
+	return err == nil
+}
+
+func (j *Job) skip(name, why string) {
+	j.sum.Phases = append(j.sum.Phases, summary.Phase{Name: name, Status: summary.StatusSkipped, Error: why})
+}
+
+func phaseTitle(name string) string {
+	switch name {
+	case summary.PhaseServe:
+		return ":rocket: serve"
+	case summary.PhaseReady:
+		return ":hourglass: wait for the server"
+	case summary.PhaseBench:
+		return ":stopwatch: vllm bench serve"
+	case summary.PhaseLMEval:
+		return ":dart: lm_eval"
+	case summary.PhaseGate:
+		return ":vertical_traffic_light: gates"
+	case summary.PhasePublish:
+		return ":package: publish"
+	}
+	return name
+}
+
+// notServing says why the server can take no more work, or "" when it
+// can. After a failure it asks the server: one dying under load may not
+// have exited yet, and work sent to it would only fail again, slowly.
+// A server found not serving is not asked again.
+func (j *Job) notServing(ctx context.Context, afterFailure bool) string {
+	if j.unserving == "" && afterFailure && !j.serverGone() {
+		if err := j.stillServing(ctx); err != nil && !j.serverGone() {
+			j.unserving = "server not serving: " + err.Error()
+		}
+	}
+	if j.serverGone() {
+		return "server exited"
+	}
+	return j.unserving
+}
+
+func (j *Job) serverGone() bool {
+	if j.server == nil || j.server.proc == nil {
+		return false
+	}
+	select {
+	case <-j.server.done():
+		return true
+	default:
+		return false
+	}
+}
+
+// verdict: error when a phase could not do its work, fail when a gate
+// failed, pass otherwise.
+func (j *Job) verdict(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return summary.VerdictError
+	}
+	for _, p := range j.sum.Phases {
+		if p.Status == summary.StatusFailed && p.Name != summary.PhaseGate && p.Name != summary.PhasePublish {
+			return summary.VerdictError
+		}
+	}
+	for _, g := range j.sum.Gates {
+		if g.Verdict == summary.VerdictFail {
+			return summary.VerdictFail
+		}
+	}
+	return summary.VerdictPass
+}
+
+// finish prints the closing lines: the verdict, and every failure with its
+// reason, so the end of the log says what went wrong. It reports whether
+// the run passed.
+func (j *Job) finish() bool {
+	var failed []string
+	for _, p := range j.sum.Phases {
+		if (p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled) && p.Name != summary.PhasePublish {
+			failed = append(failed, fmt.Sprintf("%s %s: %s", p.Name, p.Status, firstLine(p.Error)))
+		}
+	}
+	for _, g := range j.sum.Gates {
+		if g.Verdict == summary.VerdictFail {
+			failed = append(failed, "gate failed: "+g.Message)
+		}
+	}
+	if len(failed) > 0 && j.serverExit != "" {
+		failed = append(failed, "server exited during the run: "+j.serverExit)
+	}
+	if len(failed) == 0 {
+		fmt.Fprintf(j.log, "+++ :white_check_mark: %s passed\n", j.res.Recipe.Name)
+		return true
+	}
+	fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
+	for _, f := range failed {
+		fmt.Fprintf(j.log, "  %s\n", f)
+	}
+	return false
+}
+
+// whileServing does every item in order: a failed one does not stop the
+// next, but once the server has stopped serving the rest are skipped with
+// the reason, and a cancel ends the loop. Errors are joined, each named.
+func whileServing[T any](ctx context.Context, j *Job, items []T, name func(T) string, do func(T) error, skip func(T, string)) error {
+	var errs []error
+	for _, item := range items {
+		if why := j.notServing(ctx, len(errs) > 0); why != "" {
+			errs = append(errs, fmt.Errorf("%s; %s not run", why, name(item)))
+			skip(item, why)
+			continue
+		}
+		if err := do(item); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name(item), err))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,91 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/results"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// lmevalSpec is lm_eval for one task against the server's completions
+// endpoint.
+func lmevalSpec(res *workloads.Resolved, baseURL, dir string, t workloads.ResolvedTask, environ []string) proc.Spec {
+	args := []string{"model=" + res.ServedModel(), "base_url=" + baseURL + "/v1/completions"}
+	for _, a := range t.ModelArgs {
+		args = append(args, a.Key+"="+a.Value)
+	}
+	return proc.Spec{Argv: []string{"lm_eval",
+		"--model", "local-completions",
+		"--model_args", strings.Join(args, ","),
+		"--tasks", t.Name,
+		"--num_fewshot", strconv.Itoa(t.NumFewshot),
+		"--log_samples",
+		"--output_path", filepath.Join(dir, t.Name),
+	}, Env: environ}
+}
+
+// lmeval runs every task; one failing does not stop the next.
+func (j *Job) lmeval(ctx context.Context) error {
+	return whileServing(ctx, j, j.res.Tasks,
+		func(t workloads.ResolvedTask) string { return t.Name },
+		func(t workloads.ResolvedTask) error {
+			tr, err := j.lmevalTask(ctx, t)
+			j.sum.Accuracy = append(j.sum.Accuracy, tr)
+			return err
+		},
+		func(t workloads.ResolvedTask, why string) {
+			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: t.Name, NumFewshot: t.NumFewshot, Status: summary.StatusSkipped, Error: why})
+		})
+}
+
+func (j *Job) lmevalTask(ctx context.Context, t workloads.ResolvedTask) (summary.TaskResult, error) {
+	tr := summary.TaskResult{Task: t.Name, NumFewshot: t.NumFewshot, Status: summary.StatusFailed}
+	fail := func(err error) (summary.TaskResult, error) {
+		tr.Error = err.Error()
+		return tr, err
+	}
+	outDir := filepath.Join(j.dir, t.Name)
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fail(err)
+	}
+	logf, err := os.Create(filepath.Join(j.dir, "lm_eval-"+t.Name+".log"))
+	if err != nil {
+		return fail(fmt.Errorf("create lm_eval log: %w", err))
+	}
+	defer logf.Close()
+	out := io.MultiWriter(proc.NewPrefixWriter(j.log, "[lm_eval] "), logf)
+	spec := lmevalSpec(j.res, j.baseURL, j.dir, t, j.environ)
+	spec.Stdout, spec.Stderr = out, out
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
+	if err := j.procs.Run(ctx, spec); err != nil {
+		return fail(err)
+	}
+	file, err := results.FindLMEvalResults(outDir)
+	if err != nil {
+		return fail(err)
+	}
+	r, err := results.ParseLMEvalFile(file)
+	if err != nil {
+		return fail(err)
+	}
+	tr = summary.FromLMEval(t.Name, t.NumFewshot, r)
+	if rel, err := filepath.Rel(j.dir, file); err == nil {
+		tr.File = rel
+	}
+	if tr.Status != summary.StatusOK {
+		return tr, errors.New(tr.Error)
+	}
+	for _, k := range summary.SortedKeys(tr.Metrics) {
+		fmt.Fprintf(j.log, "runner: %s %s = %.4f\n", t.Name, k, tr.Metrics[k])
+	}
+	return tr, nil
+}

@@ -1,0 +1,185 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/annotate"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/ingest"
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/runner/internal/trend"
+)
+
+// coveredByStep says whether the step's own artifact_paths already upload
+// the results dir (the agent does that after the command), so the runner
+// does not upload every file twice.
+func coveredByStep(getenv func(string) string, dir string) bool {
+	for _, p := range strings.Split(getenv("BUILDKITE_ARTIFACT_PATHS"), ";") {
+		if strings.TrimSpace(p) == contract.ArtifactGlob(dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// publishSpecs are the buildkite-agent calls that publish a run.
+func publishSpecs(dir, context, style string, environ []string, uploadArtifacts bool) []proc.Spec {
+	var specs []proc.Spec
+	if uploadArtifacts {
+		specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "artifact", "upload", contract.ArtifactGlob(dir)}, Env: environ})
+	}
+	specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", context, "--style", style}, Env: environ})
+	return specs
+}
+
+// publish uploads the results and annotates the build. It runs also after
+// a failure or cancel, with whatever exists.
+func (j *Job) publish(ctx context.Context) error {
+	trend := j.writeTrend(ctx)
+	body := annotate.Render(j.sum, trend)
+	if err := os.WriteFile(filepath.Join(j.dir, "annotation.md"), []byte(body), 0o644); err != nil {
+		return fmt.Errorf("write annotation: %w", err)
+	}
+	if !buildlog.InBuildkite(j.getenv) {
+		fmt.Fprintf(j.log, "runner: not in a Buildkite job; results are in %s\n", j.dir)
+		return nil
+	}
+	upload := !coveredByStep(j.getenv, j.dir)
+	if !upload {
+		fmt.Fprintf(j.log, "runner: the step's artifact_paths upload %s\n", contract.ArtifactGlob(j.dir))
+	}
+	var errs []error
+	for _, spec := range publishSpecs(j.dir, j.res.Recipe.Name, annotate.Style(j.sum), j.environ, upload) {
+		spec.Stdout, spec.Stderr = j.log, j.log
+		if spec.Argv[1] == "annotate" {
+			spec.Stdin = strings.NewReader(body)
+		}
+		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
+		if err := j.procs.Run(ctx, spec); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	j.ingest(ctx)
+	return errors.Join(errs...)
+}
+
+// ingest posts to the optional dashboard sink; a failure only warns.
+func (j *Job) ingest(ctx context.Context) {
+	if j.cfg.IngestURL == "" {
+		return
+	}
+	token, err := bkapi.TokenFromEnvOrSecret(ctx, j.getenv, j.secret, "BENCHKITE_INGEST_TOKEN", j.cfg.IngestSecret)
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: ingest skipped: %v\n", err)
+		return
+	}
+	if err := ingest.Post(ctx, &http.Client{}, j.cfg.IngestURL, token, j.sum); err != nil {
+		fmt.Fprintf(j.log, "runner: warning: %v\n", err)
+		return
+	}
+	fmt.Fprintf(j.log, "runner: posted results to %s\n", j.cfg.IngestURL)
+}
+
+// trendNights is how many past nights the trend picture shows.
+const trendNights = 10
+
+// writeTrend draws the recipe's recent nights next to tonight and returns
+// the artifact path of the picture, or "" when there is no history.
+func (j *Job) writeTrend(ctx context.Context) string {
+	if len(j.sum.Bench) == 0 && len(j.sum.Accuracy) == 0 {
+		return ""
+	}
+	history, err := j.history.Last(ctx, j.sum.Recipe, trendNights)
+	if err != nil || len(history.Nights) == 0 {
+		fmt.Fprintf(j.log, "runner: no trend picture: %v\n", orNoNights(err))
+		return ""
+	}
+	panels := trendPanels(j.sum, history)
+	path := filepath.Join(j.dir, "trend.svg")
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: trend picture: %v\n", err)
+		return ""
+	}
+	defer f.Close()
+	if err := trend.Render(f, j.sum.Recipe+": last nights and tonight", panels); err != nil {
+		fmt.Fprintf(j.log, "runner: trend picture: %v\n", err)
+		return ""
+	}
+	return filepath.ToSlash(path)
+}
+
+func orNoNights(err error) error {
+	if err == nil {
+		return errors.New("no past nights")
+	}
+	return err
+}
+
+// trendPanels are the output throughput per GPU of every bench run and the main
+// score of every task, oldest night first, tonight last and highlighted.
+func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
+	var pasts []summary.Summary
+	var labels []string
+	for i := len(history.Nights) - 1; i >= 0; i-- {
+		n := history.Nights[i]
+		pasts = append(pasts, n.Summary)
+		labels = append(labels, fmt.Sprintf("#%d", n.BuildNumber))
+	}
+	var panels []trend.Panel
+	for _, run := range s.Bench {
+		if run.Status != summary.StatusOK {
+			continue
+		}
+		p := trend.Panel{Title: run.Name + " output throughput per GPU", Unit: "tok/s", HigherIsBetter: true}
+		for i, ps := range pasts {
+			v := math.NaN()
+			for _, b := range ps.Bench {
+				if b.Name == run.Name && b.Status == summary.StatusOK {
+					v = b.OutputThroughputPerGPU
+				}
+			}
+			p.Points = append(p.Points, trend.Point{Label: labels[i], Value: v})
+		}
+		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: run.OutputThroughputPerGPU, Highlight: true})
+		panels = append(panels, p)
+	}
+	for _, t := range s.Accuracy {
+		metric := ""
+		for _, k := range []string{"exact_match,flexible-extract", "exact_match,strict-match"} {
+			if _, ok := t.Metrics[k]; ok {
+				metric = k
+				break
+			}
+		}
+		if metric == "" {
+			continue
+		}
+		p := trend.Panel{Title: t.Task + " " + metric, HigherIsBetter: true}
+		for i, ps := range pasts {
+			v := math.NaN()
+			for _, a := range ps.Accuracy {
+				if a.Task == t.Task {
+					if x, ok := a.Metrics[metric]; ok {
+						v = x
+					}
+				}
+			}
+			p.Points = append(p.Points, trend.Point{Label: labels[i], Value: v})
+		}
+		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: t.Metrics[metric], Highlight: true})
+		panels = append(panels, p)
+	}
+	return panels
+}

@@ -1,0 +1,224 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/ready"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// serverLogTail is how much server log a failure shows.
+const serverLogTail = 80
+
+// server is the running vLLM server: a native process group, or a docker
+// container followed by `docker logs -f`.
+type server struct {
+	proc      proc.Process
+	container string // docker runtime only
+	logFile   *os.File
+	prefix    *proc.PrefixWriter
+	tail      *proc.Tail
+}
+
+func (s *server) done() <-chan struct{} { return s.proc.Done() }
+
+// containerName is unique per job so that concurrent jobs on one host and
+// leftovers of a killed job never collide.
+func containerName(res *workloads.Resolved, getenv func(string) string) string {
+	id := getenv("BUILDKITE_JOB_ID")
+	if id == "" {
+		id = strconv.Itoa(os.Getpid())
+	}
+	return "benchkite-" + res.Recipe.Name + "-" + id
+}
+
+// serveSpecs are the commands that start the server: one for native, two
+// for docker (`docker run -d`, then `docker logs -f` to stream and to
+// notice the container ending).
+func serveSpecs(res *workloads.Resolved, c Config, getenv func(string) string, environ []string) []proc.Spec {
+	serveArgv := res.ServeArgv(c.Port)
+	if res.Profile.Runtime != agents.Docker {
+		env := append([]string(nil), environ...)
+		for _, e := range res.Env {
+			env = append(env, e.Name+"="+e.Value)
+		}
+		return []proc.Spec{{Argv: serveArgv, Env: env}}
+	}
+	name := containerName(res, getenv)
+	argv := []string{"docker", "run", "-d", "--rm", "--name", name, "--ipc=host"}
+	argv = append(argv, res.Profile.DockerDeviceFlags()...)
+	for _, e := range res.Env {
+		argv = append(argv, "-e", e.Name+"="+e.Value)
+	}
+	// Name only: docker copies the value from its own environment, so the
+	// token is never on a command line or in a log.
+	for _, secret := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"} {
+		if getenv(secret) != "" {
+			argv = append(argv, "-e", secret)
+		}
+	}
+	hf := res.Profile.HFCacheDir()
+	if res.Profile.HFHome != "" {
+		argv = append(argv, "-v", hf+":"+hf)
+	} else {
+		argv = append(argv, "-v", "benchkite-hf-cache:"+hf)
+	}
+	port := strconv.Itoa(c.Port)
+	argv = append(argv, "-p", port+":"+port, res.Image.Image)
+	// The image's entrypoint is `vllm serve`.
+	argv = append(argv, serveArgv[2:]...)
+	return []proc.Spec{
+		{Argv: argv, Env: environ},
+		{Argv: []string{"docker", "logs", "-f", name}, Env: environ},
+	}
+}
+
+// serve starts the server with its output in the job log (prefixed) and in
+// server.log.
+func (j *Job) serve(ctx context.Context) error {
+	specs := serveSpecs(j.res, j.cfg, j.getenv, j.environ)
+	f, err := os.Create(filepath.Join(j.dir, "server.log"))
+	if err != nil {
+		return fmt.Errorf("create server log: %w", err)
+	}
+	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
+	out := io.MultiWriter(s.prefix, f, s.tail)
+	last := specs[len(specs)-1]
+	if len(specs) == 2 {
+		s.container = containerName(j.res, j.getenv)
+		first := specs[0]
+		first.Stdout, first.Stderr = out, out
+		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(first.Argv))
+		if err := j.procs.Run(ctx, first); err != nil {
+			j.server = s
+			return fmt.Errorf("start container: %w", err)
+		}
+	}
+	last.Stdout, last.Stderr = out, out
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(last.Argv))
+	// The server lives until teardown, not until this phase ends.
+	p, err := j.procs.Start(context.WithoutCancel(ctx), last)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("start server: %w", err)
+	}
+	s.proc = p
+	j.server = s
+	return nil
+}
+
+// ready waits for /health and the model in /v1/models, failing within
+// seconds when the server process ends.
+func (j *Job) ready(ctx context.Context) error {
+	opts := ready.Options{
+		BaseURL:  j.baseURL,
+		Model:    j.res.ServedModel(),
+		Interval: 500 * time.Millisecond,
+		Timeout:  j.cfg.HealthTimeout,
+		Progress: j.log,
+	}
+	if j.server != nil {
+		opts.Exited = j.server.done()
+		opts.ExitErr = j.server.proc.Wait
+	}
+	start := j.now()
+	err := ready.Wait(ctx, opts)
+	if err == nil {
+		fmt.Fprintf(j.log, "runner: server ready after %s\n", j.now().Sub(start).Round(time.Millisecond))
+		return nil
+	}
+	if j.server != nil && (errors.Is(err, ready.ErrServerExited) || errors.Is(err, ready.ErrTimeout)) {
+		fmt.Fprintf(j.log, "+++ :warning: last %d lines of the server log\n", serverLogTail)
+		for _, line := range j.server.tail.Lines() {
+			fmt.Fprintln(j.log, line)
+		}
+	}
+	return err
+}
+
+// servingCheckTimeout bounds stillServing: a server that answers at all
+// answers at once once the bench load is gone.
+const servingCheckTimeout = 5 * time.Second
+
+// stillServing asks whether the server still serves the model, failing at
+// once when its process has ended.
+func (j *Job) stillServing(ctx context.Context) error {
+	opts := ready.Options{
+		BaseURL:  j.baseURL,
+		Model:    j.res.ServedModel(),
+		Interval: 200 * time.Millisecond,
+		Timeout:  servingCheckTimeout,
+	}
+	if j.server != nil && j.server.proc != nil {
+		opts.Exited = j.server.done()
+		opts.ExitErr = j.server.proc.Wait
+	}
+	return ready.Wait(ctx, opts)
+}
+
+// noteServerExit records and shows why a server that was ready ended on
+// its own: a bench or lm_eval failure alone does not show the server's
+// last words, and they hold the cause.
+func (j *Job) noteServerExit() {
+	why := "exited with code 0"
+	if err := j.server.proc.Wait(); err != nil {
+		why = err.Error()
+	}
+	if p := j.sum.Phase(summary.PhaseReady); p == nil || p.Status != summary.StatusOK {
+		return // ready failed on the exit and showed the log already
+	}
+	j.serverExit = why
+	fmt.Fprintf(j.log, "+++ :warning: the server exited during the run (%s); last %d lines of its log\n", why, serverLogTail)
+	for _, line := range j.server.tail.Lines() {
+		fmt.Fprintln(j.log, line)
+	}
+}
+
+// containerCleanup stops the container, giving the server the grace
+// period, and removes it.
+func containerCleanup(name string, grace time.Duration) [][]string {
+	secs := strconv.Itoa(int(grace.Round(time.Second) / time.Second))
+	return [][]string{{"docker", "stop", "-t", secs, name}, {"docker", "rm", "-f", name}}
+}
+
+// teardown stops the server: TERM its process group, wait the grace
+// period, KILL; for docker also stop and remove the container.
+func (j *Job) teardown(ctx context.Context) {
+	s := j.server
+	if s == nil {
+		return
+	}
+	gone := j.serverGone()
+	if gone {
+		j.noteServerExit()
+	}
+	if s.container != "" {
+		for _, argv := range containerCleanup(s.container, j.cfg.Grace) {
+			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: j.environ, Stdout: io.Discard, Stderr: io.Discard}); err != nil && argv[1] == "rm" {
+				// rm fails when --rm already removed it; only say so.
+				fmt.Fprintf(j.log, "runner: %s: %v\n", strings.Join(argv[:2], " "), err)
+			}
+		}
+	}
+	if s.proc != nil {
+		if err := s.proc.Stop(ctx); err != nil {
+			fmt.Fprintf(j.log, "runner: stop server: %v\n", err)
+		} else if err := s.proc.Wait(); err != nil && !gone {
+			// Say so when SIGTERM was not enough.
+			fmt.Fprintf(j.log, "runner: server stopped: %v\n", err)
+		}
+	}
+	s.prefix.Close()
+	s.logFile.Close()
+}

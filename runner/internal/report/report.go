@@ -1,0 +1,213 @@
+// Package report is the build's report step: it gathers every recipe's
+// summary.json of the build and writes one annotation with a matrix of
+// recipes and their headline numbers.
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/annotate"
+	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+)
+
+// Context is the annotation context of the build-wide report.
+const Context = "benchkite-report"
+
+// Command is `runner report`: it writes the build-wide annotation and
+// fails only for regressions it found.
+func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	fs := cliutil.NewFlagSet("report", io.Stderr)
+	dir := fs.String("results", cliutil.OrDefault(getenv("BENCHKITE_RESULTS"), contract.ResultsRoot), "directory holding <recipe>/summary.json (env BENCHKITE_RESULTS)")
+	download := fs.Bool("download", buildlog.InBuildkite(getenv), "download this build's summaries with buildkite-agent first (default: when in a Buildkite job)")
+	operands, err := cliutil.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(operands) > 0 {
+		return fmt.Errorf("%w: report takes no arguments", cliutil.ErrUsage)
+	}
+	procs := proc.Exec{}
+	if *download {
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", filepath.ToSlash(*dir) + "/*/summary.json", "."}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
+		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
+		if err := procs.Run(ctx, spec); err != nil {
+			// No recipe may have produced a summary; the report says so.
+			fmt.Fprintf(io.Stdout, "runner: download summaries: %v\n", err)
+		}
+	}
+	sums, problems := readSummaries(*dir)
+	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
+	body := renderReport(sums, problems, skipped, getenv("BUILDKITE_BUILD_URL"))
+	fmt.Fprint(io.Stdout, body)
+	if buildlog.InBuildkite(getenv) {
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums)}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
+		if err := procs.Run(ctx, spec); err != nil {
+			fmt.Fprintf(io.Stdout, "runner: annotate: %v\n", err)
+		}
+	}
+	if n := regressions(sums); n > 0 {
+		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) regressed\n", n)
+		return cliutil.Exit(1)
+	}
+	return nil
+}
+
+// readSummaries reads dir/*/summary.json; unreadable ones are reported,
+// not fatal.
+func readSummaries(dir string) ([]summary.Summary, []string) {
+	var out []summary.Summary
+	var problems []string
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json"))
+	sort.Strings(matches)
+	for _, m := range matches {
+		s, err := summary.ReadFile(m)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(matches) == 0 {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			problems = append(problems, "no results directory "+dir)
+		}
+	}
+	return out, problems
+}
+
+func regressions(sums []summary.Summary) int {
+	n := 0
+	for _, s := range sums {
+		if s.Verdict == summary.VerdictFail {
+			n++
+		}
+	}
+	return n
+}
+
+func reportStyle(sums []summary.Summary) string {
+	if len(sums) == 0 {
+		// Nothing to show is not a success.
+		return "warning"
+	}
+	style := "success"
+	for _, s := range sums {
+		switch s.Verdict {
+		case summary.VerdictFail:
+			return "error"
+		case summary.VerdictError:
+			style = "warning"
+		}
+	}
+	return style
+}
+
+// headline picks a recipe's first OK bench run and first accuracy score
+// for the matrix.
+func headline(s summary.Summary) (run *summary.BenchRun, task *summary.TaskResult, metric string) {
+	for i := range s.Bench {
+		if s.Bench[i].Status == summary.StatusOK {
+			run = &s.Bench[i]
+			break
+		}
+	}
+	for i := range s.Accuracy {
+		if s.Accuracy[i].Status == summary.StatusOK {
+			task = &s.Accuracy[i]
+			for _, k := range []string{"exact_match,flexible-extract", "exact_match,strict-match"} {
+				if _, ok := task.Metrics[k]; ok {
+					return run, task, k
+				}
+			}
+			if keys := summary.SortedKeys(task.Metrics); len(keys) > 0 {
+				return run, task, keys[0]
+			}
+		}
+	}
+	return run, task, ""
+}
+
+func renderReport(sums []summary.Summary, problems []string, skipped []contract.Skipped, buildURL string) string {
+	var b strings.Builder
+	pass, fail, errs := 0, 0, 0
+	for _, s := range sums {
+		switch s.Verdict {
+		case summary.VerdictPass:
+			pass++
+		case summary.VerdictFail:
+			fail++
+		default:
+			errs++
+		}
+	}
+	fmt.Fprintf(&b, "### benchkite: %d passed, %d regressed, %d could not be judged\n\n", pass, fail, errs)
+	if len(sums) > 0 {
+		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | failed gates |\n")
+		b.WriteString("|---|---|---|--:|--:|--:|--:|--:|---|\n")
+		for _, s := range sums {
+			name := "`" + annotate.Markdown(s.Recipe) + "`"
+			if s.Buildkite != nil && s.Buildkite.JobID != "" && buildURL != "" {
+				name = fmt.Sprintf("[%s](%s#%s)", name, buildURL, s.Buildkite.JobID)
+			}
+			run, task, metric := headline(s)
+			tput, ttft, tpot, accept, acc := "–", "–", "–", "–", "–"
+			if run != nil {
+				tput = fmt.Sprintf("%.1f", run.OutputThroughputPerGPU)
+				ttft = fmt.Sprintf("%.1f", run.TTFT.Median)
+				tpot = fmt.Sprintf("%.2f", run.TPOT.Median)
+				if run.SpecDecode != nil {
+					accept = fmt.Sprintf("%.1f%%", run.SpecDecode.AcceptanceRate)
+				}
+			}
+			if task != nil && metric != "" {
+				acc = fmt.Sprintf("%s %.4f", task.Task, task.Metrics[metric])
+			}
+			var failed []string
+			for _, g := range s.Gates {
+				if g.Verdict == summary.VerdictFail {
+					failed = append(failed, annotate.Markdown(g.Subject+" "+g.Metric))
+				}
+			}
+			if s.Verdict == summary.VerdictError {
+				for _, p := range s.Phases {
+					if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled {
+						failed = append(failed, annotate.Markdown(p.Name+" "+p.Status))
+					}
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s %s | %s × %d | %s | %s | %s | %s | %s | %s |\n",
+				name, annotate.VerdictMark(s.Verdict), s.Verdict, s.GPU, s.NumGPUs, tput, ttft, tpot, accept, acc, strings.Join(failed, ", "))
+		}
+		b.WriteString("\n")
+	}
+	if len(skipped) > 0 {
+		b.WriteString("Not run in this build:\n\n")
+		for _, s := range skipped {
+			fmt.Fprintf(&b, "- `%s`", annotate.Markdown(s.Name))
+			if s.Reason != "" {
+				fmt.Fprintf(&b, ": %s", annotate.Markdown(s.Reason))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	if len(problems) > 0 {
+		b.WriteString("Results that could not be read:\n\n")
+		for _, p := range problems {
+			fmt.Fprintf(&b, "- %s\n", annotate.Markdown(p))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -42,9 +42,11 @@ test: agent fmt-check vet
 
 # Rewrite the golden files (generated JSON, annotations, plans, SVGs) after
 # an intended change; review the diff before committing.
-# One -update flag (internal/testutil) serves every package.
+# One -update flag (internal/testutil) serves every package whose tests
+# import it; only those test binaries know the flag.
 golden: agent
-	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 ./... -update
+	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 \
+	  $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/testutil' | cut -d' ' -f1) -update
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/benchkite/benchkite/agents"
@@ -32,6 +33,14 @@ variable, named in its help.
 type signalError struct{ sig os.Signal }
 
 func (e signalError) Error() string { return "received " + e.sig.String() }
+
+// signalNumber is the signal's number, for the 128+N exit status.
+func signalNumber(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return int(n)
+	}
+	return 1
+}
 
 // run is main without the process: tests call it.
 func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) int {

@@ -27,11 +27,3 @@ func main() {
 	signal.Stop(sigs)
 	os.Exit(code)
 }
-
-// signalNumber is the signal's number, for the 128+N exit status.
-func signalNumber(s os.Signal) int {
-	if n, ok := s.(syscall.Signal); ok {
-		return int(n)
-	}
-	return 1
-}

@@ -1,0 +1,494 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/proc/proctest"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// realPython returns the absolute path of a python3 that can create a
+// venv. Without one the test fails in CI and is skipped, loudly,
+// elsewhere.
+func realPython(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("python3", "-c", "import sys, venv, ensurepip; print(sys.executable)").Output()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("python3 with venv and ensurepip is needed to test the install for real: %v", err)
+		}
+		t.Skipf("SKIPPED: python3 with venv and ensurepip is needed to test the install for real: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// recorder is proc.Exec that keeps what it started.
+type recorder struct {
+	mu    sync.Mutex
+	specs []proc.Spec
+}
+
+func (r *recorder) exec() proc.Exec {
+	return proc.Exec{OnStart: func(s proc.Spec) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.specs = append(r.specs, proc.Spec{Argv: s.Argv, Env: s.Env})
+	}}
+}
+
+func (r *recorder) take() []proc.Spec {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.specs
+	r.specs = nil
+	return out
+}
+
+// wheelDir writes the stand-in wheels into a new directory.
+func wheelDir(t *testing.T, wheels ...standIn) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, w := range wheels {
+		writeWheel(t, dir, w)
+	}
+	return dir
+}
+
+// allWheels are stand-ins for everything Pinned(true) installs.
+func allWheels() []standIn {
+	return append(apiDeps(), lmEvalStandIn(LMEval.Version), bfclStandIn(BFCLEval.Version), plainStandIn("soundfile", Soundfile.Version))
+}
+
+// jobEnviron is a job environment whose pip may reach only wheels, and
+// which holds tokens that pip must not see.
+func jobEnviron(t *testing.T, wheels string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + t.TempDir(),
+		"PIP_NO_INDEX=1",
+		"PIP_FIND_LINKS=" + wheels,
+		"BUILDKITE_AGENT_ACCESS_TOKEN=bk-secret",
+		"BENCHKITE_INGEST_TOKEN=ingest-secret",
+		"HF_TOKEN=hf-secret",
+		"PYTHONPATH=/must/not/reach/pip",
+	}
+}
+
+var specOpts = cmpopts.IgnoreFields(proc.Spec{}, "Stdout", "Stderr", "Stdin")
+
+func TestProvisionVenvInstallsThenReuses(t *testing.T) {
+	t.Parallel()
+	py := realPython(t)
+	wheels := wheelDir(t, allWheels()...)
+	req := Request{
+		Dir:      filepath.Join(t.TempDir(), "venv"),
+		Packages: Pinned(true),
+		Python:   py,
+		Environ:  jobEnviron(t, wheels),
+	}
+	var log bytes.Buffer
+	req.Log = &log
+	rec := &recorder{}
+	ctx := context.Background()
+
+	got, err := Provision(ctx, rec.exec(), req)
+	if err != nil {
+		t.Fatalf("Provision() error = %v\nlog:\n%s", err, log.String())
+	}
+	ran := rec.take()
+	plan, err := Plan(req)
+	if err != nil {
+		t.Fatalf("Plan() error = %v", err)
+	}
+	if diff := cmp.Diff(ran, plan, specOpts); diff != "" {
+		t.Errorf("Provision ran other commands than Plan shows; diff (-got +want):\n%s", diff)
+	}
+	for _, s := range ran {
+		for _, kv := range s.Env {
+			name, _, _ := strings.Cut(kv, "=")
+			switch name {
+			case "BUILDKITE_AGENT_ACCESS_TOKEN", "BENCHKITE_INGEST_TOKEN", "HF_TOKEN", "PYTHONPATH":
+				t.Errorf("%s got %s", proc.FormatArgv(s.Argv[:2]), name)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(plan[2].Env, "\n"), "PIP_FIND_LINKS="+wheels) {
+		t.Errorf("pip env = %q, want PIP_FIND_LINKS passed through", plan[2].Env)
+	}
+
+	dir := req.Dir
+	want := Tools{
+		Mode:   ModeVenv,
+		Dir:    dir,
+		LMEval: filepath.Join(dir, "bin", "lm_eval"),
+		Python: filepath.Join(dir, "bin", "python"),
+		Env: []childenv.Var{
+			{Name: "VIRTUAL_ENV", Value: dir},
+			{Name: "PATH", Value: filepath.Join(dir, "bin") + ":" + os.Getenv("PATH")},
+		},
+		Versions: map[string]string{"lm-eval": LMEval.Version, "bfcl-eval": BFCLEval.Version, "soundfile": Soundfile.Version},
+	}
+	if diff := cmp.Diff(got, want, cmpopts.IgnoreFields(Tools{}, "Duration")); diff != "" {
+		t.Errorf("Provision() diff (-got +want):\n%s", diff)
+	}
+	if !strings.Contains(log.String(), "tools: installed lm-eval 0.4.12, bfcl-eval 2026.3.23, soundfile 0.13.1 into "+dir+" in ") {
+		t.Errorf("log lacks the install line:\n%s", log.String())
+	}
+
+	// The console script runs, and the BFCL driver's python imports
+	// bfcl_eval and soundfile.
+	var out bytes.Buffer
+	if err := (proc.Exec{}).Run(ctx, proc.Spec{Argv: []string{got.LMEval, "--tasks", "gsm8k"}, Stdout: &out, Stderr: &out}); err != nil {
+		t.Fatalf("%s: %v\n%s", got.LMEval, err, out.String())
+	}
+	if g, w := out.String(), "lm_eval stand-in 0.4.12 --tasks gsm8k\n"; g != w {
+		t.Errorf("lm_eval printed %q, want %q", g, w)
+	}
+	out.Reset()
+	if err := (proc.Exec{}).Run(ctx, proc.Spec{Argv: []string{got.Python, "-c", "import bfcl_eval, soundfile"}, Stdout: &out, Stderr: &out}); err != nil {
+		t.Errorf("%s cannot import bfcl_eval: %v\n%s", got.Python, err, out.String())
+	}
+
+	// Again: the venv holds the pins, so only the check runs.
+	log.Reset()
+	again, err := Provision(ctx, rec.exec(), req)
+	if err != nil {
+		t.Fatalf("second Provision() error = %v\nlog:\n%s", err, log.String())
+	}
+	want.Reused = true
+	if diff := cmp.Diff(again, want, cmpopts.IgnoreFields(Tools{}, "Duration")); diff != "" {
+		t.Errorf("second Provision() diff (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(rec.take(), plan[3:], specOpts); diff != "" {
+		t.Errorf("second Provision() ran more than the check; diff (-got +want):\n%s", diff)
+	}
+	if !strings.Contains(log.String(), "tools: reused "+dir) {
+		t.Errorf("log lacks the reuse line:\n%s", log.String())
+	}
+
+	// A recipe without bfcl reuses the same venv.
+	lmOnly := req
+	lmOnly.Packages = Pinned(false)
+	third, err := Provision(ctx, rec.exec(), lmOnly)
+	if err != nil {
+		t.Fatalf("Provision(lm-eval only) error = %v", err)
+	}
+	if !third.Reused || third.Python != "" || third.LMEval != want.LMEval {
+		t.Errorf("Provision(lm-eval only) = %+v, want the venv reused, lm_eval and no python", third)
+	}
+	if n := len(rec.take()); n != 1 {
+		t.Errorf("Provision(lm-eval only) ran %d commands, want the check only", n)
+	}
+}
+
+func TestProvisionReinstallsWhenPinsChange(t *testing.T) {
+	t.Parallel()
+	py := realPython(t)
+	wheels := wheelDir(t, append(apiDeps(), lmEvalStandIn("0.4.11"), lmEvalStandIn(LMEval.Version))...)
+	old := LMEval
+	old.Version = "0.4.11"
+	req := Request{
+		Dir:      filepath.Join(t.TempDir(), "venv"),
+		Packages: []Package{old},
+		Python:   py,
+		Environ:  jobEnviron(t, wheels),
+	}
+	ctx := context.Background()
+	if _, err := Provision(ctx, proc.Exec{}, req); err != nil {
+		t.Fatalf("Provision(0.4.11) error = %v", err)
+	}
+	req.Packages = Pinned(false)
+	var log bytes.Buffer
+	req.Log = &log
+	got, err := Provision(ctx, proc.Exec{}, req)
+	if err != nil {
+		t.Fatalf("Provision(0.4.12) error = %v\n%s", err, log.String())
+	}
+	if got.Reused || got.Versions["lm-eval"] != "0.4.12" {
+		t.Errorf("Provision(0.4.12) = %+v, want a new install of 0.4.12", got)
+	}
+	if !strings.Contains(log.String(), "it lacks lm-eval[api]==0.4.12") {
+		t.Errorf("log does not say why the venv was not reused:\n%s", log.String())
+	}
+}
+
+func TestProvisionMissingWheel(t *testing.T) {
+	t.Parallel()
+	py := realPython(t)
+	// No bfcl-eval wheel: pip cannot find it.
+	wheels := wheelDir(t, append(apiDeps(), lmEvalStandIn(LMEval.Version), plainStandIn("soundfile", Soundfile.Version))...)
+	req := Request{
+		Dir:      filepath.Join(t.TempDir(), "venv"),
+		Packages: Pinned(true),
+		Python:   py,
+		Environ:  jobEnviron(t, wheels),
+	}
+	_, err := Provision(context.Background(), proc.Exec{}, req)
+	if err == nil {
+		t.Fatal("Provision() error = nil, want pip's failure")
+	}
+	for _, w := range []string{
+		"install lm-eval[api]==0.4.12 bfcl-eval==2026.3.23 soundfile==0.13.1",
+		"exited with code 1",
+		"last lines:",
+		"No matching distribution found for bfcl-eval==2026.3.23",
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Provision() error = %q, want it to contain %q", err, w)
+		}
+	}
+	var exit *proc.ExitError
+	if !errors.As(err, &exit) {
+		t.Errorf("Provision() error = %v, want a *proc.ExitError inside", err)
+	}
+	if _, err := os.Stat(filepath.Join(req.Dir, markerName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("marker after a failed install: stat error = %v, want not exist", err)
+	}
+}
+
+// noVenv is the real runner, except that the interpreter cannot create
+// a venv: the check for it fails as it does where ensurepip is missing.
+type noVenv struct {
+	proc.Exec
+}
+
+func (n noVenv) Run(ctx context.Context, s proc.Spec) error {
+	if len(s.Argv) == 3 && s.Argv[2] == venvSupport {
+		return &proc.ExitError{Name: s.Argv[0], Code: 1}
+	}
+	return n.Exec.Run(ctx, s)
+}
+
+func TestProvisionUserFallback(t *testing.T) {
+	t.Parallel()
+	py := realPython(t)
+	wheels := wheelDir(t, append(apiDeps(), lmEvalStandIn(LMEval.Version))...)
+	environ := jobEnviron(t, wheels)
+	home := strings.TrimPrefix(environ[1], "HOME=")
+	var recorded []proc.Spec
+	var mu sync.Mutex
+	r := noVenv{proc.Exec{OnStart: func(s proc.Spec) {
+		mu.Lock()
+		defer mu.Unlock()
+		recorded = append(recorded, s)
+	}}}
+	req := Request{
+		Dir:      filepath.Join(t.TempDir(), "venv"),
+		Packages: Pinned(false),
+		Python:   py,
+		Environ:  environ,
+	}
+	got, err := Provision(context.Background(), r, req)
+	if err != nil {
+		t.Fatalf("Provision() error = %v", err)
+	}
+	base := filepath.Join(home, ".local")
+	want := Tools{
+		Mode:     ModeUser,
+		Dir:      base,
+		LMEval:   filepath.Join(base, "bin", "lm_eval"),
+		Env:      []childenv.Var{{Name: "PATH", Value: filepath.Join(base, "bin") + ":" + os.Getenv("PATH")}},
+		Versions: map[string]string{"lm-eval": LMEval.Version},
+	}
+	if diff := cmp.Diff(got, want, cmpopts.IgnoreFields(Tools{}, "Duration")); diff != "" {
+		t.Errorf("Provision() diff (-got +want):\n%s", diff)
+	}
+	if _, err := os.Stat(req.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("venv directory was created in user mode: stat error = %v", err)
+	}
+	var pipEnv []string
+	for _, s := range recorded {
+		if slices.Contains(s.Argv, "--user") {
+			pipEnv = s.Env
+		}
+	}
+	if !slices.Contains(pipEnv, "PIP_BREAK_SYSTEM_PACKAGES=1") {
+		t.Errorf("pip install --user env = %q, want PIP_BREAK_SYSTEM_PACKAGES=1", pipEnv)
+	}
+}
+
+func TestProvisionPath(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	for _, name := range []string{"lm_eval", "python3", "vllm"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "not-exec"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	tests := []struct {
+		name    string
+		req     Request
+		want    Tools
+		wantErr string
+	}{
+		{
+			name: "everything found, PYTHONPATH as given",
+			req:  Request{Mode: ModePath, Packages: Pinned(true), Environ: []string{"PATH=relative:" + empty + ":" + bin, "PYTHONPATH=/opt/tools"}},
+			want: Tools{
+				Mode: ModePath, LMEval: filepath.Join(bin, "lm_eval"), Python: filepath.Join(bin, "python3"), VLLM: filepath.Join(bin, "vllm"),
+				Env: []childenv.Var{{Name: "PYTHONPATH", Value: "/opt/tools"}},
+			},
+		},
+		{
+			name: "no vllm on a docker host is fine",
+			req:  Request{Mode: ModePath, Packages: Pinned(false), Environ: []string{"PATH=" + bin + "/../" + filepath.Base(bin)}},
+			want: Tools{Mode: ModePath, LMEval: filepath.Join(bin, "..", filepath.Base(bin), "lm_eval"), VLLM: filepath.Join(bin, "..", filepath.Base(bin), "vllm")},
+		},
+		{
+			name: "bench only needs no lm_eval",
+			req:  Request{Mode: ModePath, Environ: []string{"PATH=" + empty}},
+			want: Tools{Mode: ModePath},
+		},
+		{
+			name:    "lm_eval missing",
+			req:     Request{Mode: ModePath, Packages: Pinned(false), Environ: []string{"PATH=" + empty}},
+			wantErr: "BENCHKITE_TOOLS=path: lm_eval not found on PATH",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := proctest.New(t) // path mode runs nothing
+			got, err := Provision(context.Background(), f, tt.req)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Provision() error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Provision() error = %v", err)
+			}
+			for _, p := range []*string{&tt.want.LMEval, &tt.want.VLLM} {
+				if *p != "" {
+					*p = filepath.Clean(*p)
+				}
+			}
+			if diff := cmp.Diff(got, tt.want, cmpopts.IgnoreFields(Tools{}, "Duration"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Provision() diff (-got +want):\n%s", diff)
+			}
+			plan, err := Plan(tt.req)
+			if err != nil || plan != nil {
+				t.Errorf("Plan() = %v, %v; want no commands", plan, err)
+			}
+		})
+	}
+}
+
+func TestProvisionNothingAsked(t *testing.T) {
+	t.Parallel()
+	f := proctest.New(t) // a bench-only run starts no command
+	got, err := Provision(context.Background(), f, Request{Dir: t.TempDir()})
+	if err != nil || !cmp.Equal(got, Tools{}) {
+		t.Errorf("Provision(no packages) = %+v, %v; want nothing", got, err)
+	}
+	if plan, err := Plan(Request{Dir: "x"}); plan != nil || err != nil {
+		t.Errorf("Plan(no packages) = %v, %v; want nothing", plan, err)
+	}
+}
+
+func TestProvisionRefusesToClearOtherDirectories(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "precious.txt")
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := proctest.New(t)
+	f.Expect("python3", "-c", venvSupport).Exit(0)
+	_, err := Provision(context.Background(), f, Request{Dir: dir, Packages: Pinned(false), Environ: []string{"PATH=/usr/bin"}})
+	if err == nil || !strings.Contains(err.Error(), "is not a venv (no pyvenv.cfg); not clearing it") {
+		t.Fatalf("Provision() error = %v, want a refusal to clear %s", err, dir)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("%s: %v", keep, err)
+	}
+}
+
+func TestRequirementAndPins(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		bfcl bool
+		want []string
+	}{
+		{false, []string{"lm-eval[api]==0.4.12"}},
+		{true, []string{"lm-eval[api]==0.4.12", "bfcl-eval==2026.3.23", "soundfile==0.13.1"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(requirements(Pinned(tt.bfcl)), tt.want); diff != "" {
+			t.Errorf("requirements(Pinned(%t)) diff (-got +want):\n%s", tt.bfcl, diff)
+		}
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    Mode
+		wantErr bool
+	}{
+		{"", ModeVenv, false},
+		{"venv", ModeVenv, false},
+		{"path", ModePath, false},
+		{"user", "", true},
+		{"PATH", "", true},
+	}
+	for _, tt := range tests {
+		got, err := ParseMode(tt.in)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q, error %t", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestPlan(t *testing.T) {
+	t.Parallel()
+	req := Request{
+		Dir:      "/work/venv",
+		Packages: Pinned(true),
+		Environ:  []string{"PATH=/usr/bin", "HOME=/root", "PIP_INDEX_URL=https://u:p@mirror/simple", "BUILDKITE_AGENT_ACCESS_TOKEN=x", "HF_TOKEN=y"},
+	}
+	plan, err := Plan(req)
+	if err != nil {
+		t.Fatalf("Plan() error = %v", err)
+	}
+	var got []string
+	for _, s := range plan {
+		got = append(got, proc.FormatArgv(s.Argv[:min(len(s.Argv), 12)]))
+	}
+	want := []string{
+		"python3 -c 'import venv, ensurepip'",
+		"python3 -m venv --clear /work/venv",
+		"/work/venv/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off 'lm-eval[api]==0.4.12' bfcl-eval==2026.3.23 soundfile==0.13.1",
+		proc.FormatArgv([]string{"/work/venv/bin/python", "-c", checkScript, "lm-eval==0.4.12", "bfcl-eval==2026.3.23", "soundfile==0.13.1"}),
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("Plan() argv diff (-got +want):\n%s", diff)
+	}
+	wantEnv := []string{"HOME=/root", "PATH=/usr/bin", "PIP_INDEX_URL=https://u:p@mirror/simple"}
+	for _, s := range plan {
+		if diff := cmp.Diff(s.Env, wantEnv); diff != "" {
+			t.Errorf("Plan() env of %s diff (-got +want):\n%s", s.Argv[0], diff)
+		}
+	}
+	if _, err := Plan(Request{Packages: Pinned(false)}); err == nil {
+		t.Error("Plan(no Dir) error = nil, want one")
+	}
+}

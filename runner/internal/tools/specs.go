@@ -1,0 +1,88 @@
+package tools
+
+import (
+	"path/filepath"
+
+	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/proc"
+)
+
+// checkScript prints "name version" (or "name -") for each name==version
+// argument and exits 1 unless every one is installed at that version.
+const checkScript = `import sys
+from importlib.metadata import version, PackageNotFoundError
+bad = 0
+for arg in sys.argv[1:]:
+    name, want = arg.split("==")
+    try:
+        got = version(name)
+    except PackageNotFoundError:
+        got = None
+    print(name, got or "-")
+    if got != want:
+        bad = 1
+sys.exit(bad)
+`
+
+// venvSupport fails where the interpreter cannot create a venv with pip
+// (Debian without python3-venv lacks ensurepip).
+const venvSupport = "import venv, ensurepip"
+
+// userBaseScript prints where pip install --user puts scripts, less /bin.
+const userBaseScript = "import site; print(site.getuserbase())"
+
+// pipFlags keep pip's output a log, not a terminal.
+var pipFlags = []string{"--disable-pip-version-check", "--no-input", "--progress-bar", "off"}
+
+// specs are the commands of one provisioning, built once so that Plan
+// and Provision agree.
+type specs struct {
+	support, create, install, check, userInstall, userCheck, userBase proc.Spec
+}
+
+func newSpecs(req Request, dir string) (specs, error) {
+	env, err := childenv.Build(childenv.Install, childenv.Options{Environ: req.Environ})
+	if err != nil {
+		return specs{}, err
+	}
+	userEnv, err := childenv.Build(childenv.Install, childenv.Options{
+		Environ: req.Environ,
+		Runner:  []childenv.Var{{Name: "PIP_BREAK_SYSTEM_PACKAGES", Value: "1"}},
+	})
+	if err != nil {
+		return specs{}, err
+	}
+	py := req.python()
+	vpy := filepath.Join(dir, "bin", "python")
+	reqs := requirements(req.Packages)
+	pins := pinArgs(req.Packages)
+	return specs{
+		support: proc.Spec{Argv: []string{py, "-c", venvSupport}, Env: env},
+		create:  proc.Spec{Argv: []string{py, "-m", "venv", "--clear", dir}, Env: env},
+		install: proc.Spec{Argv: concat([]string{vpy, "-m", "pip", "install"}, pipFlags, reqs), Env: env},
+		check:   proc.Spec{Argv: concat([]string{vpy, "-c", checkScript}, pins), Env: env},
+		userInstall: proc.Spec{
+			Argv: concat([]string{py, "-m", "pip", "install", "--user"}, pipFlags, reqs),
+			Env:  userEnv,
+		},
+		userCheck: proc.Spec{Argv: concat([]string{py, "-c", checkScript}, pins), Env: env},
+		userBase:  proc.Spec{Argv: []string{py, "-c", userBaseScript}, Env: env},
+	}, nil
+}
+
+// pinArgs are name==version for the check, without extras.
+func pinArgs(pkgs []Package) []string {
+	out := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		out[i] = p.Name + "==" + p.Version
+	}
+	return out
+}
+
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}

@@ -1,0 +1,444 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/proc"
+)
+
+// pipTail is how many lines of pip's output a failed install quotes.
+const pipTail = 20
+
+// markerName is the file in the venv that records what was installed
+// into it, written only after an install succeeded.
+const markerName = "benchkite-tools.json"
+
+// Request says what to provision.
+type Request struct {
+	// Mode is ModeVenv (the default when empty) or ModePath.
+	Mode Mode
+	// Dir is the venv. Provision clears it before an install, so it
+	// must not exist, be empty, or be a venv.
+	Dir string
+	// Packages are the pinned distributions (Pinned). None means
+	// nothing to provision: a bench-only run.
+	Packages []Package
+	// Python is the interpreter that creates the venv; "python3" when
+	// empty, looked up in the PATH of Environ.
+	Python string
+	// Environ is the job's environment. pip gets only what
+	// childenv.Install allows of it.
+	Environ []string
+	// Log receives progress lines and pip's output; nil discards them.
+	Log io.Writer
+	// Now is the clock for Duration; time.Now when nil.
+	Now func() time.Time
+}
+
+func (r Request) python() string {
+	if r.Python == "" {
+		return "python3"
+	}
+	return r.Python
+}
+
+// Tools is what Provision found or installed.
+type Tools struct {
+	// Mode is how the tools were found: ModeVenv, ModeUser or ModePath.
+	Mode Mode
+	// Dir is the venv (ModeVenv) or the user base (ModeUser).
+	Dir string
+	// LMEval is the path of lm_eval; empty when it was not asked for.
+	LMEval string
+	// Python is the interpreter that imports bfcl_eval, for the BFCL
+	// driver; empty when bfcl-eval was not asked for.
+	Python string
+	// VLLM is vllm as found on PATH (ModePath only; empty when absent:
+	// on docker hosts vllm is in the image, not on the host).
+	VLLM string
+	// Env is what lm_eval and the BFCL driver need on top of their
+	// childenv role, as childenv.Options.Runner: the venv's PATH, or the
+	// job's PYTHONPATH in ModePath.
+	Env []childenv.Var
+	// Versions are the installed versions by distribution name, as the
+	// interpreter reports them (empty in ModePath).
+	Versions map[string]string
+	// Reused is true when the venv already had the pinned versions and
+	// nothing was installed.
+	Reused bool
+	// Duration is the time provisioning took, install included.
+	Duration time.Duration
+}
+
+// Plan returns the commands Provision runs on a machine that has no
+// venv yet, in order: check that Python can create a venv, create it,
+// pip install, check the versions. A venv that already holds the pins is
+// only checked (the last command). Plan runs nothing.
+func Plan(req Request) ([]proc.Spec, error) {
+	if req.Mode == ModePath || len(req.Packages) == 0 {
+		return nil, nil
+	}
+	if req.Mode != "" && req.Mode != ModeVenv {
+		return nil, fmt.Errorf("plan tools: mode %q cannot be asked for", req.Mode)
+	}
+	dir, err := venvDir(req.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSpecs(req, dir)
+	if err != nil {
+		return nil, fmt.Errorf("plan tools: %w", err)
+	}
+	return []proc.Spec{s.support, s.create, s.install, s.check}, nil
+}
+
+// Provision makes the tools of req available, installing them when
+// needed, and says where they are.
+func Provision(ctx context.Context, r proc.Runner, req Request) (Tools, error) {
+	now := req.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := req.Log
+	if log == nil {
+		log = io.Discard
+	}
+	start := now()
+	var t Tools
+	var err error
+	switch {
+	case req.Mode == ModePath:
+		t, err = fromPath(req)
+	case len(req.Packages) == 0:
+		return Tools{}, nil
+	case req.Mode == "" || req.Mode == ModeVenv:
+		t, err = provisionVenv(ctx, r, req, log)
+	default:
+		err = fmt.Errorf("mode %q cannot be asked for", req.Mode)
+	}
+	if err != nil {
+		return Tools{}, fmt.Errorf("provision tools: %w", err)
+	}
+	t.Duration = now().Sub(start)
+	switch {
+	case t.Mode == ModePath:
+		fmt.Fprintf(log, "tools: from PATH: lm_eval %s, python3 %s, vllm %s\n", orNone(t.LMEval), orNone(t.Python), orNone(t.VLLM))
+	case t.Reused:
+		fmt.Fprintf(log, "tools: reused %s (%s) in %s\n", t.Dir, versionList(req.Packages, t.Versions), t.Duration.Round(time.Millisecond))
+	default:
+		fmt.Fprintf(log, "tools: installed %s into %s in %s\n", versionList(req.Packages, t.Versions), t.Dir, t.Duration.Round(time.Millisecond))
+	}
+	return t, nil
+}
+
+func provisionVenv(ctx context.Context, r proc.Runner, req Request, log io.Writer) (Tools, error) {
+	dir, err := venvDir(req.Dir)
+	if err != nil {
+		return Tools{}, err
+	}
+	s, err := newSpecs(req, dir)
+	if err != nil {
+		return Tools{}, err
+	}
+	t := Tools{Mode: ModeVenv, Dir: dir}
+	if why := reusable(dir, req.Packages); why != "" {
+		fmt.Fprintf(log, "tools: installing into %s: %s\n", dir, why)
+	} else {
+		versions, out, err := check(ctx, r, s.check)
+		if err == nil {
+			t.Reused, t.Versions = true, versions
+			return venvTools(t, req)
+		}
+		fmt.Fprintf(log, "tools: installing into %s: the venv does not hold the pins: %v\n%s", dir, err, out)
+	}
+
+	if err := r.Run(ctx, quiet(s.support)); err != nil {
+		var exit *proc.ExitError
+		if !errors.As(err, &exit) || ctx.Err() != nil {
+			return Tools{}, fmt.Errorf("check that %s can create a venv: %w", s.support.Name(), err)
+		}
+		fmt.Fprintf(log, "tools: %s cannot create a venv (%v); installing with pip install --user\n", s.support.Name(), err)
+		return provisionUser(ctx, r, req, s, log)
+	}
+	if err := clearable(dir); err != nil {
+		return Tools{}, err
+	}
+	fmt.Fprintf(log, "$ %s\n", proc.FormatArgv(s.create.Argv))
+	if err := runLogged(ctx, r, s.create, log, "[venv] "); err != nil {
+		return Tools{}, fmt.Errorf("create venv %s: %w", dir, err)
+	}
+	fmt.Fprintf(log, "$ %s\n", proc.FormatArgv(s.install.Argv))
+	if err := runLogged(ctx, r, s.install, log, "[pip] "); err != nil {
+		return Tools{}, fmt.Errorf("install %s: %w", strings.Join(requirements(req.Packages), " "), err)
+	}
+	versions, out, err := check(ctx, r, s.check)
+	if err != nil {
+		return Tools{}, fmt.Errorf("pip installed, but the venv does not hold the pins: %w\n%s", err, out)
+	}
+	t.Versions = versions
+	t, err = venvTools(t, req)
+	if err != nil {
+		return Tools{}, err
+	}
+	if err := writeMarker(dir, req.Packages); err != nil {
+		return Tools{}, err
+	}
+	return t, nil
+}
+
+func venvTools(t Tools, req Request) (Tools, error) {
+	bin := filepath.Join(t.Dir, "bin")
+	if hasPackage(req.Packages, LMEval.Name) {
+		t.LMEval = filepath.Join(bin, "lm_eval")
+		if err := executable(t.LMEval); err != nil {
+			return Tools{}, err
+		}
+	}
+	if hasPackage(req.Packages, BFCLEval.Name) {
+		t.Python = filepath.Join(bin, "python")
+	}
+	t.Env = []childenv.Var{
+		{Name: "VIRTUAL_ENV", Value: t.Dir},
+		{Name: "PATH", Value: prependPath(bin, envValue(req.Environ, "PATH"))},
+	}
+	return t, nil
+}
+
+func provisionUser(ctx context.Context, r proc.Runner, req Request, s specs, log io.Writer) (Tools, error) {
+	fmt.Fprintf(log, "$ %s\n", proc.FormatArgv(s.userInstall.Argv))
+	if err := runLogged(ctx, r, s.userInstall, log, "[pip] "); err != nil {
+		return Tools{}, fmt.Errorf("install %s: %w", strings.Join(requirements(req.Packages), " "), err)
+	}
+	versions, out, err := check(ctx, r, s.userCheck)
+	if err != nil {
+		return Tools{}, fmt.Errorf("pip installed, but %s does not import the pins: %w\n%s", s.userCheck.Name(), err, out)
+	}
+	var base bytes.Buffer
+	sp := s.userBase
+	sp.Stdout = &base
+	if err := r.Run(ctx, sp); err != nil {
+		return Tools{}, fmt.Errorf("find the user base of %s: %w", sp.Name(), err)
+	}
+	t := Tools{Mode: ModeUser, Dir: strings.TrimSpace(base.String()), Versions: versions}
+	if !filepath.IsAbs(t.Dir) {
+		return Tools{}, fmt.Errorf("user base of %s is %q, not an absolute path", sp.Name(), t.Dir)
+	}
+	bin := filepath.Join(t.Dir, "bin")
+	if hasPackage(req.Packages, LMEval.Name) {
+		t.LMEval = filepath.Join(bin, "lm_eval")
+		if err := executable(t.LMEval); err != nil {
+			return Tools{}, err
+		}
+	}
+	if hasPackage(req.Packages, BFCLEval.Name) {
+		t.Python = req.python()
+	}
+	t.Env = []childenv.Var{{Name: "PATH", Value: prependPath(bin, envValue(req.Environ, "PATH"))}}
+	return t, nil
+}
+
+// fromPath finds the tools on the job's PATH.
+func fromPath(req Request) (Tools, error) {
+	path := envValue(req.Environ, "PATH")
+	t := Tools{Mode: ModePath}
+	var err error
+	if hasPackage(req.Packages, LMEval.Name) {
+		if t.LMEval, err = lookPath("lm_eval", path); err != nil {
+			return Tools{}, err
+		}
+	}
+	if hasPackage(req.Packages, BFCLEval.Name) {
+		if t.Python, err = lookPath("python3", path); err != nil {
+			return Tools{}, err
+		}
+	}
+	t.VLLM, _ = lookPath("vllm", path)
+	if pp, ok := lookupEnv(req.Environ, "PYTHONPATH"); ok {
+		t.Env = []childenv.Var{{Name: "PYTHONPATH", Value: pp}}
+	}
+	return t, nil
+}
+
+// check runs the version check and parses its "name version" lines.
+func check(ctx context.Context, r proc.Runner, s proc.Spec) (map[string]string, string, error) {
+	var out bytes.Buffer
+	s.Stdout, s.Stderr = &out, &out
+	err := r.Run(ctx, s)
+	versions := map[string]string{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && v != "-" {
+			versions[name] = v
+		}
+	}
+	return versions, out.String(), err
+}
+
+// runLogged runs s with its output in log, prefixed, and quotes the last
+// lines of it in the error.
+func runLogged(ctx context.Context, r proc.Runner, s proc.Spec, log io.Writer, prefix string) error {
+	pw := proc.NewPrefixWriter(log, prefix)
+	tail := proc.NewTail(pipTail)
+	out := io.MultiWriter(pw, tail)
+	s.Stdout, s.Stderr = out, out
+	err := r.Run(ctx, s)
+	pw.Close()
+	if err != nil {
+		if last := tail.String(); last != "" {
+			return fmt.Errorf("%w; last lines:\n%s", err, last)
+		}
+		return err
+	}
+	return nil
+}
+
+func quiet(s proc.Spec) proc.Spec {
+	s.Stdout, s.Stderr = io.Discard, io.Discard
+	return s
+}
+
+func venvDir(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("no venv directory given")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("venv directory %s: %w", dir, err)
+	}
+	return abs, nil
+}
+
+// clearable refuses to let venv --clear empty a directory that is not a
+// venv: a mistyped BENCHKITE_VENV must not delete someone's files.
+func clearable(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("venv directory %s: %w", dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pyvenv.cfg")); err != nil {
+		return fmt.Errorf("venv directory %s exists and is not a venv (no pyvenv.cfg); not clearing it", dir)
+	}
+	return nil
+}
+
+type marker struct {
+	Requirements []string `json:"requirements"`
+}
+
+// reusable says why the venv cannot be reused as it is, or "" when its
+// marker records every requirement asked for (a venv that holds more,
+// e.g. bfcl-eval from another recipe, serves as well).
+func reusable(dir string, pkgs []Package) string {
+	data, err := os.ReadFile(filepath.Join(dir, markerName))
+	if errors.Is(err, os.ErrNotExist) {
+		return "no earlier install"
+	}
+	if err != nil {
+		return err.Error()
+	}
+	var m marker
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Sprintf("%s: %v", markerName, err)
+	}
+	var missing []string
+	for _, r := range requirements(pkgs) {
+		if !slices.Contains(m.Requirements, r) {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		return "it lacks " + strings.Join(missing, " ")
+	}
+	return ""
+}
+
+func writeMarker(dir string, pkgs []Package) error {
+	data, err := json.MarshalIndent(marker{Requirements: requirements(pkgs)}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, markerName), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("record the install: %w", err)
+	}
+	return nil
+}
+
+func executable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("pip installed, but %w", err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return nil
+}
+
+// lookPath finds name in path as a child with that PATH would.
+func lookPath(name, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("BENCHKITE_TOOLS=path: %s not found on PATH %q", name, path)
+}
+
+func prependPath(dir, path string) string {
+	if path == "" {
+		return dir
+	}
+	return dir + string(filepath.ListSeparator) + path
+}
+
+func envValue(env []string, key string) string {
+	v, _ := lookupEnv(env, key)
+	return v
+}
+
+// lookupEnv returns the last value of key, as getenv would.
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func versionList(pkgs []Package, versions map[string]string) string {
+	parts := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		v := versions[p.Name]
+		if v == "" {
+			v = "?"
+		}
+		parts[i] = p.Name + " " + v
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -32,6 +32,11 @@ type Options struct {
 	// Deny names more variables no child may get: where the runner reads
 	// its own tokens from when they are configurable (--api-token-env).
 	Deny []string
+	// Pass names variables of Environ every role gets as they are, for
+	// settings a custom image needs that no role knows (the runner's
+	// --pass-env). Secret-looking names and tokens are refused by
+	// CheckPass before they get here, and skipped here too.
+	Pass []string
 }
 
 // ErrForbidden is wrapped by the errors of Build and CheckRecipe about a
@@ -51,7 +56,7 @@ func Build(r Role, o Options) ([]string, error) {
 		if !ok || name == "" {
 			continue
 		}
-		if ru.allows(name) && !denied(name, o.Deny) {
+		if (ru.allows(name) || passes(name, o.Pass)) && !denied(name, o.Deny) {
 			env[name] = value // the last one wins, as with getenv
 		}
 	}
@@ -99,6 +104,23 @@ func (ru rule) allows(name string) bool {
 		return true
 	}
 	return slices.ContainsFunc(ru.secretSets, func(s set) bool { return s.has(name) })
+}
+
+func passes(name string, pass []string) bool {
+	return slices.Contains(pass, name) && !proc.IsSecretName(name) && !slices.Contains(hfTokens, name) && name != agentToken
+}
+
+// CheckPass says whether name may be passed to every child: no token and
+// nothing secret-looking, since every child includes code from the model's
+// repository.
+func CheckPass(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if slices.Contains(never, name) || slices.Contains(hfTokens, name) || name == agentToken || proc.IsSecretName(name) {
+		return fmt.Errorf("%s: %w to every child: it looks like a secret", name, ErrForbidden)
+	}
+	return nil
 }
 
 func denied(name string, deny []string) bool {

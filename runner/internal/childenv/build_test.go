@@ -345,3 +345,23 @@ func sorted(env []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+func TestPass(t *testing.T) {
+	t.Parallel()
+	environ := []string{"FAKE_KNOB=1", "MY_API_KEY=s3cret", "PATH=/bin"}
+	got, err := Build(LMEval, Options{Environ: environ, Pass: []string{"FAKE_KNOB", "MY_API_KEY"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, []string{"FAKE_KNOB=1", "PATH=/bin"}); diff != "" {
+		t.Errorf("Build(LMEval, Pass) diff (-got +want):\n%s", diff)
+	}
+	for _, name := range []string{"MY_API_KEY", "HF_TOKEN", "BUILDKITE_AGENT_ACCESS_TOKEN", "BUILDKITE_API_TOKEN"} {
+		if err := CheckPass(name); err == nil {
+			t.Errorf("CheckPass(%q) = nil, want an error", name)
+		}
+	}
+	if err := CheckPass("FAKE_KNOB"); err != nil {
+		t.Errorf("CheckPass(FAKE_KNOB) = %v, want nil", err)
+	}
+}

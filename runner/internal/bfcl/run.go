@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -25,8 +26,10 @@ func Run(ctx context.Context, job *Job, out io.Writer) (*Result, error) {
 	cmd.Dir = job.Root
 	cmd.Env = job.Env
 	tail := &tailBuffer{max: stderrTail}
-	cmd.Stdout = out
-	cmd.Stderr = io.MultiWriter(out, tail)
+	// exec copies stdout and stderr on two goroutines; both reach out.
+	w := &lockedWriter{w: out}
+	cmd.Stdout = w
+	cmd.Stderr = io.MultiWriter(w, tail)
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("bfcl %s: %w", job.Plan.Category, ctx.Err())
@@ -38,6 +41,17 @@ func Run(ctx context.Context, job *Job, out io.Writer) (*Result, error) {
 		return nil, fmt.Errorf("bfcl %s: starting the driver: %w", job.Plan.Category, err)
 	}
 	return ReadResult(job)
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // tailBuffer keeps the last max bytes written to it.

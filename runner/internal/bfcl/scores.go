@@ -338,11 +338,13 @@ func (sc *scoreReader) fromCSV(category string, col column) (Score, string) {
 			return Score{}, fmt.Sprintf("%s (column %q is N/A for model %q)", rel, header, sc.model)
 		}
 		pct, ok := strings.CutSuffix(v, "%")
-		f, err := strconv.ParseFloat(pct, 64)
-		if !ok || err != nil || f < 0 || f > 100 {
+		// "66.67e-2" parses to the float nearest 0.6667; dividing by 100
+		// would not.
+		f, err := strconv.ParseFloat(pct+"e-2", 64)
+		if !ok || err != nil || f < 0 || f > 1 {
 			return Score{}, fmt.Sprintf("%s (column %q holds %q for model %q, not a percentage)", rel, header, v, sc.model)
 		}
-		return Score{Category: category, Acc: f / 100, Source: rel + ": " + header}, ""
+		return Score{Category: category, Acc: f, Source: rel + ": " + header}, ""
 	}
 	return Score{}, fmt.Sprintf("%s (no row for model %q)", rel, sc.model)
 }

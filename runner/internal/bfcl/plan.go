@@ -119,6 +119,13 @@ func Plans(b *workloads.BFCL, getenv func(string) string) ([]Plan, error) {
 			p.MaxTestCases, p.MaxTestCasesFrom = envCases, "env "+EnvMaxTestCases
 		}
 		if p.MaxTestCases > 0 {
+			for _, leaf := range leaves {
+				// Memory entries depend on prerequisite entries that sort
+				// first, so "the first n" would be prerequisites only.
+				if strings.HasPrefix(leaf, "memory_") {
+					return nil, fmt.Errorf("bfcl %s: max_test_cases from %s: subsampling %s is not supported (its test entries depend on prerequisite entries)", cat, p.MaxTestCasesFrom, leaf)
+				}
+			}
 			if p.Quotas, err = Split(p.MaxTestCases, leaves); err != nil {
 				return nil, fmt.Errorf("bfcl %s: max_test_cases from %s: %w", cat, p.MaxTestCasesFrom, err)
 			}

@@ -123,6 +123,8 @@ func TestPlansErrors(t *testing.T) {
 		{"zero test cases", &workloads.BFCL{TestCategories: []string{"multiple"}}, map[string]string{EnvMaxTestCases: "0"}, `BFCL_MAX_TEST_CASES="0": want a whole number`},
 		{"env too small for a group", &workloads.BFCL{TestCategories: []string{"multi_turn"}}, map[string]string{EnvMaxTestCases: "2"},
 			"bfcl multi_turn: max_test_cases from env BFCL_MAX_TEST_CASES: 2 test entries cannot cover 4 sub-categories"},
+		{"memory subsampled", &workloads.BFCL{TestCategories: []string{"agentic"}, MaxTestCases: map[string]int{"agentic": 50}}, nil,
+			"bfcl agentic: max_test_cases from recipe: subsampling memory_kv is not supported"},
 	}
 	for _, tt := range tests {
 		got, err := Plans(tt.b, envOf(tt.env))

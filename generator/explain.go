@@ -100,6 +100,8 @@ type explanation struct {
 	BenchRuns   []benchRunExpl   `json:"bench_runs"`
 	BenchGates  []string         `json:"bench_gates,omitempty"`
 	Tasks       []taskExpl       `json:"lm_eval_tasks"`
+	BFCL        []bfclExpl       `json:"bfcl_categories"`
+	BFCLVersion string           `json:"bfcl_version,omitempty"`
 }
 
 type specExplanation struct {
@@ -131,6 +133,19 @@ type taskExpl struct {
 	Gates      []string `json:"gates,omitempty"`
 }
 
+// bfclExpl is one BFCL category run as the recipe sets it; zero settings
+// are the runner's defaults, and the runner's env may override the step
+// limit and max_test_cases.
+type bfclExpl struct {
+	Category         string   `json:"category"`
+	SubCategories    []string `json:"sub_categories,omitempty"`
+	NumThreads       int      `json:"num_threads,omitempty"`
+	Temperature      *float64 `json:"temperature,omitempty"`
+	MaximumStepLimit int      `json:"maximum_step_limit,omitempty"`
+	MaxTestCases     int      `json:"max_test_cases,omitempty"`
+	Gates            []string `json:"gates,omitempty"`
+}
+
 // defaultTimeout is a step's timeout when the recipe sets none.
 const defaultTimeout = 120
 
@@ -146,6 +161,7 @@ func newExplanation(res *workloads.Resolved, getenv func(string) string) explana
 		ServeEnv:  []envExplanation{},
 		BenchRuns: []benchRunExpl{},
 		Tasks:     []taskExpl{},
+		BFCL:      []bfclExpl{},
 	}
 	if sp := r.VLLM.Serve.Speculative; sp != nil {
 		ex.Speculative = &specExplanation{Method: sp.Method, Model: sp.Model, NumTokens: sp.NumTokens}
@@ -167,7 +183,55 @@ func newExplanation(res *workloads.Resolved, getenv func(string) string) explana
 		}
 		ex.Tasks = append(ex.Tasks, te)
 	}
+	if b := res.BFCL; b != nil {
+		ex.BFCLVersion = workloads.BFCLVersion
+		for _, c := range b.TestCategories {
+			be := bfclExpl{Category: c, NumThreads: b.NumThreads, Temperature: b.Temperature,
+				MaximumStepLimit: b.MaximumStepLimit, MaxTestCases: b.MaxTestCases[c]}
+			if workloads.BFCLIsGroup(c) {
+				be.SubCategories, _ = workloads.BFCLLeaves(c)
+			}
+			for _, g := range b.Gates {
+				if g.Category == c || contains(be.SubCategories, g.Category) {
+					be.Gates = append(be.Gates, "bfcl_"+g.Category+" "+describeExpectation(g.Expect))
+				}
+			}
+			ex.BFCL = append(ex.BFCL, be)
+		}
+	}
 	return ex
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// settings says how a BFCL category runs, as the recipe decides it.
+func (b bfclExpl) settings() string {
+	parts := []string{"threads default", "temperature default", "step limit default"}
+	if b.NumThreads > 0 {
+		parts[0] = fmt.Sprintf("%d threads", b.NumThreads)
+	}
+	if b.Temperature != nil {
+		parts[1] = fmt.Sprintf("temperature %g", *b.Temperature)
+	}
+	if b.MaximumStepLimit > 0 {
+		parts[2] = fmt.Sprintf("step limit %d", b.MaximumStepLimit)
+	}
+	switch {
+	case b.MaxTestCases > 0 && len(b.SubCategories) > 1:
+		parts = append(parts, fmt.Sprintf("first %d test entries split over %d sub-categories, partial evaluation", b.MaxTestCases, len(b.SubCategories)))
+	case b.MaxTestCases > 0:
+		parts = append(parts, fmt.Sprintf("first %d test entries, partial evaluation", b.MaxTestCases))
+	default:
+		parts = append(parts, "every test entry")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // benchGates describes the assertions and regression policies of every
@@ -297,6 +361,20 @@ func (ex explanation) writeText(w io.Writer) error {
 		for _, t := range ex.Tasks {
 			fmt.Fprintf(w, "  %s, %d-shot\n    model_args %s\n", t.Name, t.NumFewshot, t.ModelArgs)
 			for _, g := range t.Gates {
+				fmt.Fprintf(w, "    gate       %s\n", g)
+			}
+		}
+	}
+	if len(ex.BFCL) > 0 {
+		fmt.Fprintf(w, "\nbfcl categories (bfcl-eval %s; env BFCL_MAXIMUM_STEP_LIMIT and BFCL_MAX_TEST_CASES override)\n", ex.BFCLVersion)
+		for _, b := range ex.BFCL {
+			if len(b.SubCategories) > 0 {
+				fmt.Fprintf(w, "  %s (%s)\n", b.Category, strings.Join(b.SubCategories, ", "))
+			} else {
+				fmt.Fprintf(w, "  %s\n", b.Category)
+			}
+			fmt.Fprintf(w, "    settings   %s\n", b.settings())
+			for _, g := range b.Gates {
 				fmt.Fprintf(w, "    gate       %s\n", g)
 			}
 		}

@@ -19,6 +19,8 @@ var explainCases = []struct {
 	golden string
 	recipe string
 	env    map[string]string
+	// flags replace shippedFlags, to explain a recipe of testdata.
+	flags []string
 	// text is what the text form must say, checked apart from the golden
 	// file so that -update cannot accept a wrong decision.
 	text []string
@@ -83,6 +85,19 @@ var explainCases = []struct {
 		},
 	},
 	{
+		golden: "bfcl-gates",
+		recipe: "gpt_oss_120b-bfcl-h200",
+		flags:  []string{"--workloads", "testdata/bfcl/workloads", "--agents", "../agents/profiles.yaml"},
+		text: []string{
+			"bfcl categories (bfcl-eval 2026.3.23; env BFCL_MAXIMUM_STEP_LIMIT and BFCL_MAX_TEST_CASES override)\n",
+			"  simple_python\n    settings   8 threads, temperature 0, step limit 12, every test entry\n    gate       bfcl_simple_python acc >= 0.9\n",
+			"  multi_turn (multi_turn_base, multi_turn_long_context, multi_turn_miss_func, multi_turn_miss_param)\n" +
+				"    settings   8 threads, temperature 0, step limit 12, first 240 test entries split over 4 sub-categories, partial evaluation\n" +
+				"    gate       bfcl_multi_turn acc >= 0.4 (baseline 0.45 - 0.05)\n" +
+				"    gate       bfcl_multi_turn_base acc >= the latest passing nightly of gpt_oss_120b-bfcl-h200-ref - 0.03\n",
+		},
+	},
+	{
 		golden: "b200-sweep",
 		recipe: "gpt_oss_120b-b200",
 		env:    map[string]string{"B200_QUEUE": "b200-canary"},
@@ -100,7 +115,11 @@ func TestExplainGolden(t *testing.T) {
 	for _, tc := range explainCases {
 		t.Run(tc.golden, func(t *testing.T) {
 			t.Parallel()
-			text := runGenerator(t, tc.env, append(append([]string{"explain"}, shippedFlags...), tc.recipe)...)
+			flags := shippedFlags
+			if tc.flags != nil {
+				flags = tc.flags
+			}
+			text := runGenerator(t, tc.env, append(append([]string{"explain"}, flags...), tc.recipe)...)
 			if text.code != 0 || text.stderr != "" {
 				t.Fatalf("explain %s = exit %d, stderr %q", tc.recipe, text.code, text.stderr)
 			}
@@ -111,7 +130,7 @@ func TestExplainGolden(t *testing.T) {
 				}
 			}
 
-			js := runGenerator(t, tc.env, append(append([]string{"explain", "--json"}, shippedFlags...), tc.recipe)...)
+			js := runGenerator(t, tc.env, append(append([]string{"explain", "--json"}, flags...), tc.recipe)...)
 			if js.code != 0 || js.stderr != "" {
 				t.Fatalf("explain --json %s = exit %d, stderr %q", tc.recipe, js.code, js.stderr)
 			}

@@ -307,34 +307,41 @@ func (l *loader) decodeTask(n *yaml.Node, i int) Task {
 const DefaultAccuracyMetric = "exact_match,flexible-extract"
 
 func (l *loader) decodeExpect(n *yaml.Node, what string) []Expectation {
+	return l.decodeExpectations(n, what, expectKind{metric: DefaultAccuracyMetric, metricField: true, max: math.MaxFloat64})
+}
+
+// expectKind is what differs between the gates of lm_eval tasks and of
+// bfcl categories.
+type expectKind struct {
+	metric      string  // the metric when the gate names none
+	metricField bool    // whether a gate may name its metric
+	max         float64 // the largest score there is
+}
+
+func (l *loader) decodeExpectations(n *yaml.Node, what string, kind expectKind) []Expectation {
 	d := l.d
 	var out []Expectation
 	one := func(item *yaml.Node, what string) {
-		e := Expectation{Metric: DefaultAccuracyMetric, Line: item.Line}
-		var hasTol bool
-		d.Fields(item, what, []strictyaml.Field{
-			{Name: "metric", Decode: func(_, v *yaml.Node) {
-				if s, ok := d.String(v, what+".metric"); ok {
-					if !metricRE.MatchString(s) {
-						d.Errorf(v, "%s.metric %q is not a metric key such as exact_match,strict-match", what, s)
-					}
-					e.Metric = s
-				}
-			}},
+		e := Expectation{Metric: kind.metric, Line: item.Line}
+		var hasTol, bounded bool
+		fields := []strictyaml.Field{
 			{Name: "min", Decode: func(_, v *yaml.Node) {
-				if f, ok := d.Float(v, what+".min", 0, math.MaxFloat64); ok {
+				bounded = true
+				if f, ok := d.Float(v, what+".min", 0, kind.max); ok {
 					e.Min = &f
 				}
 			}},
 			{Name: "baseline", Decode: func(_, v *yaml.Node) {
-				if f, ok := d.Float(v, what+".baseline", 0, math.MaxFloat64); ok {
+				bounded = true
+				if f, ok := d.Float(v, what+".baseline", 0, kind.max); ok {
 					e.Baseline = &f
 				}
 			}},
 			{Name: "tolerance", Decode: func(_, v *yaml.Node) {
-				e.Tolerance, hasTol = d.Float(v, what+".tolerance", 0, math.MaxFloat64)
+				e.Tolerance, hasTol = d.Float(v, what+".tolerance", 0, kind.max)
 			}},
 			{Name: "baseline_from", Decode: func(_, v *yaml.Node) {
+				bounded = true
 				if s, ok := d.String(v, what+".baseline_from"); ok {
 					if !nameRE.MatchString(s) {
 						d.Errorf(v, "%s.baseline_from %q is not a recipe name", what, s)
@@ -343,12 +350,23 @@ func (l *loader) decodeExpect(n *yaml.Node, what string) []Expectation {
 					l.baselineRefs = append(l.baselineRefs, baselineRef{name: s, node: v})
 				}
 			}},
-		})
+		}
+		if kind.metricField {
+			fields = append([]strictyaml.Field{{Name: "metric", Decode: func(_, v *yaml.Node) {
+				if s, ok := d.String(v, what+".metric"); ok {
+					if !metricRE.MatchString(s) {
+						d.Errorf(v, "%s.metric %q is not a metric key such as exact_match,strict-match", what, s)
+					}
+					e.Metric = s
+				}
+			}}}, fields...)
+		}
+		d.Fields(item, what, fields)
 		if item.Kind != yaml.MappingNode {
 			return
 		}
 		switch {
-		case e.Min == nil && e.Baseline == nil && e.BaselineFrom == "":
+		case !bounded:
 			d.Errorf(item, "%s needs min, baseline or baseline_from", what)
 		case e.Baseline != nil && e.BaselineFrom != "":
 			d.Errorf(item, "%s: baseline and baseline_from exclude each other", what)
@@ -707,7 +725,8 @@ func defaultDirection(metric string) (higherIsBetter, known bool) {
 func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 	d := l.d
 	b := &BFCL{}
-	var catsNode, casesNode *yaml.Node
+	var catsNode, casesNode, expectNode *yaml.Node
+	var gateKeys []*yaml.Node
 	d.Fields(n, "bfcl", []strictyaml.Field{
 		{Name: "test_categories", Decode: func(_, v *yaml.Node) {
 			catsNode = v
@@ -723,6 +742,18 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 						return
 					}
 					seen[s] = true
+					if why := bfclCategoryProblem(s); why != "" {
+						d.Errorf(item, "%s", why)
+						return
+					}
+					if _, known := BFCLLeaves(s); !known {
+						msg := fmt.Sprintf("unknown bfcl test category %q (bfcl-eval %s)", s, BFCLVersion)
+						if close := strictyaml.Closest(s, bfclKnownCategories(), 3); len(close) > 0 {
+							msg += "; did you mean " + strings.Join(close, ", ") + "?"
+						}
+						d.Errorf(item, "%s", msg)
+						return
+					}
 					b.TestCategories = append(b.TestCategories, s)
 				}
 			})
@@ -743,6 +774,15 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 				}
 			})
 		}},
+		{Name: "expect", Decode: func(_, v *yaml.Node) {
+			expectNode = v
+			d.Pairs(v, "bfcl.expect", func(k, ev *yaml.Node) {
+				for _, e := range l.decodeExpectations(ev, "bfcl.expect."+k.Value, expectKind{metric: BFCLMetric, max: 1}) {
+					b.Gates = append(b.Gates, BFCLGate{Category: k.Value, Expect: e})
+				}
+				gateKeys = append(gateKeys, k)
+			})
+		}},
 	})
 	if n.Kind == yaml.MappingNode && catsNode == nil {
 		d.Errorf(n, "bfcl needs test_categories")
@@ -752,10 +792,40 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 			if !contains(b.TestCategories, cat) {
 				line, col := d.Locate(casesNode, cat)
 				d.ErrorAt(line, col, "bfcl.max_test_cases names %q, which is not in test_categories", cat)
+				continue
+			}
+			leaves, _ := BFCLLeaves(cat)
+			if c := b.MaxTestCases[cat]; c < len(leaves) {
+				line, col := d.Locate(casesNode, cat)
+				d.ErrorAt(line, col, "bfcl.max_test_cases.%s is %d, below its %d sub-categories (%s); each needs at least one test entry", cat, c, len(leaves), strings.Join(leaves, ", "))
+			}
+		}
+	}
+	if expectNode != nil && catsNode != nil {
+		for _, k := range gateKeys {
+			if !bfclGateTarget(b.TestCategories, k.Value) {
+				d.Errorf(k, "bfcl.expect names %q, which is neither in test_categories nor a sub-category of a group there", k.Value)
 			}
 		}
 	}
 	return b
+}
+
+// bfclGateTarget reports whether a gate on category has a result: a listed
+// category or a leaf of a listed group.
+func bfclGateTarget(listed []string, category string) bool {
+	for _, c := range listed {
+		if c == category {
+			return true
+		}
+		if BFCLIsGroup(c) {
+			leaves, _ := BFCLLeaves(c)
+			if contains(leaves, category) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {

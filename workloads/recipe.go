@@ -150,15 +150,30 @@ type RegressionMetric struct {
 	MaxDropPct float64
 }
 
-// BFCL is the function-calling benchmark part: parsed and validated now,
-// run in a later version.
+// BFCL is the function-calling benchmark part, run with bfcl-eval
+// BFCLVersion. Zero values mean the runner's defaults.
 type BFCL struct {
+	// TestCategories are leaves or groups of BFCL, each one run.
 	TestCategories   []string
 	NumThreads       int
 	Temperature      *float64
 	MaximumStepLimit int
-	MaxTestCases     map[string]int
+	// MaxTestCases caps the test entries of a category, split evenly over
+	// the leaves of a group.
+	MaxTestCases map[string]int
+	// Gates are accuracy gates on bfcl_<category> acc, in file order.
+	Gates []BFCLGate
 }
+
+// BFCLGate is one gate on the accuracy (a fraction) of a listed category or
+// of a sub-category of a listed group.
+type BFCLGate struct {
+	Category string
+	Expect   Expectation
+}
+
+// BFCLMetric is the metric BFCL results and gates use.
+const BFCLMetric = "acc"
 
 // RegressionFor is the regression policy of config c: its own, else the
 // bench-wide one, else nil.

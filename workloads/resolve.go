@@ -25,6 +25,9 @@ type Resolved struct {
 	Env       []EnvVar
 	BenchRuns []BenchRun
 	Tasks     []ResolvedTask
+	// BFCL is the recipe's function-calling part with its gates, nil when
+	// there is none; the runner plans its categories (runner/internal/bfcl).
+	BFCL *BFCL
 }
 
 // BenchRun is one expanded point of a bench config.
@@ -77,6 +80,7 @@ func Resolve(r *Recipe, profiles *agents.Set, env agents.Env) (*Resolved, error)
 		Image:       img,
 		Env:         MergeEnv(p, r.VLLM.Env),
 		BenchRuns:   ExpandBench(r.Bench),
+		BFCL:        r.BFCL,
 	}
 	if r.Bench != nil {
 		if m := r.Bench.Metadata; m.Device != "" {

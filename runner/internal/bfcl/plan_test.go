@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/benchkite/benchkite/agents"
-	"github.com/benchkite/benchkite/steps/steptest"
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/google/go-cmp/cmp"
 )
@@ -165,7 +165,7 @@ func TestPlanString(t *testing.T) {
 // categories of every one with a bfcl block.
 func TestReferenceRecipesPlan(t *testing.T) {
 	t.Parallel()
-	root := steptest.SharedDir(t, "reference/perf-eval")
+	root := testutil.SharedDir(t, "reference/perf-eval")
 	profiles, err := agents.Default()
 	if err != nil {
 		t.Fatalf("agents.Default() error = %v", err)

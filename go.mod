@@ -17,5 +17,6 @@ require (
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/oleiade/reflections v1.1.0 // indirect
 	golang.org/x/net v0.23.0 // indirect
-	golang.org/x/text v0.17.0 // indirect
+	golang.org/x/text v0.23.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 )

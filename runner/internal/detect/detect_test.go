@@ -40,7 +40,7 @@ var (
 
 func TestDetect(t *testing.T) {
 	t.Parallel()
-	higher := Config{HigherIsBetter: true}
+	higher := Config{HigherIsBetter: true, MinHistory: 10}
 	tests := []struct {
 		name    string
 		history []float64
@@ -64,30 +64,30 @@ func TestDetect(t *testing.T) {
 			why: "within the 3.3% the noise allows",
 		},
 		{
-			name: "below the floor", history: hist12, tonight: []float64{95}, cfg: Config{HigherIsBetter: true, MinEffectPct: 10},
+			name: "below the floor", history: hist12, tonight: []float64{95}, cfg: Config{HigherIsBetter: true, MinEffectPct: 10, MinHistory: 10},
 			want: Decision{Status: StatusOK, Baseline: 100, Tonight: 95,
 				NoiseCV: math.Sqrt(math.Expm1(sd12 * sd12)), ThresholdPct: 10, NoiseThresholdPct: thresh12P,
 				DeltaPct: -5, WorsePct: 5, Nights: 12, Used: 12, Reps: 1},
 			why: "below the 10% floor",
 		},
 		{
-			name: "latency up is worse", history: hist12, tonight: []float64{110}, cfg: Config{},
+			name: "latency up is worse", history: hist12, tonight: []float64{110}, cfg: Config{MinHistory: 10},
 			want: Decision{Status: StatusFlagged, Flagged: true, Rule: RuleSingle, Baseline: 100, Tonight: 110,
 				NoiseCV: math.Sqrt(math.Expm1(sd12 * sd12)), ThresholdPct: math.Expm1(thresh12) * 100, NoiseThresholdPct: math.Expm1(thresh12) * 100,
 				DeltaPct: 10, WorsePct: 10, Nights: 12, Used: 12, Reps: 1},
 			why: "10.0% worse",
 		},
 		{
-			name: "latency down is better", history: hist12, tonight: []float64{90}, cfg: Config{},
+			name: "latency down is better", history: hist12, tonight: []float64{90}, cfg: Config{MinHistory: 10},
 			want: Decision{Status: StatusOK, Baseline: 100, Tonight: 90,
 				NoiseCV: math.Sqrt(math.Expm1(sd12 * sd12)), ThresholdPct: math.Expm1(thresh12) * 100, NoiseThresholdPct: math.Expm1(thresh12) * 100,
 				DeltaPct: -10, WorsePct: -10, Nights: 12, Used: 12, Reps: 1},
 			why: "10.0% better",
 		},
 		{
-			name: "too few nights", history: hist12[:6], tonight: []float64{50}, cfg: higher,
-			want: Decision{Status: StatusInsufficientHistory, Tonight: 50, Nights: 6, Used: 6, Reps: 1},
-			why:  "insufficient history: 6 usable past nights (6 given, 0 set aside as outliers), 10 needed",
+			name: "too few nights", history: hist12, tonight: []float64{50}, cfg: Config{HigherIsBetter: true},
+			want: Decision{Status: StatusInsufficientHistory, Tonight: 50, Nights: 12, Used: 12, Reps: 1},
+			why:  "insufficient history: 12 usable past nights (12 given, 0 set aside as outliers), 20 needed",
 		},
 		{
 			// The 50 is 69 robust SDs out and set aside, so the baseline
@@ -118,7 +118,7 @@ func TestDetect(t *testing.T) {
 
 func TestDetectOutlierNightAlarmsOnce(t *testing.T) {
 	t.Parallel()
-	cfg := Config{HigherIsBetter: true}
+	cfg := Config{HigherIsBetter: true, MinHistory: 10}
 	d, err := Detect(hist12, []float64{70}, cfg)
 	if err != nil || !d.Flagged {
 		t.Fatalf("Detect(outlier night) = %+v, %v; want flagged", d, err)
@@ -141,7 +141,7 @@ func TestDetectOutlierNightAlarmsOnce(t *testing.T) {
 
 func TestDetectTwoNights(t *testing.T) {
 	t.Parallel()
-	cfg := Config{HigherIsBetter: true}
+	cfg := Config{HigherIsBetter: true, MinHistory: 10}
 	// 2.7 % down is more than one standard deviation but within the
 	// single-night threshold of 3.32 %.
 	first, err := Detect(hist12, []float64{97.3}, cfg)
@@ -170,7 +170,7 @@ func TestDetectTwoNights(t *testing.T) {
 
 func TestDetectRepetitions(t *testing.T) {
 	t.Parallel()
-	cfg := Config{HigherIsBetter: true}
+	cfg := Config{HigherIsBetter: true, MinHistory: 10}
 	steady, err := Detect(hist12, []float64{92, 92, 92}, cfg)
 	if err != nil || !steady.Flagged || math.Abs(steady.NoiseThresholdPct-thresh12P) > 1e-5 {
 		t.Errorf("Detect(three agreeing reps at 92) = %+v, %v; want flagged at the night threshold %.3f%%", steady, err, thresh12P)

@@ -1,0 +1,155 @@
+package calibrate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func noEnv(string) string { return "" }
+
+func runJSON(t *testing.T, args []string, getenv func(string) string) []map[string]any {
+	t.Helper()
+	var out bytes.Buffer
+	if err := command(context.Background(), append(args, "--json"), getenv, &out, io.Discard); err != nil {
+		t.Fatalf("command(%q) error = %v", args, err)
+	}
+	var rows []map[string]any
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("command(%q) printed bad JSON: %v", args, err)
+		}
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+// TestDefaultsMeetTargets is the claim the detector's defaults rest on.
+func TestDefaultsMeetTargets(t *testing.T) {
+	t.Parallel()
+	rows := runJSON(t, nil, noEnv)
+	if len(rows) != 1 {
+		t.Fatalf("default run printed %d results, want 1", len(rows))
+	}
+	r := rows[0]
+	if r["noise_cv"].(float64)*300 != r["step_pct"].(float64) {
+		t.Errorf("default step %v%% is not three times the noise %v", r["step_pct"], r["noise_cv"])
+	}
+	if fp := r["false_positive_rate"].(float64); fp > 0.01 {
+		t.Errorf("false_positive_rate = %v at the defaults, want <= 0.01", fp)
+	}
+	if p := r["power"].(float64); p < 0.90 {
+		t.Errorf("power = %v at the defaults, want >= 0.90", p)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	t.Parallel()
+	args := []string{"--trials", "300", "--noise-cv", "0.03", "--step-pct", "6,9"}
+	a := runJSON(t, append(args, "--seed", "5"), noEnv)
+	b := runJSON(t, append(args, "--seed", "5"), noEnv)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("two runs with seed 5 differ (-first +second):\n%s", diff)
+	}
+	c := runJSON(t, append(args, "--seed", "6"), noEnv)
+	if cmp.Equal(a, c) {
+		t.Errorf("seeds 5 and 6 gave the same results %v", a)
+	}
+	// Each noise level shares one no-change stream across steps.
+	if a[0]["false_positives"] != a[1]["false_positives"] {
+		t.Errorf("false positives differ between steps of one noise level: %v, %v", a[0]["false_positives"], a[1]["false_positives"])
+	}
+}
+
+func TestPowerGrowsWithStep(t *testing.T) {
+	t.Parallel()
+	rows := runJSON(t, []string{"--trials", "2000", "--noise-cv", "0.02", "--step-pct", "0,2,6,20"}, noEnv)
+	var power []float64
+	for _, r := range rows {
+		power = append(power, r["power"].(float64))
+	}
+	if !(power[0] < 0.05 && power[1] < power[2] && power[2] < power[3] && power[3] == 1) {
+		t.Errorf("power at steps 0, 2, 6, 20%% = %v; want rising from near 0 to 1", power)
+	}
+	// A floor above the step stops every flag.
+	rows = runJSON(t, []string{"--trials", "500", "--step-pct", "6", "--min-effect-pct", "12"}, noEnv)
+	if p := rows[0]["power"].(float64); p != 0 {
+		t.Errorf("power with a 12%% floor and a 6%% step = %v, want 0", p)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"BENCHKITE_CALIBRATE_TRIALS": "40", "BENCHKITE_CALIBRATE_NOISE_CV": "0.01,0.05", "BENCHKITE_CALIBRATE_SEED": "3"}
+	getenv := func(k string) string { return env[k] }
+	rows := runJSON(t, nil, getenv)
+	if len(rows) != 2 || rows[0]["trials"] != 40.0 || rows[1]["noise_cv"] != 0.05 || rows[0]["seed"] != 3.0 {
+		t.Errorf("command() with env %v = %v", env, rows)
+	}
+	rows = runJSON(t, []string{"--trials", "20"}, getenv)
+	if rows[0]["trials"] != 20.0 {
+		t.Errorf("--trials 20 over env 40 gave trials %v", rows[0]["trials"])
+	}
+}
+
+func TestText(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := command(context.Background(), []string{"--trials", "100", "--noise-cv", "0.01,0.02", "--step-pct", "3,6"}, noEnv, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"30 past nights, 100 trials per setting, seed 1\n", "noise CV  false positives/night  step 3%  step 6%\n", "\n1%  ", "\n2%  "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("command() printed\n%s\nwant it to contain %q", out.String(), want)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{name: "unknown flag", args: []string{"--nightz", "3"}, want: "flag provided but not defined: -nightz"},
+		{name: "not a number", args: []string{"--step-pct", "3,x"}, want: `"x" is not a number`},
+		{name: "percent as cv", args: []string{"--noise-cv", "2"}, want: "--noise-cv 2 is not in (0, 1)"},
+		{name: "too few nights", args: []string{"--nights", "5"}, want: "--nights 5 is below --min-history 20"},
+		{name: "no trials", args: []string{"--trials", "0"}, want: "--trials 0"},
+		{name: "argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
+		{name: "bad env", env: map[string]string{"BENCHKITE_CALIBRATE_NIGHTS": "many"}, want: `BENCHKITE_CALIBRATE_NIGHTS="many"`},
+		{name: "bad detector", args: []string{"--false-alarm-rate", "0.9"}, want: "false-alarm rate 0.9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := command(context.Background(), tt.args, func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
+			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("command(%q) error = %v, want ErrUsage containing %q", tt.args, err, tt.want)
+			}
+		})
+	}
+	if err := command(context.Background(), []string{"-h"}, noEnv, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("command(-h) error = %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := command(ctx, nil, noEnv, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Errorf("command(canceled) error = %v, want context.Canceled", err)
+	}
+}

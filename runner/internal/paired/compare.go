@@ -1,0 +1,228 @@
+package paired
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Defaults of Options.
+const (
+	DefaultMetric = "exact_match"
+	DefaultAlpha  = 0.01
+)
+
+// Options say what to compare and when to fail.
+type Options struct {
+	// Metric is the per-document metric, DefaultMetric when empty. Its
+	// values must be 0 or 1.
+	Metric string
+	// Filter picks the lm_eval filter, e.g. "strict-match"; empty means the
+	// files must hold a single filter.
+	Filter string
+	// Alpha is the significance level; DefaultAlpha when zero.
+	Alpha float64
+	// Tolerance is how much lower, as a fraction (0.02 = 2 points), the
+	// speculative score may be before a significant difference fails.
+	Tolerance float64
+}
+
+// Result is the paired comparison of a speculative run with a run without
+// speculation. b and c are McNemar's discordant counts.
+type Result struct {
+	Metric, Filter string
+	// Pairs is the documents in both runs; AgreeOutcome of them scored
+	// alike and AgreeAnswer had identical filtered answers.
+	Pairs, AgreeOutcome, AgreeAnswer int
+	// OutcomeAgreement and AnswerAgreement are those as fractions of Pairs.
+	OutcomeAgreement, AnswerAgreement float64
+	// B is right without speculation and wrong with it; C the reverse.
+	B, C int
+	// BaselineScore and SpecScore are the mean metric over the pairs;
+	// Delta is SpecScore − BaselineScore.
+	BaselineScore, SpecScore, Delta float64
+	// P is McNemar's exact two-sided p-value.
+	P float64
+	// UnmatchedBaseline and UnmatchedSpec count documents found in one
+	// run only; they are left out of everything above.
+	UnmatchedBaseline, UnmatchedSpec int
+	Alpha, Tolerance                 float64
+	Fail                             bool
+	Why                              string
+}
+
+// CompareFiles reads two samples files and compares them.
+func CompareFiles(baselinePath, specPath string, opts Options) (Result, error) {
+	base, err := ReadFile(baselinePath)
+	if err != nil {
+		return Result{}, err
+	}
+	spec, err := ReadFile(specPath)
+	if err != nil {
+		return Result{}, err
+	}
+	return Compare(base, spec, opts)
+}
+
+// Compare pairs the speculative run's samples with the baseline's on
+// doc_hash and tests whether they differ. It fails when McNemar's p is
+// below Alpha and the speculative score is lower by more than Tolerance.
+func Compare(baseline, spec []Sample, opts Options) (Result, error) {
+	if opts.Metric == "" {
+		opts.Metric = DefaultMetric
+	}
+	if opts.Alpha == 0 {
+		opts.Alpha = DefaultAlpha
+	}
+	if !(opts.Alpha > 0 && opts.Alpha < 1) || !(opts.Tolerance >= 0 && opts.Tolerance < 1) {
+		return Result{}, fmt.Errorf("%w: alpha %g must be in (0, 1) and tolerance %g in [0, 1)", ErrInput, opts.Alpha, opts.Tolerance)
+	}
+	filter, err := pickFilter(opts.Filter, baseline, spec)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Metric: opts.Metric, Filter: filter, Alpha: opts.Alpha, Tolerance: opts.Tolerance}
+	byHash := map[string]Sample{}
+	for _, s := range baseline {
+		if s.Filter == filter {
+			byHash[s.DocHash] = s
+		}
+	}
+	matched := map[string]bool{}
+	var baseSum, specSum float64
+	for _, s := range spec {
+		if s.Filter != filter {
+			continue
+		}
+		b, ok := byHash[s.DocHash]
+		if !ok {
+			r.UnmatchedSpec++
+			continue
+		}
+		matched[s.DocHash] = true
+		bv, err := outcome(b, opts.Metric)
+		if err != nil {
+			return Result{}, err
+		}
+		sv, err := outcome(s, opts.Metric)
+		if err != nil {
+			return Result{}, err
+		}
+		r.Pairs++
+		baseSum += bv
+		specSum += sv
+		switch {
+		case bv == sv:
+			r.AgreeOutcome++
+		case bv == 1:
+			r.B++
+		default:
+			r.C++
+		}
+		if b.Answer == s.Answer {
+			r.AgreeAnswer++
+		}
+	}
+	r.UnmatchedBaseline = len(byHash) - len(matched)
+	if r.Pairs == 0 {
+		return Result{}, fmt.Errorf("%w: no document of %s is in %s (filter %q); are they runs of the same task?", ErrInput, fileOf(spec), fileOf(baseline), filter)
+	}
+	n := float64(r.Pairs)
+	r.OutcomeAgreement, r.AnswerAgreement = float64(r.AgreeOutcome)/n, float64(r.AgreeAnswer)/n
+	r.BaselineScore, r.SpecScore = baseSum/n, specSum/n
+	r.Delta = r.SpecScore - r.BaselineScore
+	r.P = McNemarExact(r.B, r.C)
+	lower := -r.Delta > opts.Tolerance+1e-12
+	r.Fail = r.P < opts.Alpha && lower
+
+	unmatched := ""
+	if r.UnmatchedBaseline+r.UnmatchedSpec > 0 {
+		unmatched = fmt.Sprintf("; %d documents only without speculation and %d only with it were left out", r.UnmatchedBaseline, r.UnmatchedSpec)
+	}
+	head := fmt.Sprintf("%s %s over %d paired documents: %.4f with speculation vs %.4f without (Δ %+.4f); %d right only without, %d right only with (McNemar exact p = %.3g); answers identical on %.1f%%",
+		filter, opts.Metric, r.Pairs, r.SpecScore, r.BaselineScore, r.Delta, r.B, r.C, r.P, r.AnswerAgreement*100)
+	switch {
+	case r.Fail:
+		r.Why = fmt.Sprintf("fail: %s; the drop is significant (p < %g) and beyond the tolerance %g%s", head, opts.Alpha, opts.Tolerance, unmatched)
+	case lower:
+		r.Why = fmt.Sprintf("pass: %s; lower by more than the tolerance %g, but not significantly (p >= %g)%s", head, opts.Tolerance, opts.Alpha, unmatched)
+	case r.P < opts.Alpha:
+		r.Why = fmt.Sprintf("pass: %s; a significant difference, but within the tolerance %g%s", head, opts.Tolerance, unmatched)
+	default:
+		r.Why = fmt.Sprintf("pass: %s; no significant difference (p >= %g)%s", head, opts.Alpha, unmatched)
+	}
+	return r, nil
+}
+
+func fileOf(s []Sample) string {
+	if len(s) == 0 {
+		return "(no samples)"
+	}
+	return s[0].File
+}
+
+// pickFilter returns want, checking both runs have it, or the single
+// filter both runs have.
+func pickFilter(want string, runs ...[]Sample) (string, error) {
+	var sets [][]string
+	for _, run := range runs {
+		var fs []string
+		for _, s := range run {
+			if !slices.Contains(fs, s.Filter) {
+				fs = append(fs, s.Filter)
+			}
+		}
+		slices.Sort(fs)
+		sets = append(sets, fs)
+	}
+	if want != "" {
+		for i, fs := range sets {
+			if !slices.Contains(fs, want) {
+				return "", fmt.Errorf("%w: %s has no filter %q (it has %s)", ErrInput, fileOf(runs[i]), want, strings.Join(fs, ", "))
+			}
+		}
+		return want, nil
+	}
+	for i, fs := range sets {
+		if len(fs) != 1 {
+			return "", fmt.Errorf("%w: %s has filters %s; choose one", ErrInput, fileOf(runs[i]), strings.Join(fs, ", "))
+		}
+	}
+	if sets[0][0] != sets[1][0] {
+		return "", fmt.Errorf("%w: %s has filter %q and %s %q", ErrInput, fileOf(runs[0]), sets[0][0], fileOf(runs[1]), sets[1][0])
+	}
+	return sets[0][0], nil
+}
+
+// outcome is the 0/1 metric value of s.
+func outcome(s Sample, metric string) (float64, error) {
+	v, ok := s.Metrics[metric]
+	if !ok {
+		return 0, fmt.Errorf("%w: %s:%d: no metric %q", ErrInput, s.File, s.Line, metric)
+	}
+	if v != 0 && v != 1 {
+		return 0, fmt.Errorf("%w: %s:%d: %s is %g; the paired test needs 0 or 1 per document", ErrInput, s.File, s.Line, metric, v)
+	}
+	return v, nil
+}
+
+// McNemarExact is the two-sided exact McNemar p-value for discordant
+// counts b and c: twice the binomial(b+c, 1/2) probability of a count at
+// most min(b, c), capped at 1.
+func McNemarExact(b, c int) float64 {
+	n := b + c
+	if n == 0 {
+		return 1
+	}
+	k := min(b, c)
+	// Sum C(n, i)/2^n in logs: n can be a few thousand documents.
+	var sum float64
+	lgN, _ := math.Lgamma(float64(n + 1))
+	for i := 0; i <= k; i++ {
+		a, _ := math.Lgamma(float64(i + 1))
+		z, _ := math.Lgamma(float64(n - i + 1))
+		sum += math.Exp(lgN - a - z - float64(n)*math.Ln2)
+	}
+	return min(1, 2*sum)
+}

@@ -20,6 +20,12 @@ type Resolved struct {
 	Queue       string
 	QueueSource string
 	Image       ImageChoice
+	// PullImage is the reference the runtime pulls: Image.Image with the
+	// profile's image rewrite applied (a pull-through cache), and
+	// PullImageSource the rule that rewrote it, "" when none did. Results
+	// and logs name Image.Image; only the pull uses PullImage.
+	PullImage       string
+	PullImageSource string
 	// Env is the server's environment: profile defaults overlaid by the
 	// recipe, plus HF_HOME.
 	Env       []EnvVar
@@ -63,20 +69,26 @@ func Resolve(r *Recipe, profiles *agents.Set, env agents.Env) (*Resolved, error)
 	if err != nil {
 		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
 	}
+	pull, pullSrc, err := p.ImageFor(img.Image, env)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
+	}
 	queue, qsrc := p.QueueFor(env)
 	res := &Resolved{
-		Recipe:      r,
-		Profile:     p,
-		Device:      p.Device(),
-		Precision:   PrecisionOf(r.VLLM.Model),
-		TP:          r.VLLM.Serve.TP,
-		DP:          r.VLLM.Serve.DP,
-		PP:          r.VLLM.Serve.PP,
-		Queue:       queue,
-		QueueSource: qsrc,
-		Image:       img,
-		Env:         MergeEnv(p, r.VLLM.Env),
-		BenchRuns:   ExpandBench(r.Bench),
+		Recipe:          r,
+		Profile:         p,
+		Device:          p.Device(),
+		Precision:       PrecisionOf(r.VLLM.Model),
+		TP:              r.VLLM.Serve.TP,
+		DP:              r.VLLM.Serve.DP,
+		PP:              r.VLLM.Serve.PP,
+		Queue:           queue,
+		QueueSource:     qsrc,
+		Image:           img,
+		PullImage:       pull,
+		PullImageSource: pullSrc,
+		Env:             MergeEnv(p, r.VLLM.Env),
+		BenchRuns:       ExpandBench(r.Bench),
 	}
 	if r.Bench != nil {
 		if m := r.Bench.Metadata; m.Device != "" {

@@ -28,9 +28,13 @@ type Resolved struct {
 	PullImageSource string
 	// Env is the server's environment: profile defaults overlaid by the
 	// recipe, plus HF_HOME.
-	Env       []EnvVar
-	BenchRuns []BenchRun
-	Tasks     []ResolvedTask
+	Env []EnvVar
+	// TokenizerMode is the server's --tokenizer-mode, "" when the serve
+	// args leave vLLM's default: the bench passes it too, so that client
+	// and server count tokens alike.
+	TokenizerMode string
+	BenchRuns     []BenchRun
+	Tasks         []ResolvedTask
 }
 
 // BenchRun is one expanded point of a bench config.
@@ -44,7 +48,15 @@ type BenchRun struct {
 	NumPrompts  int
 	Concurrency int
 	Repetitions int
-	// Args are the recipe's extra flags, flattened to argv.
+	// Temperature is the bench's sampling temperature: the recipe's
+	// --temperature, else 0 (greedy). vLLM's bench sends none unless told,
+	// which leaves sampling, and speculative decoding's acceptance, to the
+	// model's defaults; the runner passes --temperature always.
+	Temperature float64
+	// TemperatureSource is "recipe" or "default".
+	TemperatureSource string
+	// Args are the recipe's extra flags, flattened to argv, without
+	// --temperature (that is Temperature).
 	Args []string
 }
 
@@ -90,6 +102,7 @@ func Resolve(r *Recipe, profiles *agents.Set, env agents.Env) (*Resolved, error)
 		Env:             MergeEnv(p, r.VLLM.Env),
 		BenchRuns:       ExpandBench(r.Bench),
 	}
+	res.TokenizerMode, _ = ServeFlag(r.VLLM.ServeArgs, "--tokenizer-mode")
 	if r.Bench != nil {
 		if m := r.Bench.Metadata; m.Device != "" {
 			res.Device = m.Device
@@ -167,7 +180,15 @@ func ExpandBench(b *Bench) []BenchRun {
 	var runs []BenchRun
 	for _, c := range b.Configs {
 		var args []string
+		temp, tempSrc := 0.0, "default"
 		for _, a := range c.Args {
+			if a.Flag == "--temperature" && len(a.Values) == 1 {
+				// The loader checked it is a number.
+				if f, err := strconv.ParseFloat(a.Values[0], 64); err == nil {
+					temp, tempSrc = f, "recipe"
+					continue
+				}
+			}
 			args = append(args, a.Flag)
 			args = append(args, a.Values...)
 		}
@@ -182,15 +203,17 @@ func ExpandBench(b *Bench) []BenchRun {
 				prompts = c.NumPrompts[0]
 			}
 			runs = append(runs, BenchRun{
-				Name:        runName(c, conc),
-				Config:      c.Name,
-				Backend:     c.Backend,
-				InputLen:    c.InputLen,
-				OutputLen:   c.OutputLen,
-				NumPrompts:  prompts,
-				Concurrency: conc,
-				Repetitions: c.Repetitions,
-				Args:        args,
+				Name:              runName(c, conc),
+				Config:            c.Name,
+				Backend:           c.Backend,
+				InputLen:          c.InputLen,
+				OutputLen:         c.OutputLen,
+				NumPrompts:        prompts,
+				Concurrency:       conc,
+				Repetitions:       c.Repetitions,
+				Temperature:       temp,
+				TemperatureSource: tempSrc,
+				Args:              args,
 			})
 		}
 	}

@@ -52,7 +52,13 @@ type Profile struct {
 	ImageRepo string
 	Runtime   Runtime
 	HFHome    string
-	Env       []EnvVar
+	// Env is the server's environment defaults; recipes override them.
+	Env []EnvVar
+	// ImageRewrite, if set, changes the prefix of the image the runtime
+	// pulls (a cluster's pull-through cache); see ImageFor.
+	ImageRewrite *ImageRewrite
+	// K8s is the pod a native profile's job runs in; nil for docker.
+	K8s *K8s
 }
 
 // EnvVar is one environment variable, kept in file order.
@@ -110,9 +116,15 @@ var (
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
+// profileLoader decodes one profile file.
+type profileLoader struct {
+	d *strictyaml.Decoder
+}
+
 // Parse decodes profiles strictly; the error is strictyaml.Problems.
 func Parse(path string, src []byte) (*Set, error) {
 	d, root := strictyaml.Parse(path, src)
+	l := &profileLoader{d: d}
 	set := &Set{Path: path, profiles: map[string]Profile{}}
 	if root != nil {
 		d.Pairs(root, "the profile file", func(k, v *yaml.Node) {
@@ -121,75 +133,10 @@ func Parse(path string, src []byte) (*Set, error) {
 				d.Errorf(k, "GPU name %q must be upper case letters and digits, like MI355X", gpu)
 				return
 			}
-			p := Profile{GPU: gpu, Runtime: Native}
-			ok := d.Fields(v, "profile "+gpu, []strictyaml.Field{
-				{Name: "queue", Decode: func(_, n *yaml.Node) {
-					if s, ok := d.String(n, "queue"); ok {
-						if !queueRE.MatchString(s) {
-							d.Errorf(n, "queue %q: use letters, digits, '_', '.' and '-'", s)
-						}
-						p.Queue = s
-					}
-				}},
-				{Name: "emoji", Decode: func(_, n *yaml.Node) { p.Emoji, _ = d.String(n, "emoji") }},
-				{Name: "vendor", Decode: func(_, n *yaml.Node) {
-					if s, ok := d.String(n, "vendor"); ok {
-						// Kept even when wrong, so "needs vendor" is not
-						// reported on top.
-						p.Vendor = Vendor(s)
-						if p.Vendor != AMD && p.Vendor != NVIDIA {
-							d.Errorf(n, "vendor must be amd or nvidia, got %q", s)
-						}
-					}
-				}},
-				{Name: "image_repo", Decode: func(_, n *yaml.Node) {
-					if s, ok := d.String(n, "image_repo"); ok {
-						if !repoRE.MatchString(s) {
-							d.Errorf(n, "image_repo %q is not an image repository name (no tag)", s)
-						}
-						p.ImageRepo = s
-					}
-				}},
-				{Name: "runtime", Decode: func(_, n *yaml.Node) {
-					if s, ok := d.String(n, "runtime"); ok {
-						switch Runtime(s) {
-						case Native, Docker:
-							p.Runtime = Runtime(s)
-						default:
-							d.Errorf(n, "runtime must be native or docker, got %q", s)
-						}
-					}
-				}},
-				{Name: "hf_home", Decode: func(_, n *yaml.Node) {
-					if s, ok := d.String(n, "hf_home"); ok {
-						if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, " \t\n:") {
-							d.Errorf(n, "hf_home must be an absolute path without spaces or ':', got %q", s)
-						}
-						p.HFHome = s
-					}
-				}},
-				{Name: "env", Decode: func(_, n *yaml.Node) {
-					d.Pairs(n, "env", func(k, v *yaml.Node) {
-						if !envNameRE.MatchString(k.Value) {
-							d.Errorf(k, "env name %q must match [A-Za-z_][A-Za-z0-9_]*", k.Value)
-							return
-						}
-						if val, ok := d.Scalar(v, "env "+k.Value); ok {
-							p.Env = append(p.Env, EnvVar{Name: k.Value, Value: val})
-						}
-					})
-				}},
-			})
-			if !ok {
-				return
+			if p, ok := l.profile(k, v, gpu); ok {
+				set.profiles[gpu] = p
+				set.names = append(set.names, gpu)
 			}
-			for _, req := range []struct{ name, val string }{{"queue", p.Queue}, {"vendor", string(p.Vendor)}, {"image_repo", p.ImageRepo}} {
-				if req.val == "" {
-					d.Errorf(k, "profile %s needs %s", gpu, req.name)
-				}
-			}
-			set.profiles[gpu] = p
-			set.names = append(set.names, gpu)
 		})
 	}
 	if errs := d.Problems.Errors(); len(errs) > 0 {
@@ -201,6 +148,95 @@ func Parse(path string, src []byte) (*Set, error) {
 	}
 	sort.Strings(set.names)
 	return set, nil
+}
+
+func (l *profileLoader) env(n *yaml.Node, what string) []EnvVar {
+	d := l.d
+	var out []EnvVar
+	d.Pairs(n, what, func(k, v *yaml.Node) {
+		if !envNameRE.MatchString(k.Value) {
+			d.Errorf(k, "env name %q must match [A-Za-z_][A-Za-z0-9_]*", k.Value)
+			return
+		}
+		if val, ok := d.Scalar(v, "env "+k.Value); ok {
+			out = append(out, EnvVar{Name: k.Value, Value: val})
+		}
+	})
+	return out
+}
+
+func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
+	d := l.d
+	p := Profile{GPU: gpu, Runtime: Native}
+	var k8sNode *yaml.Node
+	ok := d.Fields(v, "profile "+gpu, []strictyaml.Field{
+		{Name: "queue", Decode: func(_, n *yaml.Node) {
+			if s, ok := d.String(n, "queue"); ok {
+				if !queueRE.MatchString(s) {
+					d.Errorf(n, "queue %q: use letters, digits, '_', '.' and '-'", s)
+				}
+				p.Queue = s
+			}
+		}},
+		{Name: "emoji", Decode: func(_, n *yaml.Node) { p.Emoji, _ = d.String(n, "emoji") }},
+		{Name: "vendor", Decode: func(_, n *yaml.Node) {
+			if s, ok := d.String(n, "vendor"); ok {
+				// Kept even when wrong, so "needs vendor" is not
+				// reported on top.
+				p.Vendor = Vendor(s)
+				if p.Vendor != AMD && p.Vendor != NVIDIA {
+					d.Errorf(n, "vendor must be amd or nvidia, got %q", s)
+				}
+			}
+		}},
+		{Name: "image_repo", Decode: func(_, n *yaml.Node) {
+			if s, ok := d.String(n, "image_repo"); ok {
+				if !repoRE.MatchString(s) {
+					d.Errorf(n, "image_repo %q is not an image repository name (no tag)", s)
+				}
+				p.ImageRepo = s
+			}
+		}},
+		{Name: "image_rewrite", Decode: func(_, n *yaml.Node) { p.ImageRewrite = l.imageRewrite(n, gpu) }},
+		{Name: "runtime", Decode: func(_, n *yaml.Node) {
+			if s, ok := d.String(n, "runtime"); ok {
+				switch Runtime(s) {
+				case Native, Docker:
+					p.Runtime = Runtime(s)
+				default:
+					d.Errorf(n, "runtime must be native or docker, got %q", s)
+				}
+			}
+		}},
+		{Name: "hf_home", Decode: func(_, n *yaml.Node) {
+			if s, ok := d.String(n, "hf_home"); ok {
+				if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, " \t\n:") {
+					d.Errorf(n, "hf_home must be an absolute path without spaces or ':', got %q", s)
+				}
+				p.HFHome = s
+			}
+		}},
+		{Name: "env", Decode: func(_, n *yaml.Node) { p.Env = l.env(n, "env") }},
+		{Name: "k8s", Decode: func(key, n *yaml.Node) {
+			k8sNode = key
+			p.K8s = l.decodeK8s(n, gpu)
+		}},
+	})
+	if !ok {
+		return p, false
+	}
+	for _, req := range []struct{ name, val string }{{"queue", p.Queue}, {"vendor", string(p.Vendor)}, {"image_repo", p.ImageRepo}} {
+		if req.val == "" {
+			d.Errorf(k, "profile %s needs %s", gpu, req.name)
+		}
+	}
+	switch {
+	case p.Runtime == Docker && k8sNode != nil:
+		d.Errorf(k8sNode, "profile %s runs docker, where no pod is made; k8s applies to runtime native only", gpu)
+	case p.Runtime == Native && p.K8s == nil:
+		p.K8s = &K8s{}
+	}
+	return p, true
 }
 
 // Names lists the known GPUs, sorted.
@@ -263,23 +299,36 @@ func (p Profile) HFCacheDir() string {
 	return "/root/.cache/huggingface"
 }
 
-// HFCacheVolume is the k8s volume source backing the HF cache: emptyDir by
-// default, or the JSON in {GPU}_HF_CACHE_VOLUME (e.g. a PVC or hostPath).
-func (p Profile) HFCacheVolume(env Env) (map[string]any, string, error) {
+// HFCacheVolume is the k8s volume source backing the HF cache in a pod, as
+// JSON, and what decided it: {GPU}_HF_CACHE_VOLUME, else the profile's
+// k8s.hf_cache_volume, else none when the HF cache lies inside one of the
+// profile's host paths (the node directory already holds it), else an
+// emptyDir, which is reclaimed with the pod and never fills the node's disk.
+// A nil source means no volume of its own.
+func (p Profile) HFCacheVolume(env Env) (json.RawMessage, string, error) {
 	name := p.GPU + "_HF_CACHE_VOLUME"
-	raw := strings.TrimSpace(env(name))
-	if raw == "" {
-		if p.HFHome != "" {
-			return map[string]any{"hostPath": map[string]any{"path": p.HFHome, "type": "DirectoryOrCreate"}}, "profile", nil
+	if raw := strings.TrimSpace(env(name)); raw != "" {
+		var v map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			return nil, name, fmt.Errorf("%s must be a JSON object holding a k8s volume source: %w", name, err)
 		}
-		return map[string]any{"emptyDir": map[string]any{}}, "default", nil
+		if len(v) != 1 {
+			return nil, name, fmt.Errorf("%s must hold exactly one volume source (such as persistentVolumeClaim or hostPath), got %d keys", name, len(v))
+		}
+		return json.RawMessage(raw), name, nil
 	}
-	var v map[string]any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		return nil, name, fmt.Errorf("%s must be a JSON object holding a k8s volume source: %w", name, err)
+	var k K8s
+	if p.K8s != nil {
+		k = *p.K8s
 	}
-	if len(v) != 1 {
-		return nil, name, fmt.Errorf("%s must hold exactly one volume source (such as persistentVolumeClaim or hostPath), got %d keys", name, len(v))
+	if len(k.HFCacheVolume) > 0 {
+		return k.HFCacheVolume, "profile", nil
 	}
-	return v, name, nil
+	dir := p.HFCacheDir()
+	for _, hp := range k.HostPaths {
+		if dir == hp || strings.HasPrefix(dir, hp+"/") {
+			return nil, "host path " + hp, nil
+		}
+	}
+	return json.RawMessage(`{"emptyDir":{}}`), "default", nil
 }

@@ -2,12 +2,15 @@ package agents
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/benchkite/benchkite/internal/strictyaml"
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 )
 
 func defaultSet(t *testing.T) *Set {
@@ -34,6 +37,17 @@ func TestDefaultProfiles(t *testing.T) {
 	if diff := cmp.Diff(s.Names(), []string{"B200", "H200", "MI300X", "MI355X"}); diff != "" {
 		t.Errorf("Names() diff (-got +want):\n%s", diff)
 	}
+	amdPod := func() *K8s {
+		return &K8s{
+			PodSpecField:     PodSpecPatchField,
+			ImagePullSecrets: []string{"docker-config"},
+			SeccompProfile:   "Unconfined",
+			Capabilities:     []string{"IPC_LOCK", "SYS_PTRACE"},
+			HFTokenSecret:    &SecretKey{Name: "hf-token", Key: "TOKEN"},
+			Env:              []EnvVar{{"VLLM_USAGE_SOURCE", "ci-test"}},
+		}
+	}
+	amdDocker := []string{"--device=/dev/kfd", "--device=/dev/dri", "--group-add=video", "--security-opt=seccomp=unconfined"}
 	tests := []struct {
 		gpu      string
 		want     Profile
@@ -42,19 +56,19 @@ func TestDefaultProfiles(t *testing.T) {
 	}{
 		{
 			gpu:      "MI355X",
-			want:     Profile{GPU: "MI355X", Queue: "mi355x", Emoji: ":amd:", Vendor: AMD, ImageRepo: "vllm/vllm-openai-rocm", Runtime: Native},
+			want:     Profile{GPU: "MI355X", Queue: "mi355_perf_eval", Emoji: ":amd:", Vendor: AMD, ImageRepo: "vllm/vllm-openai-rocm", Runtime: Native, K8s: amdPod()},
 			resource: "amd.com/gpu",
-			docker:   []string{"--device=/dev/kfd", "--device=/dev/dri", "--group-add=video", "--security-opt=seccomp=unconfined"},
+			docker:   amdDocker,
 		},
 		{
 			gpu:      "MI300X",
-			want:     Profile{GPU: "MI300X", Queue: "mi300x", Emoji: ":amd:", Vendor: AMD, ImageRepo: "vllm/vllm-openai-rocm", Runtime: Native},
+			want:     Profile{GPU: "MI300X", Queue: "mi300_perf_eval", Emoji: ":amd:", Vendor: AMD, ImageRepo: "vllm/vllm-openai-rocm", Runtime: Native, K8s: amdPod()},
 			resource: "amd.com/gpu",
-			docker:   []string{"--device=/dev/kfd", "--device=/dev/dri", "--group-add=video", "--security-opt=seccomp=unconfined"},
+			docker:   amdDocker,
 		},
 		{
 			gpu: "H200",
-			want: Profile{GPU: "H200", Queue: "h200", Emoji: ":nvidia:", Vendor: NVIDIA, ImageRepo: "vllm/vllm-openai", Runtime: Docker,
+			want: Profile{GPU: "H200", Queue: "H200", Emoji: ":nvidia:", Vendor: NVIDIA, ImageRepo: "vllm/vllm-openai", Runtime: Docker,
 				HFHome: "/mnt/shared/hf-models", Env: []EnvVar{{"VLLM_DEEP_GEMM_WARMUP", "skip"}}},
 			resource: "nvidia.com/gpu",
 			docker:   []string{"--gpus=all"},
@@ -62,7 +76,19 @@ func TestDefaultProfiles(t *testing.T) {
 		{
 			gpu: "B200",
 			want: Profile{GPU: "B200", Queue: "b200-k8s", Emoji: ":nvidia:", Vendor: NVIDIA, ImageRepo: "vllm/vllm-openai", Runtime: Native,
-				Env: []EnvVar{{"VLLM_DEEP_GEMM_WARMUP", "skip"}, {"NCCL_CUMEM_HOST_ENABLE", "0"}}},
+				ImageRewrite: &ImageRewrite{From: "public.ecr.aws/", To: "936637512419.dkr.ecr.us-west-2.amazonaws.com/vllm-ci-pull-through-cache/"},
+				HFHome:       "/mnt/shared/hf_cache",
+				Env:          []EnvVar{{"VLLM_DEEP_GEMM_WARMUP", "skip"}, {"NCCL_CUMEM_HOST_ENABLE", "0"}},
+				K8s: &K8s{
+					PodSpecField:     PodSpecField,
+					RuntimeClassName: "nvidia",
+					HostNetwork:      true,
+					ImagePullSecrets: []string{"k8s-ecr-login-renew-docker-secret"},
+					Capabilities:     []string{"IPC_LOCK", "SYS_RESOURCE"},
+					HostPaths:        []string{"/raid", "/mnt/shared"},
+					HFTokenSecret:    &SecretKey{Name: "hf-token-secret", Key: "token"},
+					Env:              []EnvVar{{"VLLM_USAGE_SOURCE", "ci-test"}, {"NCCL_CUMEM_HOST_ENABLE", "0"}},
+				}},
 			resource: "nvidia.com/gpu",
 			docker:   []string{"--gpus=all"},
 		},
@@ -78,8 +104,55 @@ func TestDefaultProfiles(t *testing.T) {
 		if diff := cmp.Diff(p.DockerDeviceFlags(), tt.docker); diff != "" {
 			t.Errorf("%s DockerDeviceFlags() diff (-got +want):\n%s", tt.gpu, diff)
 		}
+		wantRun := append([]string{"--ipc=host", "--ulimit=nofile=65536:65536"}, tt.docker...)
+		if diff := cmp.Diff(p.DockerRunFlags(), wantRun); diff != "" {
+			t.Errorf("%s DockerRunFlags() diff (-got +want):\n%s", tt.gpu, diff)
+		}
 		if got, want := p.Device(), strings.ToLower(tt.gpu); got != want {
 			t.Errorf("%s Device() = %s, want %s", tt.gpu, got, want)
+		}
+	}
+}
+
+// The defaults are the clusters the reference pipeline runs on: the same
+// queues, HF homes, runtimes and image repositories as its gpu_profiles.
+func TestDefaultProfilesMatchReference(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(testutil.SharedDir(t, "reference/perf-eval") + "/gpu_profiles.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string]struct {
+		Queue         string `yaml:"queue"`
+		HFHome        string `yaml:"hf_home"`
+		ImageRepo     string `yaml:"image_repo"`
+		ServerRuntime string `yaml:"server_runtime"`
+		K8sPlugin     string `yaml:"k8s_plugin"`
+	}
+	if err := yaml.Unmarshal(src, &ref); err != nil {
+		t.Fatal(err)
+	}
+	s := defaultSet(t)
+	if len(ref) == 0 {
+		t.Fatal("no reference profiles")
+	}
+	for gpu, r := range ref {
+		p := lookup(t, s, gpu)
+		runtime := Docker
+		if r.ServerRuntime == "native" {
+			runtime = Native
+		}
+		repo := r.ImageRepo
+		if repo == "" {
+			repo = "vllm/vllm-openai"
+		}
+		got := []string{p.Queue, p.HFHome, p.ImageRepo, string(p.Runtime)}
+		want := []string{r.Queue, r.HFHome, repo, string(runtime)}
+		if r.K8sPlugin != "" {
+			got, want = append(got, string(p.Vendor)), append(want, r.K8sPlugin)
+		}
+		if diff := cmp.Diff(got, want); diff != "" {
+			t.Errorf("%s [queue hf_home image_repo runtime vendor] diff (-got +want):\n%s", gpu, diff)
 		}
 	}
 }
@@ -112,9 +185,9 @@ func TestQueueFor(t *testing.T) {
 		env         map[string]string
 		queue, from string
 	}{
-		{gpu: "MI355X", queue: "mi355x", from: "profile"},
-		{gpu: "MI355X", env: map[string]string{"MI355X_QUEUE": " mi355_perf_eval "}, queue: "mi355_perf_eval", from: "MI355X_QUEUE"},
-		{gpu: "MI355X", env: map[string]string{"MI300X_QUEUE": "other", "MI355X_QUEUE": "  "}, queue: "mi355x", from: "profile"},
+		{gpu: "MI355X", queue: "mi355_perf_eval", from: "profile"},
+		{gpu: "MI355X", env: map[string]string{"MI355X_QUEUE": " mi355x-canary "}, queue: "mi355x-canary", from: "MI355X_QUEUE"},
+		{gpu: "MI355X", env: map[string]string{"MI300X_QUEUE": "other", "MI355X_QUEUE": "  "}, queue: "mi355_perf_eval", from: "profile"},
 		{gpu: "B200", env: map[string]string{"B200_QUEUE": "b200-canary"}, queue: "b200-canary", from: "B200_QUEUE"},
 	}
 	for _, tt := range tests {
@@ -128,34 +201,49 @@ func TestQueueFor(t *testing.T) {
 func TestHFCacheVolume(t *testing.T) {
 	t.Parallel()
 	s := defaultSet(t)
+	custom, err := Parse("c.yaml", []byte(`X1:
+  queue: x
+  vendor: amd
+  image_repo: r/x
+  k8s:
+    hf_cache_volume: {persistentVolumeClaim: {claimName: hf-cache, readOnly: false}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
+		set     *Set
 		gpu     string
 		env     map[string]string
-		want    map[string]any
+		want    string
 		from    string
 		wantErr string
 	}{
-		{name: "emptyDir by default", gpu: "MI355X", want: map[string]any{"emptyDir": map[string]any{}}, from: "default"},
-		{
-			name: "hostPath from hf_home",
-			gpu:  "H200",
-			want: map[string]any{"hostPath": map[string]any{"path": "/mnt/shared/hf-models", "type": "DirectoryOrCreate"}},
-			from: "profile",
-		},
+		{name: "emptyDir by default", gpu: "MI355X", want: `{"emptyDir":{}}`, from: "default"},
+		{name: "none inside a host path", gpu: "B200", from: "host path /mnt/shared"},
+		{name: "profile volume", set: custom, gpu: "X1", want: `{"persistentVolumeClaim":{"claimName":"hf-cache","readOnly":false}}`, from: "profile"},
 		{
 			name: "JSON override",
 			gpu:  "MI355X",
 			env:  map[string]string{"MI355X_HF_CACHE_VOLUME": `{"persistentVolumeClaim": {"claimName": "hf-cache"}}`},
-			want: map[string]any{"persistentVolumeClaim": map[string]any{"claimName": "hf-cache"}},
+			want: `{"persistentVolumeClaim": {"claimName": "hf-cache"}}`,
 			from: "MI355X_HF_CACHE_VOLUME",
 		},
 		{
-			name: "override wins over hf_home",
-			gpu:  "H200",
-			env:  map[string]string{"H200_HF_CACHE_VOLUME": `{"emptyDir": {"medium": "Memory"}}`},
-			want: map[string]any{"emptyDir": map[string]any{"medium": "Memory"}},
-			from: "H200_HF_CACHE_VOLUME",
+			name: "override wins over the profile",
+			set:  custom,
+			gpu:  "X1",
+			env:  map[string]string{"X1_HF_CACHE_VOLUME": `{"emptyDir": {"medium": "Memory"}}`},
+			want: `{"emptyDir": {"medium": "Memory"}}`,
+			from: "X1_HF_CACHE_VOLUME",
+		},
+		{
+			name: "override wins over a host path",
+			gpu:  "B200",
+			env:  map[string]string{"B200_HF_CACHE_VOLUME": `{"hostPath": {"path": "/raid/hf"}}`},
+			want: `{"hostPath": {"path": "/raid/hf"}}`,
+			from: "B200_HF_CACHE_VOLUME",
 		},
 		{
 			name:    "override is not JSON",
@@ -183,7 +271,11 @@ func TestHFCacheVolume(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		got, from, err := lookup(t, s, tt.gpu).HFCacheVolume(MapEnv(tt.env))
+		set := tt.set
+		if set == nil {
+			set = s
+		}
+		got, from, err := lookup(t, set, tt.gpu).HFCacheVolume(MapEnv(tt.env))
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: HFCacheVolume() error = %v, want one containing %q", tt.name, err, tt.wantErr)
@@ -194,9 +286,60 @@ func TestHFCacheVolume(t *testing.T) {
 			t.Errorf("%s: HFCacheVolume() error = %v", tt.name, err)
 			continue
 		}
-		if diff := cmp.Diff(got, tt.want); diff != "" || from != tt.from {
-			t.Errorf("%s: HFCacheVolume() from %s (want %s), diff (-got +want):\n%s", tt.name, from, tt.from, diff)
+		if diff := cmp.Diff(string(got), tt.want); diff != "" || from != tt.from {
+			t.Errorf("%s: HFCacheVolume() from %q (want %q), diff (-got +want):\n%s", tt.name, from, tt.from, diff)
 		}
+	}
+}
+
+func TestImageFor(t *testing.T) {
+	t.Parallel()
+	s := defaultSet(t)
+	const ecr = "936637512419.dkr.ecr.us-west-2.amazonaws.com/vllm-ci-pull-through-cache/"
+	tests := []struct {
+		gpu, image string
+		env        map[string]string
+		want, from string
+		wantErr    string
+	}{
+		{gpu: "B200", image: "public.ecr.aws/q9t5s3a7/vllm-ci-test-repo:abc", want: ecr + "q9t5s3a7/vllm-ci-test-repo:abc", from: "profile"},
+		{gpu: "B200", image: "vllm/vllm-openai:nightly", want: "vllm/vllm-openai:nightly"},
+		{gpu: "MI355X", image: "public.ecr.aws/x/y:1", want: "public.ecr.aws/x/y:1"},
+		{gpu: "B200", image: "public.ecr.aws/x/y:1", env: map[string]string{"B200_IMAGE_REWRITE": "none"}, want: "public.ecr.aws/x/y:1"},
+		{gpu: "B200", image: "public.ecr.aws/x/y:1", env: map[string]string{"B200_IMAGE_REWRITE": "public.ecr.aws/=mirror.example:5000/cache/"}, want: "mirror.example:5000/cache/x/y:1", from: "B200_IMAGE_REWRITE"},
+		{gpu: "MI300X", image: "docker.io/vllm/x:1", env: map[string]string{"MI300X_IMAGE_REWRITE": "docker.io/=mirror.example/hub/"}, want: "mirror.example/hub/vllm/x:1", from: "MI300X_IMAGE_REWRITE"},
+		{gpu: "B200", image: "public.ecr.aws/x/y:1", env: map[string]string{"B200_IMAGE_REWRITE": "public.ecr.aws/"}, wantErr: "B200_IMAGE_REWRITE must be FROM=TO"},
+		{gpu: "B200", image: "public.ecr.aws/x/y:1", env: map[string]string{"B200_IMAGE_REWRITE": "public.ecr.aws/=Mirror/"}, wantErr: "B200_IMAGE_REWRITE must be FROM=TO"},
+	}
+	for _, tt := range tests {
+		got, from, err := lookup(t, s, tt.gpu).ImageFor(tt.image, MapEnv(tt.env))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s ImageFor(%q, %v) error = %v, want %q", tt.gpu, tt.image, tt.env, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want || from != tt.from {
+			t.Errorf("%s ImageFor(%q, %v) = %q, %q, %v; want %q, %q", tt.gpu, tt.image, tt.env, got, from, err, tt.want, tt.from)
+		}
+	}
+}
+
+func TestK8sDefaults(t *testing.T) {
+	t.Parallel()
+	s, err := Parse("p.yaml", []byte("X1: {queue: x, vendor: nvidia, image_repo: r/x}\nX2: {queue: x, vendor: nvidia, image_repo: r/x, runtime: docker}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := lookup(t, s, "X1")
+	if p.K8s == nil {
+		t.Fatal("a native profile without k8s has no K8s")
+	}
+	if got := []string{p.K8s.Field(), p.K8s.Container()}; !cmp.Equal(got, []string{"podSpec", "container-0"}) {
+		t.Errorf("K8s{}.Field(), Container() = %v, want podSpec, container-0", got)
+	}
+	if p := lookup(t, s, "X2"); p.K8s != nil {
+		t.Errorf("docker profile K8s = %+v, want nil", p.K8s)
 	}
 }
 
@@ -205,6 +348,9 @@ func TestHFCacheDir(t *testing.T) {
 	s := defaultSet(t)
 	if got := lookup(t, s, "H200").HFCacheDir(); got != "/mnt/shared/hf-models" {
 		t.Errorf("H200 HFCacheDir() = %s", got)
+	}
+	if got := lookup(t, s, "B200").HFCacheDir(); got != "/mnt/shared/hf_cache" {
+		t.Errorf("B200 HFCacheDir() = %s", got)
 	}
 	if got := lookup(t, s, "MI355X").HFCacheDir(); got != "/root/.cache/huggingface" {
 		t.Errorf("MI355X HFCacheDir() = %s, want the container default", got)
@@ -251,6 +397,53 @@ func TestParseHostile(t *testing.T) {
 				`p.yaml:6:12: hf_home must be an absolute path without spaces or ':', got "cache/hf"`,
 				`p.yaml:8:5: env name "1X" must match [A-Za-z_][A-Za-z0-9_]*`,
 				"p.yaml:9:9: env OK must be a string, number or boolean, got a list",
+			},
+		},
+		{
+			name: "k8s on a docker profile",
+			src:  "H200:\n  queue: h\n  vendor: nvidia\n  image_repo: r/x\n  runtime: docker\n  k8s: {host_network: true}\n",
+			want: []string{"p.yaml:6:3: profile H200 runs docker, where no pod is made; k8s applies to runtime native only"},
+		},
+		{
+			name: "bad k8s values",
+			src: `B200:
+  queue: b
+  vendor: nvidia
+  image_repo: r/x
+  image_rewrite: {from: public.ecr.aws, to: "Cache/"}
+  k8s:
+    pod_spec: podSpecPatches
+    container_name: Container_0
+    runtime_class_name: "nvidia runtime"
+    host_network: "yes"
+    image_pull_secrets: [ecr, ecr, "Bad Secret"]
+    seccomp_profile: unconfined
+    capabilities: [ipc_lock]
+    host_paths: [raid, /mnt/shared/, /dev/shm, /a/../b]
+    hf_token_secret: {name: hf-token}
+    hf_cache_volume: {emptyDir: {}, hostPath: {path: /x}}
+    env: {1X: a}
+    hostNetwork: true
+`,
+			want: []string{
+				`p.yaml:5:25: profile B200 image_rewrite.from "public.ecr.aws" is not an image reference prefix ending in '/', such as public.ecr.aws/`,
+				`p.yaml:5:45: profile B200 image_rewrite.to "Cache/" is not an image reference prefix ending in '/', such as public.ecr.aws/`,
+				`p.yaml:7:15: profile B200 k8s.pod_spec must be podSpec (replace the controller's pod) or podSpecPatch (merge into it), got "podSpecPatches"`,
+				`p.yaml:8:21: profile B200 k8s.container_name "Container_0" is not a DNS label (lower case letters, digits and '-')`,
+				`p.yaml:9:25: profile B200 k8s.runtime_class_name "nvidia runtime" is not a k8s object name`,
+				`p.yaml:10:19: profile B200 k8s.host_network must be true or false, got "yes"`,
+				`p.yaml:11:31: profile B200 k8s.image_pull_secrets: "ecr" is listed twice`,
+				`p.yaml:11:36: profile B200 k8s.image_pull_secrets: "Bad Secret" is not a k8s secret name`,
+				`p.yaml:12:22: profile B200 k8s.seccomp_profile must be Unconfined or RuntimeDefault, got "unconfined"`,
+				`p.yaml:13:20: profile B200 k8s.capabilities: "ipc_lock" is not a capability name such as IPC_LOCK`,
+				`p.yaml:14:18: profile B200 k8s.host_paths entry must be an absolute directory without spaces, ':', '..' or a trailing '/', got "raid"`,
+				`p.yaml:14:24: profile B200 k8s.host_paths entry must be an absolute directory without spaces, ':', '..' or a trailing '/', got "/mnt/shared/"`,
+				`p.yaml:14:38: profile B200 k8s.host_paths: /dev/shm is always a memory-backed emptyDir`,
+				`p.yaml:14:48: profile B200 k8s.host_paths entry must be an absolute directory without spaces, ':', '..' or a trailing '/', got "/a/../b"`,
+				`p.yaml:15:22: profile B200 k8s.hf_token_secret needs name and key`,
+				`p.yaml:16:22: profile B200 k8s.hf_cache_volume must hold exactly one k8s volume source, such as {persistentVolumeClaim: {claimName: hf-cache}}`,
+				`p.yaml:17:11: env name "1X" must match [A-Za-z_][A-Za-z0-9_]*`,
+				`p.yaml:18:5: unknown field "hostNetwork" in profile B200 k8s; did you mean "host_network"?`,
 			},
 		},
 		{

@@ -82,7 +82,7 @@ func TestPRChanges(t *testing.T) {
 		{
 			name: "a real MI355X profile change",
 			change: func(t *testing.T, dir string) {
-				replaceInFile(t, filepath.Join(dir, "agents/profiles.yaml"), "queue: mi355x\n", "queue: mi355x-new\n")
+				replaceInFile(t, filepath.Join(dir, "agents/profiles.yaml"), "queue: mi355_perf_eval\n", "queue: mi355x-new\n")
 			},
 			files:    []string{"agents/profiles.yaml"},
 			profiles: []string{"MI355X"},
@@ -129,7 +129,7 @@ func TestPRChangesSelectRecipes(t *testing.T) {
 	dir := prRepo(t, func(t *testing.T, dir string) {
 		writeFile(t, filepath.Join(dir, unicodeRecipe), recipeYAML("nouvelle-recette", "H200", "nightly: false"))
 		gitRun(t, dir, "mv", "workloads/gpt_oss_120b_b200.yaml", "workloads/gpt oss b200.yaml")
-		replaceInFile(t, filepath.Join(dir, "agents/profiles.yaml"), "queue: mi300x\n", "queue: mi300x-new\n")
+		replaceInFile(t, filepath.Join(dir, "agents/profiles.yaml"), "queue: mi300_perf_eval\n", "queue: mi300x-new\n")
 	})
 	ch, profiles := changesIn(t, dir, "main")
 	cat, err := workloads.LoadDir(osFS{}, filepath.Join(dir, "workloads"), profiles)

@@ -29,7 +29,7 @@ var explainCases = []struct {
 		golden: "seed-default",
 		recipe: "minimax_m3-mi355x",
 		text: []string{
-			"queue        mi355x (from profile)",
+			"queue        mi355_perf_eval (from profile)",
 			"image        vllm/vllm-openai-rocm:nightly (from default)",
 			"blocked by   vllm-project/vllm#45381",
 			"speculative  eagle3, drafter Inferact/MiniMax-M3-EAGLE3, 3 tokens",
@@ -77,7 +77,7 @@ var explainCases = []struct {
 		env:    map[string]string{"VLLM_COMMIT": testCommit, "MI355X_QUEUE": "not-for-h200"},
 		text: []string{
 			"runtime      docker",
-			"queue        h200 (from profile)",
+			"queue        H200 (from profile)",
 			"image        vllm/vllm-openai:nightly-" + testCommit + " (from VLLM_COMMIT)",
 			"  HF_HOME=/mnt/shared/hf-models\n",
 			"  8k-in-1k-out  openai   8192  1024  512      128   3     --num-warmups 128\n",

@@ -39,7 +39,7 @@ func scenarios() []scenario {
 			appendFile(t, filepath.Join(dir, "workloads/kimi_k2_5_mi300x.yaml"), "\n# touched\n")
 		}},
 		{name: "pr-mi355x-profile", args: inRepo, env: prEnv, pr: func(t *testing.T, dir string) {
-			replaceInFile(t, filepath.Join(dir, "agents/profiles.yaml"), "queue: mi355x\n", "queue: mi355x-new\n")
+			replaceInFile(t, filepath.Join(dir, "agents/profiles.yaml"), "queue: mi355_perf_eval\n", "queue: mi355x-new\n")
 		}},
 		{name: "pr-code-only", args: inRepo, env: prEnv, pr: func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "runner/main.go"), "package main\n")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/agents/podspec"
 	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
@@ -199,46 +200,15 @@ func reportStep(sel *selection.Selection, queue string) steps.CommandStep {
 }
 
 // podSpec is the agent-stack-k8s plugin that runs the job inside the vLLM
-// image with the recipe's GPUs, shared memory for NCCL/RCCL, the HF cache
-// volume and the HF token from a k8s secret (never from the pipeline).
+// image, in the pod the profile's cluster needs (see agents/podspec): its
+// GPUs, shared memory for NCCL/RCCL, the HF cache and the HF token from a
+// k8s secret (never from the pipeline).
 func podSpec(res *workloads.Resolved, getenv func(string) string) (steps.Plugin, error) {
-	p := res.Profile
-	vol, _, err := p.HFCacheVolume(getenv)
+	spec, err := podspec.Build(res.Profile, podspec.Job{Image: res.PullImage, NumGPUs: res.Recipe.NumGPUs}, getenv)
 	if err != nil {
 		return steps.Plugin{}, err
 	}
-	secret := strings.TrimSpace(getenv("HF_TOKEN_K8S_SECRET"))
-	if secret == "" {
-		secret = "hf-token"
-	}
-	hfVolume := map[string]any{"name": "hf-cache"}
-	for k, v := range vol {
-		hfVolume[k] = v
-	}
-	container := map[string]any{
-		"image": res.Image.Image,
-		"resources": map[string]any{
-			"limits": map[string]any{p.GPUResource(): res.Recipe.NumGPUs},
-		},
-		"volumeMounts": []any{
-			map[string]any{"name": "dshm", "mountPath": "/dev/shm"},
-			map[string]any{"name": "hf-cache", "mountPath": p.HFCacheDir()},
-		},
-		"env": []any{
-			map[string]any{"name": "HF_TOKEN", "valueFrom": map[string]any{
-				"secretKeyRef": map[string]any{"name": secret, "key": "token", "optional": true},
-			}},
-		},
-	}
-	return steps.Plugin{Name: "kubernetes", Config: map[string]any{
-		"podSpec": map[string]any{
-			"containers": []any{container},
-			"volumes": []any{
-				map[string]any{"name": "dshm", "emptyDir": map[string]any{"medium": "Memory"}},
-				hfVolume,
-			},
-		},
-	}}, nil
+	return steps.Plugin{Name: "kubernetes", Config: spec.Plugin()}, nil
 }
 
 // invalidStep fails on the CPU queue with the recipe's problems. The text

@@ -53,7 +53,30 @@ var runnerOwnedBenchFlags = map[string]string{
 	"--trust-remote-code":   "the runner passes it when the serve args trust remote code",
 	"--skip-tokenizer-init": "it caps every request at one output token, so throughput reads ~0",
 	"--tokenizer":           "the runner uses the model's tokenizer",
+	"--tokenizer-mode":      "the runner passes the server's --tokenizer-mode, so both tokenize alike",
 }
+
+// Environment variables a recipe may not set: they choose which binary or
+// which code runs as the server (a recipe names what to benchmark, not the
+// program that does it).
+var forbiddenEnv = map[string]string{
+	"PATH":            "it picks which binary runs as vllm",
+	"LD_PRELOAD":      "it loads code into every process",
+	"LD_LIBRARY_PATH": "it picks which libraries every process loads",
+	"PYTHONPATH":      "it picks which Python code runs",
+	"PYTHONHOME":      "it picks which Python runs",
+}
+
+// Names `vllm bench serve --percentile-metrics` knows; others are ignored
+// silently by vLLM, so here they are typos.
+var percentileMetrics = []string{"ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"}
+
+// What the runner reads from a bench result (runner/internal/results):
+// mean, median, std and p99 of ttft, tpot and itl.
+var (
+	requiredPercentileMetrics = []string{"ttft", "tpot", "itl"}
+	requiredPercentile        = 99.0
+)
 
 func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 	d := l.d
@@ -138,8 +161,11 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 		{Name: "model", Decode: func(_, val *yaml.Node) {
 			if s, ok := d.String(val, "vllm.model"); ok {
 				hasModel = true
-				if !modelRE.MatchString(s) || strings.Contains(s, "..") {
+				switch {
+				case !modelRE.MatchString(s) || strings.Contains(s, ".."):
 					d.Errorf(val, "vllm.model %q must be a hub id (org/name) or a plain path: letters, digits, '_', '.', '-' and '/'", s)
+				case strings.HasPrefix(s, "-"):
+					d.Errorf(val, "vllm.model %q starts with '-': vllm serve would read it as a flag", s)
 				}
 				v.Model = s
 			}
@@ -156,6 +182,10 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 			d.Pairs(val, "vllm.env", func(k, ev *yaml.Node) {
 				if !envNameRE.MatchString(k.Value) {
 					d.Errorf(k, "env name %q must match [A-Za-z_][A-Za-z0-9_]*", k.Value)
+					return
+				}
+				if why, bad := forbiddenEnv[k.Value]; bad {
+					d.Errorf(k, "vllm.env cannot set %s: %s", k.Value, why)
 					return
 				}
 				s, ok := d.Scalar(ev, "vllm.env."+k.Value)
@@ -614,9 +644,76 @@ func (l *loader) decodeBenchArgs(n *yaml.Node, what string) []BenchArg {
 			}
 			arg.Values = []string{s}
 		}
-		out = append(out, arg)
+		if checkBenchArg(d, v, what+"."+k.Value, arg) {
+			out = append(out, arg)
+		}
 	})
 	return out
+}
+
+// checkBenchArg rejects values vLLM's bench reads differently from what
+// the recipe seems to say, or that remove result keys the runner reads.
+func checkBenchArg(d *strictyaml.Decoder, v *yaml.Node, what string, arg BenchArg) bool {
+	single := func() (string, bool) {
+		if len(arg.Values) != 1 || v.Kind != yaml.ScalarNode {
+			d.Errorf(v, "%s takes one value (%s), got %s", what, arg.Flag, strictyaml.Describe(v))
+			return "", false
+		}
+		return arg.Values[0], true
+	}
+	switch arg.Flag {
+	case "--percentile-metrics":
+		val, ok := single()
+		if !ok {
+			return false
+		}
+		// vLLM splits on "," and nothing else: " tpot" is an unknown name.
+		names := strings.Split(val, ",")
+		for _, name := range names {
+			if !contains(percentileMetrics, name) {
+				d.Errorf(v, "%s: %q is not a metric vllm bench serve reports (%s); it would be ignored silently", what, name, strings.Join(percentileMetrics, ", "))
+				return false
+			}
+		}
+		var missing []string
+		for _, req := range requiredPercentileMetrics {
+			if !contains(names, req) {
+				missing = append(missing, req)
+			}
+		}
+		if len(missing) > 0 {
+			d.Errorf(v, "%s leaves out %s: the runner reads their statistics from every result; list %s and add others", what, strings.Join(missing, ", "), strings.Join(requiredPercentileMetrics, ","))
+			return false
+		}
+	case "--metric-percentiles":
+		val, ok := single()
+		if !ok {
+			return false
+		}
+		has := false
+		for _, p := range strings.Split(val, ",") {
+			f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil || f < 0 || f > 100 {
+				d.Errorf(v, "%s: %q is not a percentile between 0 and 100", what, p)
+				return false
+			}
+			has = has || f == requiredPercentile
+		}
+		if !has {
+			d.Errorf(v, "%s leaves out 99: the runner reads the p99 keys of every result; add 99", what)
+			return false
+		}
+	case "--temperature":
+		val, ok := single()
+		if !ok {
+			return false
+		}
+		if f, err := strconv.ParseFloat(val, 64); err != nil || f < 0 || math.IsInf(f, 0) || f != f {
+			d.Errorf(v, "%s must be a number of at least 0, got %q", what, val)
+			return false
+		}
+	}
+	return true
 }
 
 func (l *loader) decodeAssertions(n *yaml.Node, what string) []Assertion {

@@ -406,6 +406,183 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 			want: []finding{{"6:34", "vllm.serve_args: --max-model-len is given twice (also on line 6)"}},
 		},
 		{
+			name: "speculative config as JSON and as dotted keys",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    --speculative-config {"method":"eagle3","num_speculative_tokens":3}
+    --speculative-config.model org/drafter
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"8:5", "vllm.serve_args: --speculative-config is given both whole and as dotted keys (--speculative-config.model; the other on line 7): vLLM keeps only the dotted keys and drops the whole value"}},
+		},
+		{
+			name: "speculative config mixed in short and underscore spellings",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    -sc.method=eagle3
+    --speculative_config='{"method":"eagle3","model":"org/d"}'
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"8:5", "--speculative-config is given both whole and as dotted keys (--speculative-config.method; the other on line 7)"}},
+		},
+		{
+			name: "compilation and attention config mixed through their short forms",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: >-
+    -cc {"mode":3} --compilation-config.cudagraph_mode FULL
+    --attention-config.backend FLASH_ATTN -ac={"backend":"TRITON_ATTN"}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{
+				{"7:20", "--compilation-config is given both whole and as dotted keys (--compilation-config.cudagraph_mode; the other on line 7)"},
+				{"8:43", "--attention-config is given both whole and as dotted keys (--attention-config.backend; the other on line 8)"},
+			},
+		},
+		{
+			name: "short flags read as vLLM reads them",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 4
+vllm:
+  model: org/m
+  serve_args: -tp 2 -pp 2 -dp 2 -q fp8 -O3
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"3:11", "serve args need 8 GPUs (TP 2 × DP 2 × PP 2) but num_gpus is 4"}},
+		},
+		{
+			name: "-O is the optimization level, given twice",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: -O {"mode":3} -O3 --optimization_level=2
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{
+				{"6:15", "vllm.serve_args: vLLM reads a bare -O only before a level 0 to 3"},
+				{"6:29", "vllm.serve_args: --optimization-level is given twice (also on line 6)"},
+				{"6:33", "vllm.serve_args: --optimization-level is given twice (also on line 6)"},
+			},
+		},
+		{
+			name: "short quantization flag given twice",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: -q fp8 --quantization=mxfp4
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"6:22", "vllm.serve_args: --quantization is given twice (also on line 6)"}},
+		},
+		{
+			name: "recipe env that picks the program",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  env:
+    PATH: /tmp/evil:/usr/bin
+    LD_PRELOAD: /tmp/evil.so
+    LD_LIBRARY_PATH: /tmp
+    PYTHONPATH: /tmp/evil
+    PYTHONHOME: /tmp/py
+    VLLM_OK: "1"
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{
+				{"7:5", "vllm.env cannot set PATH: it picks which binary runs as vllm"},
+				{"8:5", "vllm.env cannot set LD_PRELOAD: it loads code into every process"},
+				{"9:5", "vllm.env cannot set LD_LIBRARY_PATH"},
+				{"10:5", "vllm.env cannot set PYTHONPATH"},
+				{"11:5", "vllm.env cannot set PYTHONHOME"},
+			},
+		},
+		{
+			name: "model that reads as a flag",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: --trust-remote-code}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"4:15", `vllm.model "--trust-remote-code" starts with '-': vllm serve would read it as a flag`}},
+		},
+		{
+			name: "percentile settings that drop keys the runner reads",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - name: a
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      args:
+        percentile_metrics: ttft,e2el
+        metric_percentiles: "50,90"
+    - name: b
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      args:
+        percentile-metrics: ttft, tpot, itl
+        metric-percentiles: [50, 99]
+    - name: c
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      args:
+        percentile-metrics: ttft,tpot,itl,e2el
+        metric-percentiles: 99.0,p50
+        temperature: hot
+`,
+			want: []finding{
+				{"14:29", "vllm_bench.configs[0].args.percentile_metrics leaves out tpot, itl: the runner reads their statistics from every result"},
+				{"15:29", "vllm_bench.configs[0].args.metric_percentiles leaves out 99: the runner reads the p99 keys of every result"},
+				{"23:29", `vllm_bench.configs[1].args.percentile-metrics: " tpot" is not a metric vllm bench serve reports`},
+				{"24:29", "vllm_bench.configs[1].args.metric-percentiles takes one value (--metric-percentiles), got a list"},
+				{"33:29", `vllm_bench.configs[2].args.metric-percentiles: "p50" is not a percentile between 0 and 100`},
+				{"34:22", `vllm_bench.configs[2].args.temperature must be a number of at least 0, got "hot"`},
+			},
+		},
+		{
+			name: "bench tokenizer mode is the server's",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - {name: c, backend: openai, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2, args: {tokenizer_mode: slow}}
+`,
+			want: []finding{{"7:106", "--tokenizer-mode cannot be set here: the runner passes the server's --tokenizer-mode"}},
+		},
+		{
 			name: "speed_bench dataset",
 			src: `name: ok
 gpu: MI355X

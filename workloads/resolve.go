@@ -20,11 +20,21 @@ type Resolved struct {
 	Queue       string
 	QueueSource string
 	Image       ImageChoice
+	// PullImage is the reference the runtime pulls: Image.Image with the
+	// profile's image rewrite applied (a pull-through cache), and
+	// PullImageSource the rule that rewrote it, "" when none did. Results
+	// and logs name Image.Image; only the pull uses PullImage.
+	PullImage       string
+	PullImageSource string
 	// Env is the server's environment: profile defaults overlaid by the
 	// recipe, plus HF_HOME.
-	Env       []EnvVar
-	BenchRuns []BenchRun
-	Tasks     []ResolvedTask
+	Env []EnvVar
+	// TokenizerMode is the server's --tokenizer-mode, "" when the serve
+	// args leave vLLM's default: the bench passes it too, so that client
+	// and server count tokens alike.
+	TokenizerMode string
+	BenchRuns     []BenchRun
+	Tasks         []ResolvedTask
 	// BFCL is the recipe's function-calling part with its gates, nil when
 	// there is none; the runner plans its categories (runner/internal/bfcl).
 	BFCL *BFCL
@@ -41,7 +51,15 @@ type BenchRun struct {
 	NumPrompts  int
 	Concurrency int
 	Repetitions int
-	// Args are the recipe's extra flags, flattened to argv.
+	// Temperature is the bench's sampling temperature: the recipe's
+	// --temperature, else 0 (greedy). vLLM's bench sends none unless told,
+	// which leaves sampling, and speculative decoding's acceptance, to the
+	// model's defaults; the runner passes --temperature always.
+	Temperature float64
+	// TemperatureSource is "recipe" or "default".
+	TemperatureSource string
+	// Args are the recipe's extra flags, flattened to argv, without
+	// --temperature (that is Temperature).
 	Args []string
 }
 
@@ -66,22 +84,29 @@ func Resolve(r *Recipe, profiles *agents.Set, env agents.Env) (*Resolved, error)
 	if err != nil {
 		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
 	}
+	pull, pullSrc, err := p.ImageFor(img.Image, env)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
+	}
 	queue, qsrc := p.QueueFor(env)
 	res := &Resolved{
-		Recipe:      r,
-		Profile:     p,
-		Device:      p.Device(),
-		Precision:   PrecisionOf(r.VLLM.Model),
-		TP:          r.VLLM.Serve.TP,
-		DP:          r.VLLM.Serve.DP,
-		PP:          r.VLLM.Serve.PP,
-		Queue:       queue,
-		QueueSource: qsrc,
-		Image:       img,
-		Env:         MergeEnv(p, r.VLLM.Env),
-		BenchRuns:   ExpandBench(r.Bench),
-		BFCL:        r.BFCL,
+		Recipe:          r,
+		Profile:         p,
+		Device:          p.Device(),
+		Precision:       PrecisionOf(r.VLLM.Model),
+		TP:              r.VLLM.Serve.TP,
+		DP:              r.VLLM.Serve.DP,
+		PP:              r.VLLM.Serve.PP,
+		Queue:           queue,
+		QueueSource:     qsrc,
+		Image:           img,
+		PullImage:       pull,
+		PullImageSource: pullSrc,
+		Env:             MergeEnv(p, r.VLLM.Env),
+		BenchRuns:       ExpandBench(r.Bench),
+		BFCL:            r.BFCL,
 	}
+	res.TokenizerMode, _ = ServeFlag(r.VLLM.ServeArgs, "--tokenizer-mode")
 	if r.Bench != nil {
 		if m := r.Bench.Metadata; m.Device != "" {
 			res.Device = m.Device
@@ -159,7 +184,15 @@ func ExpandBench(b *Bench) []BenchRun {
 	var runs []BenchRun
 	for _, c := range b.Configs {
 		var args []string
+		temp, tempSrc := 0.0, "default"
 		for _, a := range c.Args {
+			if a.Flag == "--temperature" && len(a.Values) == 1 {
+				// The loader checked it is a number.
+				if f, err := strconv.ParseFloat(a.Values[0], 64); err == nil {
+					temp, tempSrc = f, "recipe"
+					continue
+				}
+			}
 			args = append(args, a.Flag)
 			args = append(args, a.Values...)
 		}
@@ -174,15 +207,17 @@ func ExpandBench(b *Bench) []BenchRun {
 				prompts = c.NumPrompts[0]
 			}
 			runs = append(runs, BenchRun{
-				Name:        runName(c, conc),
-				Config:      c.Name,
-				Backend:     c.Backend,
-				InputLen:    c.InputLen,
-				OutputLen:   c.OutputLen,
-				NumPrompts:  prompts,
-				Concurrency: conc,
-				Repetitions: c.Repetitions,
-				Args:        args,
+				Name:              runName(c, conc),
+				Config:            c.Name,
+				Backend:           c.Backend,
+				InputLen:          c.InputLen,
+				OutputLen:         c.OutputLen,
+				NumPrompts:        prompts,
+				Concurrency:       conc,
+				Repetitions:       c.Repetitions,
+				Temperature:       temp,
+				TemperatureSource: tempSrc,
+				Args:              args,
 			})
 		}
 	}

@@ -257,7 +257,7 @@ func TestMergeArgs(t *testing.T) {
 
 func TestExpandBench(t *testing.T) {
 	t.Parallel()
-	args := []BenchArg{{Flag: "--num-warmups", Values: []string{"8"}}, {Flag: "--disable-tqdm"}, {Flag: "--percentile-metrics", Values: []string{"ttft", "tpot"}}}
+	args := []BenchArg{{Flag: "--num-warmups", Values: []string{"8"}}, {Flag: "--disable-tqdm"}, {Flag: "--temperature", Values: []string{"0.6"}}, {Flag: "--percentile-metrics", Values: []string{"ttft", "tpot"}}}
 	bench := &Bench{Configs: []BenchConfig{
 		{Name: "one", Backend: "openai", InputLen: 8, OutputLen: 4, NumPrompts: []int{32}, MaxConcurrency: []int{16}, Repetitions: 3, Args: args},
 		{Name: "paired", Backend: "openai-chat", InputLen: 1, OutputLen: 2, NumPrompts: []int{10, 512}, MaxConcurrency: []int{1, 128}, Repetitions: 1},
@@ -265,11 +265,11 @@ func TestExpandBench(t *testing.T) {
 	}}
 	flat := []string{"--num-warmups", "8", "--disable-tqdm", "--percentile-metrics", "ttft", "tpot"}
 	want := []BenchRun{
-		{Name: "one", Config: "one", Backend: "openai", InputLen: 8, OutputLen: 4, NumPrompts: 32, Concurrency: 16, Repetitions: 3, Args: flat},
-		{Name: "paired-conc-1", Config: "paired", Backend: "openai-chat", InputLen: 1, OutputLen: 2, NumPrompts: 10, Concurrency: 1, Repetitions: 1},
-		{Name: "paired-conc-128", Config: "paired", Backend: "openai-chat", InputLen: 1, OutputLen: 2, NumPrompts: 512, Concurrency: 128, Repetitions: 1},
-		{Name: "shared-conc-4", Config: "shared", Backend: "openai", InputLen: 1, OutputLen: 2, NumPrompts: 64, Concurrency: 4, Repetitions: 1},
-		{Name: "shared-conc-8", Config: "shared", Backend: "openai", InputLen: 1, OutputLen: 2, NumPrompts: 64, Concurrency: 8, Repetitions: 1},
+		{Name: "one", Config: "one", Backend: "openai", InputLen: 8, OutputLen: 4, NumPrompts: 32, Concurrency: 16, Repetitions: 3, Temperature: 0.6, TemperatureSource: "recipe", Args: flat},
+		{Name: "paired-conc-1", Config: "paired", Backend: "openai-chat", InputLen: 1, OutputLen: 2, NumPrompts: 10, Concurrency: 1, Repetitions: 1, TemperatureSource: "default"},
+		{Name: "paired-conc-128", Config: "paired", Backend: "openai-chat", InputLen: 1, OutputLen: 2, NumPrompts: 512, Concurrency: 128, Repetitions: 1, TemperatureSource: "default"},
+		{Name: "shared-conc-4", Config: "shared", Backend: "openai", InputLen: 1, OutputLen: 2, NumPrompts: 64, Concurrency: 4, Repetitions: 1, TemperatureSource: "default"},
+		{Name: "shared-conc-8", Config: "shared", Backend: "openai", InputLen: 1, OutputLen: 2, NumPrompts: 64, Concurrency: 8, Repetitions: 1, TemperatureSource: "default"},
 	}
 	if diff := cmp.Diff(ExpandBench(bench), want); diff != "" {
 		t.Errorf("ExpandBench() diff (-got +want):\n%s", diff)
@@ -481,8 +481,12 @@ vllm_bench:
 
 	// Metadata absent: precision from the model name, TP from the serve args.
 	r.Bench.Metadata = BenchMetadata{}
-	if got, _ := Resolve(r, profiles, agents.MapEnv(nil)); got.Precision != "fp8" || got.TP != 4 || got.Queue != "h200" {
-		t.Errorf("without metadata: precision %s, TP %d, queue %s; want fp8, 4, h200", got.Precision, got.TP, got.Queue)
+	if got, _ := Resolve(r, profiles, agents.MapEnv(nil)); got.Precision != "fp8" || got.TP != 4 || got.Queue != "H200" {
+		t.Errorf("without metadata: precision %s, TP %d, queue %s; want fp8, 4, H200", got.Precision, got.TP, got.Queue)
+	}
+
+	if got, _ := Resolve(r, profiles, agents.MapEnv(nil)); got.TokenizerMode != "" || got.PullImage != got.Image.Image || got.PullImageSource != "" {
+		t.Errorf("TokenizerMode %q, PullImage %q from %q; want none, the image as chosen", got.TokenizerMode, got.PullImage, got.PullImageSource)
 	}
 
 	r.GPU = "A100"
@@ -490,7 +494,118 @@ vllm_bench:
 		t.Errorf("Resolve(unknown gpu) error = %v", err)
 	}
 	r.GPU = "H200"
+	if _, err := Resolve(r, profiles, agents.MapEnv(map[string]string{"H200_IMAGE_REWRITE": "nope"})); err == nil || !strings.Contains(err.Error(), "recipe ok: H200_IMAGE_REWRITE must be FROM=TO") {
+		t.Errorf("Resolve(bad H200_IMAGE_REWRITE) error = %v", err)
+	}
 	if _, err := Resolve(r, profiles, agents.MapEnv(map[string]string{"VLLM_COMMIT": "nope"})); err == nil || !strings.Contains(err.Error(), "recipe ok: VLLM_COMMIT") {
 		t.Errorf("Resolve(bad VLLM_COMMIT) error = %v", err)
+	}
+}
+
+func TestResolveTokenizerModeAndPullImage(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	src := `name: ok
+gpu: B200
+num_gpus: 1
+vllm:
+  model: org/m
+  image: public.ecr.aws/q9t5s3a7/vllm-ci-test-repo:abc
+  serve_args: --tokenizer_mode=mistral -tp 1
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`
+	r, ps := Parse("r.yaml", []byte(src), profiles)
+	if r == nil {
+		t.Fatalf("Parse() problems:\n%v", ps)
+	}
+	got, err := Resolve(r, profiles, agents.MapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"mistral", "public.ecr.aws/q9t5s3a7/vllm-ci-test-repo:abc", "936637512419.dkr.ecr.us-west-2.amazonaws.com/vllm-ci-pull-through-cache/q9t5s3a7/vllm-ci-test-repo:abc", "profile"}
+	if diff := cmp.Diff([]string{got.TokenizerMode, got.Image.Image, got.PullImage, got.PullImageSource}, want); diff != "" {
+		t.Errorf("Resolve() [tokenizer mode, image, pull image, source] diff (-got +want):\n%s", diff)
+	}
+}
+
+func TestServeFlag(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		argv  []string
+		flag  string
+		want  string
+		found bool
+	}{
+		{argv: []string{"--tokenizer-mode", "mistral"}, flag: "--tokenizer-mode", want: "mistral", found: true},
+		{argv: []string{"--tokenizer_mode=slow"}, flag: "--tokenizer-mode", want: "slow", found: true},
+		{argv: []string{"-tp", "8"}, flag: "--tensor-parallel-size", want: "8", found: true},
+		{argv: []string{"-q", "fp8"}, flag: "--quantization", want: "fp8", found: true},
+		{argv: []string{"--trust-remote-code"}, flag: "--trust-remote-code", found: true},
+		{argv: []string{"--max-model-len", "1"}, flag: "--tokenizer-mode"},
+	}
+	for _, tt := range tests {
+		got, found := ServeFlag(tt.argv, tt.flag)
+		if got != tt.want || found != tt.found {
+			t.Errorf("ServeFlag(%q, %s) = %q, %t; want %q, %t", tt.argv, tt.flag, got, found, tt.want, tt.found)
+		}
+	}
+}
+
+func TestServeArgsShortForms(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	tests := []struct {
+		name, args string
+		want       *Speculative
+	}{
+		{name: "-sc with JSON", args: `-sc {"method":"eagle3","model":"org/d","num_speculative_tokens":3} -O 3 -cc {"mode":3}`, want: &Speculative{Method: "eagle3", Model: "org/d", NumTokens: 3}},
+		{name: "-sc dotted", args: `-sc.method mtp -sc.num_speculative_tokens=2 -O3 -ac.backend FLASH_ATTN`, want: &Speculative{Method: "mtp", NumTokens: 2}},
+		{name: "-O is not the compilation config", args: `-O=2 --compilation-config {"mode":3}`},
+	}
+	for _, tt := range tests {
+		src := "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm:\n  model: org/m\n  serve_args: '" + tt.args + "'\nlm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}\n"
+		r, ps := Parse("r.yaml", []byte(src), profiles)
+		if r == nil {
+			t.Errorf("%s: Parse() problems:\n%v", tt.name, ps)
+			continue
+		}
+		if diff := cmp.Diff(r.VLLM.Serve.Speculative, tt.want); diff != "" {
+			t.Errorf("%s: Speculative diff (-got +want):\n%s", tt.name, diff)
+		}
+	}
+}
+
+func TestBenchTemperature(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	src := `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - {name: a, backend: openai, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2, args: {temperature: 0.7, num_warmups: 2}}
+    - {name: b, backend: openai, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2}
+`
+	r, ps := Parse("r.yaml", []byte(src), profiles)
+	if r == nil {
+		t.Fatalf("Parse() problems:\n%v", ps)
+	}
+	res, err := Resolve(r, profiles, agents.MapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type temp struct {
+		T    float64
+		From string
+		Args []string
+	}
+	var got []temp
+	for _, b := range res.BenchRuns {
+		got = append(got, temp{b.Temperature, b.TemperatureSource, b.Args})
+	}
+	want := []temp{{0.7, "recipe", []string{"--num-warmups", "2"}}, {0, "default", nil}}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("bench temperatures diff (-got +want):\n%s", diff)
 	}
 }

@@ -181,17 +181,88 @@ func normalizeFlag(f string) string {
 	return name
 }
 
+// shortFlags are vLLM serve's single-dash aliases (vllm/engine/arg_utils.py
+// and the api server's own). -O is not here: vLLM's parser rewrites it to
+// --optimization-level itself, see optimizationLevel.
 var shortFlags = map[string]string{
-	"-tp": "--tensor-parallel-size",
-	"-dp": "--data-parallel-size",
-	"-pp": "--pipeline-parallel-size",
-	"-ep": "--enable-expert-parallel",
-	"-O":  "--compilation-config",
+	"-tp":  "--tensor-parallel-size",
+	"-pp":  "--pipeline-parallel-size",
+	"-dp":  "--data-parallel-size",
+	"-dcp": "--decode-context-parallel-size",
+	"-pcp": "--prefill-context-parallel-size",
+	"-dpn": "--data-parallel-rank",
+	"-dpr": "--data-parallel-start-rank",
+	"-dpl": "--data-parallel-size-local",
+	"-dpa": "--data-parallel-address",
+	"-dpp": "--data-parallel-rpc-port",
+	"-dpb": "--data-parallel-backend",
+	"-dph": "--data-parallel-hybrid-lb",
+	"-dpe": "--data-parallel-external-lb",
+	"-ep":  "--enable-expert-parallel",
+	"-n":   "--nnodes",
+	"-r":   "--node-rank",
+	"-q":   "--quantization",
+	"-sc":  "--speculative-config",
+	"-cc":  "--compilation-config",
+	"-ac":  "--attention-config",
+	"-asc": "--api-server-count",
+}
+
+// canonicalFlag writes a flag (without any =value) as vLLM resolves it: a
+// short alias as its long name, underscores in the name as dashes. A dotted
+// sub-key stays: -sc.method is --speculative-config.method.
+func canonicalFlag(f string) string {
+	if strings.HasPrefix(f, "--") {
+		return normalizeFlag(f)
+	}
+	base, sub, dotted := strings.Cut(f, ".")
+	long, ok := shortFlags[base]
+	if !ok {
+		return f
+	}
+	if dotted {
+		return long + "." + sub
+	}
+	return long
+}
+
+// optimizationLevel reads vLLM's -O forms: -O3, -O=3 and -Odecode carry
+// the level; a bare -O takes the next word. vLLM rewrites them all to
+// --optimization-level (-O is no longer --compilation-config).
+func optimizationLevel(w string) (value string, attached, ok bool) {
+	if !strings.HasPrefix(w, "-O") || strings.HasPrefix(w, "--") {
+		return "", false, false
+	}
+	rest := strings.TrimPrefix(w[2:], "=")
+	return rest, rest != "", true
+}
+
+// ServeFlag finds a serve flag in argv (the recipe's serve args as split at
+// load), whatever spelling the recipe used, and returns its value ("" for a
+// bare flag): long is the canonical name, such as --tokenizer-mode.
+func ServeFlag(argv []string, long string) (value string, found bool) {
+	for i := 0; i < len(argv); i++ {
+		w := argv[i]
+		if !strings.HasPrefix(w, "-") {
+			continue
+		}
+		flag, value, hasValue := strings.Cut(w, "=")
+		if canonicalFlag(flag) != long {
+			continue
+		}
+		if !hasValue && i+1 < len(argv) && (!strings.HasPrefix(argv[i+1], "-") || isNumber(argv[i+1])) {
+			value = argv[i+1]
+		}
+		return value, true
+	}
+	return "", false
 }
 
 // Serve flags the runner sets.
 var runnerOwnedServeFlags = map[string]string{
-	"--port":  "the runner picks the port (--port)",
+	"--port": "the runner picks the port (--port)",
+	// True once the runner passes --host 127.0.0.1 (issue 9); until then
+	// the server listens on every interface.
 	"--host":  "the runner binds the server to loopback",
 	"--model": "vllm.model names the model",
 }
@@ -215,6 +286,13 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 	}
 	si := ServeInfo{TP: 1, DP: 1, PP: 1}
 	seen := make(map[string]word, len(words)/2)
+	// A flag given whole and as dotted keys: vLLM's parser appends the
+	// dotted keys as one JSON value after every other argument, so the
+	// whole value is silently replaced.
+	whole := map[string]word{}
+	dotted := map[string]string{}
+	dottedAt := map[string]word{}
+	mixed := map[string]bool{}
 	spec := map[string]string{}
 	argv := make([]string, 0, len(words))
 	for i := 0; i < len(words); i++ {
@@ -224,9 +302,34 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 			continue
 		}
 		flag, value, hasValue := strings.Cut(w.text, "=")
-		flag = normalizeFlag(flag)
-		if long, ok := shortFlags[flag]; ok {
-			flag = long
+		if level, attached, ok := optimizationLevel(w.text); ok {
+			flag, value, hasValue = "--optimization-level", level, attached
+			if !attached && (i+1 >= len(words) || !isLevel(words[i+1].text)) {
+				at(w, "vllm.serve_args: vLLM reads a bare -O only before a level 0 to 3; write -O<level> or --optimization-level <level>")
+			}
+		}
+		flag = canonicalFlag(flag)
+		if base, _, isDotted := strings.Cut(flag, "."); !mixed[base] {
+			if isDotted {
+				dotted[base] = flag
+			} else {
+				whole[base] = w
+			}
+			first, hasWhole := whole[base]
+			dflag, hasDotted := dotted[base]
+			if hasWhole && hasDotted {
+				mixed[base] = true
+				if !isDotted {
+					first = dottedAt[base]
+				}
+				pl, _ := d.Locate(n, first.raw)
+				at(w, "vllm.serve_args: %s is given both whole and as dotted keys (%s; the other on line %d): vLLM keeps only the dotted keys and drops the whole value, so use one form", base, dflag, pl)
+			}
+			if isDotted {
+				if _, ok := dottedAt[base]; !ok {
+					dottedAt[base] = w
+				}
+			}
 		}
 		if why, owned := runnerOwnedServeFlags[flag]; owned {
 			at(w, "vllm.serve_args: %s cannot be set in a recipe: %s", flag, why)
@@ -269,6 +372,10 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 			si.ServedModelName = value
 		case flag == "--kv-cache-dtype":
 			si.KVCacheDType = value
+		case flag == "--tokenizer-mode":
+			if !hasValue || value == "" {
+				at(w, "vllm.serve_args: --tokenizer-mode needs a value")
+			}
 		case flag == "--speculative-config":
 			var cfg map[string]any
 			if err := json.Unmarshal([]byte(value), &cfg); err != nil {
@@ -308,6 +415,9 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 	v.ServeArgs = argv
 	v.Serve = si
 }
+
+// isLevel says whether vLLM's parser reads s after a bare -O.
+func isLevel(s string) bool { return len(s) == 1 && strings.IndexByte("0123", s[0]) >= 0 }
 
 func isNumber(s string) bool {
 	// Most words are flags: rule them out before ParseFloat, whose error

@@ -1,0 +1,345 @@
+package agents
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/benchkite/benchkite/internal/strictyaml"
+	"gopkg.in/yaml.v3"
+)
+
+// The kubernetes plugin fields that carry a pod spec. agent-stack-k8s
+// replaces its default pod with podSpec, and merges podSpecPatch into it
+// (strategic merge, containers matched by name).
+const (
+	PodSpecField      = "podSpec"
+	PodSpecPatchField = "podSpecPatch"
+)
+
+// DefaultContainerName is the name agent-stack-k8s gives the container that
+// runs the job's command; a podSpecPatch must use it to reach that container.
+const DefaultContainerName = "container-0"
+
+// K8s is what a native profile's cluster needs in the pod: facts of the
+// cluster, not of a recipe. The zero value is a plain podSpec.
+type K8s struct {
+	// PodSpecField is PodSpecField or PodSpecPatchField.
+	PodSpecField string
+	// ContainerName names the job's container; DefaultContainerName if empty.
+	ContainerName string
+	// RuntimeClassName selects the container runtime, such as nvidia.
+	RuntimeClassName string
+	// HostNetwork puts the pod in the node's network namespace (with
+	// dnsPolicy ClusterFirstWithHostNet): the server's port is a node port.
+	HostNetwork bool
+	// ImagePullSecrets are secret names for pulling the vLLM image.
+	ImagePullSecrets []string
+	// SeccompProfile is the container's seccomp profile type, if set.
+	SeccompProfile string
+	// Capabilities are added to the container, such as IPC_LOCK.
+	Capabilities []string
+	// HostPaths are node directories mounted at the same path
+	// (DirectoryOrCreate).
+	HostPaths []string
+	// HFTokenSecret is the secret holding HF_TOKEN. Not optional in the pod:
+	// a missing secret keeps the pod from starting, visibly.
+	HFTokenSecret *SecretKey
+	// HFCacheVolume is a k8s volume source for the HF cache, as JSON;
+	// {GPU}_HF_CACHE_VOLUME overrides it.
+	HFCacheVolume json.RawMessage
+	// HFCacheVolumeAt is where HFCacheVolume is written (file:line:col), so
+	// a volume source Kubernetes would reject is reported there.
+	HFCacheVolumeAt string
+	// Env is set on the job's container, for every process in the pod.
+	Env []EnvVar
+}
+
+// SecretKey is one key of a k8s secret.
+type SecretKey struct {
+	Name string
+	Key  string
+}
+
+// Container is the job container's name.
+func (k K8s) Container() string {
+	if k.ContainerName != "" {
+		return k.ContainerName
+	}
+	return DefaultContainerName
+}
+
+// Field is the kubernetes plugin field the pod spec goes in.
+func (k K8s) Field() string {
+	if k.PodSpecField != "" {
+		return k.PodSpecField
+	}
+	return PodSpecField
+}
+
+// ImageRewrite replaces an image reference's prefix, such as public.ecr.aws/
+// by a cluster's pull-through cache.
+type ImageRewrite struct {
+	From string
+	To   string
+}
+
+var (
+	// DNS-1123 label: container names.
+	dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	// DNS-1123 subdomain: secret and runtime class names.
+	dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	secretKeyRE    = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+	capabilityRE   = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	// A registry host with optional path, ending in '/'.
+	imagePrefixRE = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*/$`)
+)
+
+func checkAbsPath(s string) error {
+	if !strings.HasPrefix(s, "/") || strings.ContainsAny(s, " \t\n:") || strings.Contains(s, "..") || s == "/" || strings.HasSuffix(s, "/") {
+		return fmt.Errorf("must be an absolute directory without spaces, ':', '..' or a trailing '/', got %q", s)
+	}
+	return nil
+}
+
+func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
+	d := l.d
+	k := &K8s{}
+	what := "profile " + gpu + " k8s"
+	names := func(v *yaml.Node, field string, re *regexp.Regexp, hint string) []string {
+		var out []string
+		seen := map[string]bool{}
+		d.Items(v, what+"."+field, func(_ int, item *yaml.Node) {
+			s, ok := d.String(item, what+"."+field+" entry")
+			if !ok {
+				return
+			}
+			if !re.MatchString(s) {
+				d.Errorf(item, "%s.%s: %q is not %s", what, field, s, hint)
+				return
+			}
+			if seen[s] {
+				d.Errorf(item, "%s.%s: %q is listed twice", what, field, s)
+				return
+			}
+			seen[s] = true
+			out = append(out, s)
+		})
+		return out
+	}
+	d.Fields(n, what, []strictyaml.Field{
+		{Name: "pod_spec", Decode: func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".pod_spec"); ok {
+				if s != PodSpecField && s != PodSpecPatchField {
+					d.Errorf(v, "%s.pod_spec must be %s (replace the controller's pod) or %s (merge into it), got %q", what, PodSpecField, PodSpecPatchField, s)
+				}
+				k.PodSpecField = s
+			}
+		}},
+		{Name: "container_name", Decode: func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".container_name"); ok {
+				if !dnsLabelRE.MatchString(s) {
+					d.Errorf(v, "%s.container_name %q is not a DNS label (lower case letters, digits and '-')", what, s)
+				}
+				k.ContainerName = s
+			}
+		}},
+		{Name: "runtime_class_name", Decode: func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".runtime_class_name"); ok {
+				if !dnsSubdomainRE.MatchString(s) {
+					d.Errorf(v, "%s.runtime_class_name %q is not a k8s object name", what, s)
+				}
+				k.RuntimeClassName = s
+			}
+		}},
+		{Name: "host_network", Decode: func(_, v *yaml.Node) { k.HostNetwork, _ = d.Bool(v, what+".host_network") }},
+		{Name: "image_pull_secrets", Decode: func(_, v *yaml.Node) {
+			k.ImagePullSecrets = names(v, "image_pull_secrets", dnsSubdomainRE, "a k8s secret name")
+		}},
+		{Name: "seccomp_profile", Decode: func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".seccomp_profile"); ok {
+				if s != "Unconfined" && s != "RuntimeDefault" {
+					d.Errorf(v, "%s.seccomp_profile must be Unconfined or RuntimeDefault, got %q", what, s)
+				}
+				k.SeccompProfile = s
+			}
+		}},
+		{Name: "capabilities", Decode: func(_, v *yaml.Node) {
+			k.Capabilities = names(v, "capabilities", capabilityRE, "a capability name such as IPC_LOCK")
+		}},
+		{Name: "host_paths", Decode: func(_, v *yaml.Node) {
+			seen := map[string]bool{}
+			d.Items(v, what+".host_paths", func(_ int, item *yaml.Node) {
+				s, ok := d.String(item, what+".host_paths entry")
+				if !ok {
+					return
+				}
+				if err := checkAbsPath(s); err != nil {
+					d.Errorf(item, "%s.host_paths entry %v", what, err)
+					return
+				}
+				if s == "/dev/shm" {
+					d.Errorf(item, "%s.host_paths: /dev/shm is always a memory-backed emptyDir", what)
+					return
+				}
+				if seen[s] {
+					d.Errorf(item, "%s.host_paths: %q is listed twice", what, s)
+					return
+				}
+				seen[s] = true
+				k.HostPaths = append(k.HostPaths, s)
+			})
+		}},
+		{Name: "hf_token_secret", Decode: func(_, v *yaml.Node) {
+			sk := &SecretKey{}
+			ok := d.Fields(v, what+".hf_token_secret", []strictyaml.Field{
+				{Name: "name", Decode: func(_, v *yaml.Node) {
+					if s, ok := d.String(v, what+".hf_token_secret.name"); ok {
+						if !dnsSubdomainRE.MatchString(s) {
+							d.Errorf(v, "%s.hf_token_secret.name %q is not a k8s secret name", what, s)
+						}
+						sk.Name = s
+					}
+				}},
+				{Name: "key", Decode: func(_, v *yaml.Node) {
+					if s, ok := d.String(v, what+".hf_token_secret.key"); ok {
+						if !secretKeyRE.MatchString(s) {
+							d.Errorf(v, "%s.hf_token_secret.key %q is not a secret key (letters, digits, '-', '_' and '.')", what, s)
+						}
+						sk.Key = s
+					}
+				}},
+			})
+			if !ok {
+				return
+			}
+			if sk.Name == "" || sk.Key == "" {
+				d.Errorf(v, "%s.hf_token_secret needs name and key", what)
+			}
+			k.HFTokenSecret = sk
+		}},
+		{Name: "hf_cache_volume", Decode: func(_, v *yaml.Node) {
+			if v.Kind != yaml.MappingNode || len(v.Content) != 2 {
+				d.Errorf(v, "%s.hf_cache_volume must hold exactly one k8s volume source, such as {persistentVolumeClaim: {claimName: hf-cache}}", what)
+				return
+			}
+			val, ok := l.plain(v, what+".hf_cache_volume")
+			if !ok {
+				return
+			}
+			b, err := json.Marshal(val)
+			if err != nil {
+				d.Errorf(v, "%s.hf_cache_volume: %v", what, err)
+				return
+			}
+			k.HFCacheVolume = b
+			k.HFCacheVolumeAt = fmt.Sprintf("%s:%d:%d", d.File, v.Line, v.Column)
+		}},
+		{Name: "env", Decode: func(_, v *yaml.Node) { k.Env = l.env(v, what+".env") }},
+	})
+	return k
+}
+
+// plain turns a YAML value into JSON-ready data: mappings with string keys,
+// lists, and typed scalars.
+func (l *profileLoader) plain(n *yaml.Node, what string) (any, bool) {
+	d := l.d
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := map[string]any{}
+		good := true
+		d.Pairs(n, what, func(k, v *yaml.Node) {
+			val, ok := l.plain(v, what+"."+k.Value)
+			good = good && ok
+			m[k.Value] = val
+		})
+		return m, good
+	case yaml.SequenceNode:
+		list := []any{}
+		good := true
+		d.Items(n, what, func(_ int, item *yaml.Node) {
+			val, ok := l.plain(item, what+" entry")
+			good = good && ok
+			list = append(list, val)
+		})
+		return list, good
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!str":
+			return n.Value, true
+		case "!!bool":
+			b, ok := d.Bool(n, what)
+			return b, ok
+		case "!!null":
+			return nil, true
+		case "!!int", "!!float":
+			f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+			if err != nil {
+				d.Errorf(n, "%s: %q is not a number JSON can hold", what, n.Value)
+				return nil, false
+			}
+			return f, true
+		}
+	}
+	d.Errorf(n, "%s: %s has no JSON form", what, strictyaml.Describe(n))
+	return nil, false
+}
+
+func (l *profileLoader) imageRewrite(n *yaml.Node, gpu string) *ImageRewrite {
+	d := l.d
+	what := "profile " + gpu + " image_rewrite"
+	rw := &ImageRewrite{}
+	prefix := func(v *yaml.Node, field string, into *string) {
+		if s, ok := d.String(v, what+"."+field); ok {
+			if !imagePrefixRE.MatchString(s) {
+				d.Errorf(v, "%s.%s %q is not an image reference prefix ending in '/', such as public.ecr.aws/", what, field, s)
+			}
+			*into = s
+		}
+	}
+	ok := d.Fields(n, what, []strictyaml.Field{
+		{Name: "from", Decode: func(_, v *yaml.Node) { prefix(v, "from", &rw.From) }},
+		{Name: "to", Decode: func(_, v *yaml.Node) { prefix(v, "to", &rw.To) }},
+	})
+	if !ok {
+		return nil
+	}
+	if rw.From == "" || rw.To == "" {
+		d.Errorf(n, "%s needs from and to", what)
+	}
+	return rw
+}
+
+// ImageFor is the reference the runtime pulls for image: image with the
+// profile's rewrite applied, or the rule in {GPU}_IMAGE_REWRITE ("FROM=TO",
+// or "none" to pull image as named). source says which rule applied: "" when
+// none did.
+func (p Profile) ImageFor(image string, env Env) (ref, source string, err error) {
+	name := p.GPU + "_IMAGE_REWRITE"
+	rw, source := p.ImageRewrite, "profile"
+	if raw := strings.TrimSpace(env(name)); raw != "" {
+		source = name
+		if raw == "none" {
+			return image, "", nil
+		}
+		from, to, ok := strings.Cut(raw, "=")
+		if !ok || !imagePrefixRE.MatchString(from) || !imagePrefixRE.MatchString(to) {
+			return "", name, fmt.Errorf("%s must be FROM=TO with two image reference prefixes ending in '/' (such as public.ecr.aws/=registry.example/cache/), or none; got %q", name, raw)
+		}
+		rw = &ImageRewrite{From: from, To: to}
+	}
+	if rw == nil || !strings.HasPrefix(image, rw.From) {
+		return image, "", nil
+	}
+	return rw.To + strings.TrimPrefix(image, rw.From), source, nil
+}
+
+// DockerRunFlags are the `docker run` flags a server container needs on
+// this profile's hosts: the host's IPC namespace (NCCL/RCCL shared memory),
+// an open-file limit that a large model's shards and sockets fit in, and
+// the GPU device flags.
+func (p Profile) DockerRunFlags() []string {
+	return append([]string{"--ipc=host", "--ulimit=nofile=65536:65536"}, p.DockerDeviceFlags()...)
+}

@@ -3,18 +3,22 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/job"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/report"
+	"github.com/benchkite/benchkite/runner/internal/tools"
 	"github.com/benchkite/benchkite/workloads"
 )
 
@@ -86,6 +90,9 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	fs.StringVar(&j.BaseURL, "base-url", getenv("BENCHKITE_BASE_URL"), "use a server that is already up instead of starting one (env BENCHKITE_BASE_URL)")
 	fs.BoolVar(&j.BenchOnly, "bench-only", env.Bool("BENCH_ONLY"), "skip accuracy tasks (env BENCH_ONLY)")
 	fs.DurationVar(&j.Grace, "grace", env.Duration("BENCHKITE_GRACE", proc.DefaultGrace), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
+	toolsMode := fs.String("tools", env.String("BENCHKITE_TOOLS", string(tools.ModeVenv)), "venv: install the pinned lm-eval (and bfcl-eval) into --tools-dir; path: install nothing, use lm_eval, vllm and python3 from PATH (env BENCHKITE_TOOLS)")
+	fs.StringVar(&j.ToolsDir, "tools-dir", env.String("BENCHKITE_TOOLS_DIR", defaultToolsDir(getenv)), "venv for the evaluation tools, reused while it holds the pinned versions (env BENCHKITE_TOOLS_DIR)")
+	passEnv := fs.String("pass-env", getenv("BENCHKITE_PASS_ENV"), "comma-separated job variables every child gets as they are; secrets are refused (env BENCHKITE_PASS_ENV)")
 	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
 	g := &j.Gates
 	fs.StringVar(&g.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API for baselines (env BENCHKITE_API_URL)")
@@ -105,6 +112,19 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	c.recipePath = positional[0]
 	if err := env.Err(); err != nil {
 		return c, err
+	}
+	c.job.PortAuto = !flagSet(fs, "port") && strings.TrimSpace(getenv("BENCHKITE_PORT")) == ""
+	if j.Tools, err = tools.ParseMode(*toolsMode); err != nil {
+		return c, fmt.Errorf("%w: --tools: %w", cliutil.ErrUsage, err)
+	}
+	for _, name := range strings.Split(*passEnv, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		if err := childenv.CheckPass(name); err != nil {
+			return c, fmt.Errorf("%w: --pass-env: %w", cliutil.ErrUsage, err)
+		}
+		j.PassEnv = append(j.PassEnv, name)
 	}
 	if j.Port < 1 || j.Port > 65535 {
 		return c, fmt.Errorf("%w: --port %d is not a port", cliutil.ErrUsage, j.Port)
@@ -177,6 +197,26 @@ func runPlan(args []string, io cliutil.Streams, getenv func(string) string, envi
 	}
 	j := job.New(c.job, res, job.Deps{Log: io.Stdout, Getenv: getenv, Environ: environ})
 	cwd, _ := filepath.Abs(".")
-	j.WritePlan(io.Stdout, cwd)
+	var out strings.Builder
+	if err := j.WritePlan(&out, cwd); err != nil {
+		return err
+	}
+	fmt.Fprint(io.Stdout, out.String())
 	return nil
+}
+
+// flagSet says whether the command line set the flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// defaultToolsDir keeps the venv out of the checkout, which Buildkite may
+// clean between jobs, when there is a home to keep it in.
+func defaultToolsDir(getenv func(string) string) string {
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".cache", "benchkite", "tools")
+	}
+	return filepath.Join(".benchkite", "tools")
 }

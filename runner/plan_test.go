@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,38 +70,53 @@ func TestPlanContents(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
-		want    []string // in this order
+		env     map[string]string // on top of env
+		want    []string          // in this order
 		wantNot []string
 	}{
 		{
-			name: "seed recipe, native",
+			name: "seed recipe, native: tools before the server, loopback, engine timeout, env per process",
 			args: []string{seedRecipe},
+			env:  map[string]string{"BUILDKITE_AGENT_ACCESS_TOKEN": "agent-token-1", "BUILDKITE_API_TOKEN": "api-token-1", "BENCHKITE_INGEST_TOKEN": "ingest-token-1"},
 			want: []string{
 				"working directory: " + cwdToken + "\n",
-				"including HF_TOKEN=***\n",
-				"1. vllm serve MiniMaxAI/MiniMax-M3-MXFP8 --port 8000 --tensor-parallel-size 8 ",
-				"--speculative-config.num_speculative_tokens 3\n",
+				"every process gets only the environment listed under it\n",
+				"1. python3 -c 'import venv, ensurepip'\n",
+				"2. python3 -m venv --clear " + cwdToken + "/.benchkite/tools\n",
+				"3. " + cwdToken + "/.benchkite/tools/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off 'lm-eval[api]==0.4.12'\n",
+				"5. vllm serve MiniMaxAI/MiniMax-M3-MXFP8 --port 8000 --tensor-parallel-size 8 ",
+				"--speculative-config.num_speculative_tokens 3 --host 127.0.0.1\n",
+				"     env HF_TOKEN=***\n",
+				"     env VLLM_ENGINE_READY_TIMEOUT_S=3600\n",
 				"     env VLLM_USE_BREAKABLE_CUDAGRAPH=0\n",
-				"2. vllm bench serve --backend openai --base-url http://127.0.0.1:8000 ",
-				" --ignore-eos --num-prompts 512 --max-concurrency 128 --trust-remote-code --percentile-metrics ttft,tpot,itl,e2el ",
-				"--result-filename results/minimax_m3-mi355x/bench-8k-in-1k-out-conc-128.json\n",
-				"3. lm_eval --model local-completions --model_args model=MiniMaxAI/MiniMax-M3-MXFP8,base_url=http://127.0.0.1:8000/v1/completions,tokenized_requests=False,tokenizer_backend=None,timeout=6000,num_concurrent=64,max_length=40960,max_gen_toks=32768 --tasks gsm8k --num_fewshot 5 ",
-				"4. buildkite-agent artifact upload 'results/minimax_m3-mi355x/**/*'\n",
-				"5. buildkite-agent annotate --context minimax_m3-mi355x --style",
+				"6. vllm bench serve --backend openai --base-url http://127.0.0.1:8000 ",
+				" --ignore-eos --num-prompts 512 --max-concurrency 128 --temperature 0 --trust-remote-code --percentile-metrics ttft,tpot,itl,e2el ",
+				"--result-filename " + cwdToken + "/results/minimax_m3-mi355x/bench-8k-in-1k-out-conc-128.json\n",
+				"7. " + cwdToken + "/.benchkite/tools/bin/lm_eval --model local-completions --model_args model=MiniMaxAI/MiniMax-M3-MXFP8,base_url=http://127.0.0.1:8000/v1/completions,tokenized_requests=False,tokenizer_backend=None,timeout=6000,num_concurrent=64,max_length=40960,max_gen_toks=32768 --tasks gsm8k --num_fewshot 5 ",
+				"     env VIRTUAL_ENV=" + cwdToken + "/.benchkite/tools\n",
+				"8. buildkite-agent artifact upload 'results/minimax_m3-mi355x/**/*'\n",
+				"     env BUILDKITE_AGENT_ACCESS_TOKEN=***\n",
+				"9. buildkite-agent annotate --context minimax_m3-mi355x --style",
 			},
-			wantNot: []string{"secret-value-123", "docker"},
+			wantNot: []string{"secret-value-123", "agent-token-1", "api-token-1", "ingest-token-1", "BUILDKITE_API_TOKEN", "BENCHKITE_INGEST_TOKEN", "docker"},
 		},
 		{
-			name:    "bench only drops lm_eval",
+			name:    "bench only installs nothing and drops lm_eval",
 			args:    []string{seedRecipe, "--bench-only"},
-			want:    []string{"2. vllm bench serve", "3. buildkite-agent artifact upload"},
-			wantNot: []string{"lm_eval"},
+			want:    []string{"1. vllm serve", "2. vllm bench serve", "3. buildkite-agent artifact upload"},
+			wantNot: []string{"lm_eval", "pip install"},
+		},
+		{
+			name:    "tools from PATH install nothing",
+			args:    []string{seedRecipe, "--tools", "path"},
+			want:    []string{"1. vllm serve", "2. vllm bench serve", "3. lm_eval --model local-completions"},
+			wantNot: []string{"pip install", "VIRTUAL_ENV"},
 		},
 		{
 			name:    "attached to a running server: nothing to start or stop",
 			args:    []string{dockerRecipe, "--base-url", "http://10.0.0.5:9000/"},
-			want:    []string{"1. vllm bench serve --backend openai --base-url http://10.0.0.5:9000 --model", "base_url=http://10.0.0.5:9000/v1/completions,"},
-			wantNot: []string{"docker", "vllm serve", "     env "},
+			want:    []string{"5. vllm bench serve --backend openai --base-url http://10.0.0.5:9000 --model", "base_url=http://10.0.0.5:9000/v1/completions,"},
+			wantNot: []string{"docker", "vllm serve"},
 		},
 		{
 			name: "grace rounds to whole seconds as teardown does",
@@ -108,27 +124,32 @@ func TestPlanContents(t *testing.T) {
 			want: []string{"docker stop -t 2 benchkite-gpt_oss_120b-h200-job-1\n"},
 		},
 		{
-			name: "H200 runs docker",
+			name: "H200 runs docker, the bench inside the container",
 			args: []string{dockerRecipe},
 			want: []string{
-				"1. docker run -d --rm --name benchkite-gpt_oss_120b-h200-job-1 --ipc=host --gpus=all -e VLLM_DEEP_GEMM_WARMUP=skip -e HF_HOME=/mnt/shared/hf-models -e HF_TOKEN -v /mnt/shared/hf-models:/mnt/shared/hf-models -p 8000:8000 vllm/vllm-openai:nightly openai/gpt-oss-120b --port 8000 ",
-				"2. docker logs -f benchkite-gpt_oss_120b-h200-job-1\n",
-				"--num-warmups 128 --save-result --result-filename results/gpt_oss_120b-h200/bench-8k-in-1k-out-run-1.json\n",
+				"5. docker run -d --rm --name benchkite-gpt_oss_120b-h200-job-1 --ipc=host --ulimit=nofile=65536:65536 --gpus=all -e VLLM_DEEP_GEMM_WARMUP=skip -e HF_HOME=/mnt/shared/hf-models -e VLLM_ENGINE_READY_TIMEOUT_S=3600 -e HF_TOKEN -v /mnt/shared/hf-models:/mnt/shared/hf-models ",
+				"-p 127.0.0.1:8000:8000 vllm/vllm-openai:nightly openai/gpt-oss-120b --port 8000 ",
+				"--host 0.0.0.0\n",
+				"6. docker logs -f benchkite-gpt_oss_120b-h200-job-1\n",
+				"7. docker exec -e HF_TOKEN benchkite-gpt_oss_120b-h200-job-1 vllm bench serve ",
+				"--num-warmups 128 --save-result --result-filename " + cwdToken + "/results/gpt_oss_120b-h200/bench-8k-in-1k-out-run-1.json\n",
 				"-run-2.json\n", "-run-3.json\n",
-				"6. lm_eval ",
-				"7. docker stop -t 10 benchkite-gpt_oss_120b-h200-job-1\n",
-				"8. docker rm -f benchkite-gpt_oss_120b-h200-job-1\n",
-				"9. buildkite-agent artifact upload",
+				"10. " + cwdToken + "/.benchkite/tools/bin/lm_eval ",
+				"11. docker stop -t 10 benchkite-gpt_oss_120b-h200-job-1\n",
+				"12. docker rm -f benchkite-gpt_oss_120b-h200-job-1\n",
+				"13. buildkite-agent artifact upload",
 			},
-			wantNot: []string{"secret-value-123", "--trust-remote-code", "     env "},
+			wantNot: []string{"secret-value-123", "--trust-remote-code", "-p 8000:8000"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			stdout, _, code := runPlanCmd(t, env, tt.args...)
+			e := maps.Clone(env)
+			maps.Copy(e, tt.env)
+			stdout, stderr, code := runPlanCmd(t, e, tt.args...)
 			if code != 0 {
-				t.Fatalf("plan exit %d", code)
+				t.Fatalf("plan exit %d: %s", code, stderr)
 			}
 			rest := stdout
 			for _, w := range tt.want {
@@ -158,7 +179,7 @@ func TestPlanWithoutToken(t *testing.T) {
 	if strings.Contains(stdout, "HF_TOKEN") {
 		t.Errorf("plan mentions HF_TOKEN though it is unset:\n%s", stdout)
 	}
-	if !strings.Contains(stdout, "every process inherits the job environment\n") {
-		t.Errorf("plan does not say what the processes inherit:\n%s", stdout)
+	if !strings.Contains(stdout, "every process gets only the environment listed under it\n") {
+		t.Errorf("plan does not say what the processes get:\n%s", stdout)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -16,19 +18,24 @@ import (
 )
 
 // benchFile is where one repetition of a run writes its result; with one
-// repetition it is also the run's result.
-func benchFile(dir string, run workloads.BenchRun, rep int) string {
+// repetition it is also the run's result. The path is absolute, since on
+// docker the bench writes it from inside the container, which mounts the
+// results directory at the same path.
+func (j *Job) benchFile(run workloads.BenchRun, rep int) string {
 	if run.Repetitions <= 1 {
-		return filepath.Join(dir, "bench-"+run.Name+".json")
+		return filepath.Join(j.absDir, "bench-"+run.Name+".json")
 	}
-	return filepath.Join(dir, "bench-"+run.Name+"-run-"+strconv.Itoa(rep)+".json")
+	return filepath.Join(j.absDir, "bench-"+run.Name+"-run-"+strconv.Itoa(rep)+".json")
 }
 
-// benchSpec is `vllm bench serve` for one repetition of one run.
-func benchSpec(res *workloads.Resolved, baseURL, dir string, run workloads.BenchRun, rep int, environ []string) proc.Spec {
+// benchSpec is `vllm bench serve` for one repetition of one run: on the
+// host natively, inside the server's container on docker (the host has no
+// vLLM, and the bench then runs the vLLM version under test).
+func (j *Job) benchSpec(run workloads.BenchRun, rep int) (proc.Spec, error) {
+	res := j.res
 	argv := []string{"vllm", "bench", "serve",
 		"--backend", run.Backend,
-		"--base-url", baseURL,
+		"--base-url", j.baseURL,
 	}
 	if run.Backend == "openai-chat" {
 		argv = append(argv, "--endpoint", "/v1/chat/completions")
@@ -41,7 +48,14 @@ func benchSpec(res *workloads.Resolved, baseURL, dir string, run workloads.Bench
 		"--ignore-eos",
 		"--num-prompts", strconv.Itoa(run.NumPrompts),
 		"--max-concurrency", strconv.Itoa(run.Concurrency),
+		// Greedy unless the recipe says otherwise: acceptance rates of
+		// speculative decoding move with the sampling.
+		"--temperature", strconv.FormatFloat(run.Temperature, 'g', -1, 64),
 	)
+	if res.TokenizerMode != "" {
+		// Client and server count tokens alike.
+		argv = append(argv, "--tokenizer-mode", res.TokenizerMode)
+	}
 	if res.Recipe.VLLM.Serve.TrustRemoteCode {
 		argv = append(argv, "--trust-remote-code")
 	}
@@ -51,8 +65,15 @@ func benchSpec(res *workloads.Resolved, baseURL, dir string, run workloads.Bench
 		argv = append(argv, "--percentile-metrics", "ttft,tpot,itl,e2el")
 	}
 	argv = append(argv, run.Args...)
-	argv = append(argv, "--save-result", "--result-filename", benchFile(dir, run, rep))
-	return proc.Spec{Argv: argv, Env: environ}
+	argv = append(argv, "--save-result", "--result-filename", j.benchFile(run, rep))
+	if res.Profile.Runtime == agents.Docker && j.cfg.BaseURL == "" {
+		exec := append([]string{"docker", "exec"}, j.hfTokenFlags()...)
+		argv = append(append(exec, containerName(res, j.getenv)), argv...)
+		env, err := j.env(childenv.DockerBench)
+		return proc.Spec{Argv: argv, Env: env}, err
+	}
+	env, err := j.env(childenv.Bench)
+	return proc.Spec{Argv: argv, Env: env}, err
 }
 
 // bench runs every expanded run, repetitions in order. A failed run does
@@ -88,13 +109,16 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	out := io.MultiWriter(j.log, logf)
 	var reps []results.BenchResult
 	for rep := 1; rep <= run.Repetitions; rep++ {
-		spec := benchSpec(j.res, j.baseURL, j.dir, run, rep, j.environ)
+		spec, err := j.benchSpec(run, rep)
+		if err != nil {
+			return fail(err)
+		}
 		spec.Stdout, spec.Stderr = out, out
 		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
 		if err := j.procs.Run(ctx, spec); err != nil {
 			return fail(fmt.Errorf("repetition %d: %w", rep, err))
 		}
-		b, err := results.ParseBenchFile(benchFile(j.dir, run, rep))
+		b, err := results.ParseBenchFile(j.benchFile(run, rep))
 		if err != nil {
 			return fail(fmt.Errorf("repetition %d: %w", rep, err))
 		}
@@ -109,7 +133,7 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	if err != nil {
 		return fail(err)
 	}
-	file := benchFile(j.dir, run, 1)
+	file := j.benchFile(run, 1)
 	if run.Repetitions > 1 {
 		file = filepath.Join(j.dir, "bench-"+run.Name+".json")
 		data, err := merged.MarshalJSON()

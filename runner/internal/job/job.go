@@ -13,9 +13,11 @@ import (
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/runner/internal/tools"
 	"github.com/benchkite/benchkite/workloads"
 )
 
@@ -34,6 +36,15 @@ type Config struct {
 	Gates         gate.APIConfig
 	IngestURL     string // best-effort dashboard sink; "" for none
 	IngestSecret  string // Buildkite secret with the ingest token
+	// PortAuto: no port was asked for. On a host-network pod the port is
+	// a port of the node, so the runner picks a free one.
+	PortAuto bool
+	// Tools is how lm_eval and the BFCL driver are found: installed into
+	// ToolsDir (tools.ModeVenv) or taken from PATH (tools.ModePath).
+	Tools    tools.Mode
+	ToolsDir string
+	// PassEnv names job variables every child gets as they are.
+	PassEnv []string
 }
 
 // Deps are the job's ties to the world, replaced in tests.
@@ -59,7 +70,11 @@ type Job struct {
 	now     func() time.Time
 
 	dir     string // results/<name>
+	absDir  string // dir, absolute: where a container sees it
+	port    int
 	baseURL string
+	deny    []string // more variables no child may get
+	tools   tools.Tools
 	server  *server
 	// serverExit says why the server ended on its own after it was
 	// ready; empty when it did not.
@@ -88,9 +103,23 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	if j.dir == "" {
 		j.dir = contract.ResultsDir(res.Recipe.Name)
 	}
+	if abs, err := filepath.Abs(j.dir); err == nil {
+		j.absDir = abs
+	} else {
+		j.absDir = j.dir
+	}
+	j.port = c.Port
+	if c.PortAuto && c.BaseURL == "" && res.Profile.K8s != nil && res.Profile.K8s.HostNetwork {
+		if p, err := freePort(); err == nil {
+			j.port = p
+		}
+	}
 	j.baseURL = strings.TrimSuffix(c.BaseURL, "/")
 	if j.baseURL == "" {
-		j.baseURL = fmt.Sprintf("http://127.0.0.1:%d", c.Port)
+		j.baseURL = fmt.Sprintf("http://%s:%d", loopback, j.port)
+	}
+	if c.Gates.TokenEnv != "" {
+		j.deny = append(j.deny, c.Gates.TokenEnv)
 	}
 	source := d.Baselines
 	if source == nil {
@@ -126,7 +155,11 @@ func (j *Job) Dir() string { return j.dir }
 // agent also redacts the value from the job log.
 func (j *Job) secret(ctx context.Context, name string) (string, error) {
 	var out strings.Builder
-	err := j.procs.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: j.environ, Stdout: &out, Stderr: io.Discard})
+	env, err := j.env(childenv.Agent)
+	if err != nil {
+		return "", err
+	}
+	err = j.procs.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: env, Stdout: &out, Stderr: io.Discard})
 	return out.String(), err
 }
 
@@ -158,15 +191,23 @@ func (j *Job) Run(ctx context.Context) Result {
 	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
 
 	ok := true
-	if j.cfg.BaseURL == "" {
+	if j.runsAccuracy() || j.cfg.Tools == tools.ModePath {
+		ok = j.phase(ctx, summary.PhaseTools, j.provision)
+	}
+	switch {
+	case !ok:
+		j.skip(summary.PhaseServe, "tools not provisioned")
+	case j.cfg.BaseURL == "":
 		ok = j.phase(ctx, summary.PhaseServe, j.serve)
-	} else {
+	default:
 		j.skip(summary.PhaseServe, "attached to "+j.baseURL)
 	}
 	if ok {
 		ok = j.phase(ctx, summary.PhaseReady, j.ready)
-	} else {
+	} else if j.sum.Phase(summary.PhaseTools) == nil || j.sum.Phase(summary.PhaseTools).Status == summary.StatusOK {
 		j.skip(summary.PhaseReady, "server did not start")
+	} else {
+		j.skip(summary.PhaseReady, "tools not provisioned")
 	}
 	benchOK := true
 	switch {
@@ -239,6 +280,8 @@ func (j *Job) skip(name, why string) {
 
 func phaseTitle(name string) string {
 	switch name {
+	case summary.PhaseTools:
+		return ":package: evaluation tools"
 	case summary.PhaseServe:
 		return ":rocket: serve"
 	case summary.PhaseReady:

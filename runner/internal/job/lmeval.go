@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -17,20 +18,22 @@ import (
 )
 
 // lmevalSpec is lm_eval for one task against the server's completions
-// endpoint.
-func lmevalSpec(res *workloads.Resolved, baseURL, dir string, t workloads.ResolvedTask, environ []string) proc.Spec {
-	args := []string{"model=" + res.ServedModel(), "base_url=" + baseURL + "/v1/completions"}
+// endpoint, from the provisioned tools.
+func (j *Job) lmevalSpec(t workloads.ResolvedTask) (proc.Spec, error) {
+	args := []string{"model=" + j.res.ServedModel(), "base_url=" + j.baseURL + "/v1/completions"}
 	for _, a := range t.ModelArgs {
 		args = append(args, a.Key+"="+a.Value)
 	}
-	return proc.Spec{Argv: []string{"lm_eval",
+	tl := j.expectedTools()
+	env, err := j.env(childenv.LMEval, tl.Env...)
+	return proc.Spec{Argv: []string{tl.LMEval,
 		"--model", "local-completions",
 		"--model_args", strings.Join(args, ","),
 		"--tasks", t.Name,
 		"--num_fewshot", strconv.Itoa(t.NumFewshot),
 		"--log_samples",
-		"--output_path", filepath.Join(dir, t.Name),
-	}, Env: environ}
+		"--output_path", filepath.Join(j.dir, t.Name),
+	}, Env: env}, err
 }
 
 // lmeval runs every task; one failing does not stop the next.
@@ -63,7 +66,10 @@ func (j *Job) lmevalTask(ctx context.Context, t workloads.ResolvedTask) (summary
 	}
 	defer logf.Close()
 	out := io.MultiWriter(proc.NewPrefixWriter(j.log, "[lm_eval] "), logf)
-	spec := lmevalSpec(j.res, j.baseURL, j.dir, t, j.environ)
+	spec, err := j.lmevalSpec(t)
+	if err != nil {
+		return fail(err)
+	}
 	spec.Stdout, spec.Stderr = out, out
 	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
 	if err := j.procs.Run(ctx, spec); err != nil {

@@ -3,79 +3,80 @@ package job
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
-	"github.com/benchkite/benchkite/workloads"
 )
 
 // Plan is every process Run would start, in order, without starting
 // any: what a person checks in a PR. It is built from the same spec
 // functions Run calls.
-func (j *Job) Plan() []proc.Spec {
+func (j *Job) Plan() ([]proc.Spec, error) {
 	res, c := j.res, j.cfg
 	var specs []proc.Spec
+	add := func(s proc.Spec, err error) error {
+		specs = append(specs, s)
+		return err
+	}
+	if j.runsAccuracy() {
+		install, err := j.toolsPlan()
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, install...)
+	}
 	if c.BaseURL == "" {
-		specs = append(specs, serveSpecs(res, c, j.getenv, nil)...)
+		serve, err := j.serveSpecs()
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, serve...)
 	}
 	for _, run := range res.BenchRuns {
 		for rep := 1; rep <= run.Repetitions; rep++ {
-			specs = append(specs, benchSpec(res, j.baseURL, j.dir, run, rep, nil))
-		}
-	}
-	if !c.BenchOnly && !res.Recipe.BenchOnly {
-		for _, t := range res.Tasks {
-			specs = append(specs, lmevalSpec(res, j.baseURL, j.dir, t, nil))
-		}
-	}
-	if c.BaseURL == "" && res.Profile.Runtime == agents.Docker {
-		for _, argv := range containerCleanup(containerName(res, j.getenv), c.Grace) {
-			specs = append(specs, proc.Spec{Argv: argv})
-		}
-	}
-	return append(specs, publishSpecs(j.dir, res.Recipe.Name, "success|error", nil, !coveredByStep(j.getenv, j.dir))...)
-}
-
-// WritePlan prints Plan for people.
-func (j *Job) WritePlan(w io.Writer, cwd string) {
-	writePlan(w, j.Plan(), serveEnv(j.res), cwd, j.environ)
-}
-
-// serveEnv is what the runner adds to the server's environment, for show.
-func serveEnv(res *workloads.Resolved) []string {
-	var env []string
-	for _, e := range res.Env {
-		env = append(env, e.Name+"="+e.Value)
-	}
-	return env
-}
-
-// writePlan prints the processes in order. The server's own env is shown
-// in full with secrets masked; the rest inherit the job environment, of
-// which only the secret names are shown, masked.
-func writePlan(w io.Writer, specs []proc.Spec, serverEnv []string, dir string, environ []string) {
-	fmt.Fprintf(w, "working directory: %s\n", dir)
-	var secrets []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if proc.IsSecretName(name) {
-			secrets = append(secrets, name+"=***")
-		}
-	}
-	fmt.Fprintf(w, "every process inherits the job environment")
-	if len(secrets) > 0 {
-		fmt.Fprintf(w, ", including %s", strings.Join(secrets, " "))
-	}
-	fmt.Fprintf(w, "\n\n")
-	for i, s := range specs {
-		fmt.Fprintf(w, "%d. %s\n", i+1, proc.FormatArgv(s.Argv))
-		// Only the server gets the recipe's env; with --base-url there is
-		// no server to start.
-		if len(s.Argv) > 1 && s.Argv[0] == "vllm" && s.Argv[1] == "serve" {
-			for _, e := range proc.MaskEnv(serverEnv) {
-				fmt.Fprintf(w, "     env %s\n", e)
+			if err := add(j.benchSpec(run, rep)); err != nil {
+				return nil, err
 			}
 		}
 	}
+	if j.runsAccuracy() {
+		for _, t := range res.Tasks {
+			if err := add(j.lmevalSpec(t)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if c.BaseURL == "" && res.Profile.Runtime == agents.Docker {
+		env, err := j.env(childenv.Docker)
+		if err != nil {
+			return nil, err
+		}
+		for _, argv := range containerCleanup(containerName(res, j.getenv), c.Grace) {
+			specs = append(specs, proc.Spec{Argv: argv, Env: env})
+		}
+	}
+	publish, err := j.publishSpecs("success|error", !coveredByStep(j.getenv, j.dir))
+	if err != nil {
+		return nil, err
+	}
+	return append(specs, publish...), nil
+}
+
+// WritePlan prints Plan for people: each process with its whole
+// environment, secrets masked.
+func (j *Job) WritePlan(w io.Writer, cwd string) error {
+	specs, err := j.Plan()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "working directory: %s\n", cwd)
+	fmt.Fprintf(w, "every process gets only the environment listed under it\n\n")
+	for i, s := range specs {
+		fmt.Fprintf(w, "%d. %s\n", i+1, proc.FormatArgv(s.Argv))
+		for _, e := range childenv.Render(s.Env) {
+			fmt.Fprintf(w, "     env %s\n", e)
+		}
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/ingest"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -34,13 +35,17 @@ func coveredByStep(getenv func(string) string, dir string) bool {
 }
 
 // publishSpecs are the buildkite-agent calls that publish a run.
-func publishSpecs(dir, context, style string, environ []string, uploadArtifacts bool) []proc.Spec {
+func (j *Job) publishSpecs(style string, uploadArtifacts bool) ([]proc.Spec, error) {
+	env, err := j.env(childenv.Agent)
+	if err != nil {
+		return nil, err
+	}
 	var specs []proc.Spec
 	if uploadArtifacts {
-		specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "artifact", "upload", contract.ArtifactGlob(dir)}, Env: environ})
+		specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "artifact", "upload", contract.ArtifactGlob(j.dir)}, Env: env})
 	}
-	specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", context, "--style", style}, Env: environ})
-	return specs
+	specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", j.res.Recipe.Name, "--style", style}, Env: env})
+	return specs, nil
 }
 
 // publish uploads the results and annotates the build. It runs also after
@@ -60,7 +65,11 @@ func (j *Job) publish(ctx context.Context) error {
 		fmt.Fprintf(j.log, "runner: the step's artifact_paths upload %s\n", contract.ArtifactGlob(j.dir))
 	}
 	var errs []error
-	for _, spec := range publishSpecs(j.dir, j.res.Recipe.Name, annotate.Style(j.sum), j.environ, upload) {
+	specs, err := j.publishSpecs(annotate.Style(j.sum), upload)
+	if err != nil {
+		return err
+	}
+	for _, spec := range specs {
 		spec.Stdout, spec.Stderr = j.log, j.log
 		if spec.Argv[1] == "annotate" {
 			spec.Stdin = strings.NewReader(body)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/ready"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -43,51 +45,90 @@ func containerName(res *workloads.Resolved, getenv func(string) string) string {
 	return "benchkite-" + res.Recipe.Name + "-" + id
 }
 
+// loopback is where the server listens: only this machine reaches it.
+const loopback = "127.0.0.1"
+
 // serveSpecs are the commands that start the server: one for native, two
 // for docker (`docker run -d`, then `docker logs -f` to stream and to
 // notice the container ending).
-func serveSpecs(res *workloads.Resolved, c Config, getenv func(string) string, environ []string) []proc.Spec {
-	serveArgv := res.ServeArgv(c.Port)
+//
+// Natively the server binds loopback. In a container it must bind the
+// container's interfaces for the published port to reach it, and the port
+// is published on the host's loopback only.
+func (j *Job) serveSpecs() ([]proc.Spec, error) {
+	res := j.res
+	serveArgv := res.ServeArgv(j.port)
 	if res.Profile.Runtime != agents.Docker {
-		env := append([]string(nil), environ...)
-		for _, e := range res.Env {
-			env = append(env, e.Name+"="+e.Value)
+		env, err := j.env(childenv.Server, j.readyTimeoutVar())
+		if err != nil {
+			return nil, err
 		}
-		return []proc.Spec{{Argv: serveArgv, Env: env}}
+		return []proc.Spec{{Argv: append(serveArgv, "--host", loopback), Env: env}}, nil
 	}
-	name := containerName(res, getenv)
-	argv := []string{"docker", "run", "-d", "--rm", "--name", name, "--ipc=host"}
-	argv = append(argv, res.Profile.DockerDeviceFlags()...)
-	for _, e := range res.Env {
+	name := containerName(res, j.getenv)
+	argv := []string{"docker", "run", "-d", "--rm", "--name", name}
+	argv = append(argv, res.Profile.DockerRunFlags()...)
+	for _, e := range j.recipeEnv() {
+		if err := childenv.CheckRecipe(e.Name); err != nil {
+			return nil, err
+		}
 		argv = append(argv, "-e", e.Name+"="+e.Value)
 	}
+	ready := j.readyTimeoutVar()
+	argv = append(argv, "-e", ready.Name+"="+ready.Value)
 	// Name only: docker copies the value from its own environment, so the
 	// token is never on a command line or in a log.
-	for _, secret := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"} {
-		if getenv(secret) != "" {
-			argv = append(argv, "-e", secret)
-		}
-	}
+	argv = append(argv, j.hfTokenFlags()...)
 	hf := res.Profile.HFCacheDir()
 	if res.Profile.HFHome != "" {
 		argv = append(argv, "-v", hf+":"+hf)
 	} else {
 		argv = append(argv, "-v", "benchkite-hf-cache:"+hf)
 	}
-	port := strconv.Itoa(c.Port)
-	argv = append(argv, "-p", port+":"+port, res.Image.Image)
+	// The bench runs inside the container and writes its results here.
+	argv = append(argv, "-v", j.absDir+":"+j.absDir)
+	port := strconv.Itoa(j.port)
+	image := res.PullImage
+	if image == "" {
+		image = res.Image.Image
+	}
+	argv = append(argv, "-p", loopback+":"+port+":"+port, image)
 	// The image's entrypoint is `vllm serve`.
 	argv = append(argv, serveArgv[2:]...)
-	return []proc.Spec{
-		{Argv: argv, Env: environ},
-		{Argv: []string{"docker", "logs", "-f", name}, Env: environ},
+	argv = append(argv, "--host", "0.0.0.0")
+	runEnv, err := j.env(childenv.DockerServer)
+	if err != nil {
+		return nil, err
 	}
+	logsEnv, err := j.env(childenv.Docker)
+	if err != nil {
+		return nil, err
+	}
+	return []proc.Spec{
+		{Argv: argv, Env: runEnv},
+		{Argv: []string{"docker", "logs", "-f", name}, Env: logsEnv},
+	}, nil
+}
+
+// hfTokenFlags pass the Hugging Face tokens into a container by name, for
+// the tokens the job has.
+func (j *Job) hfTokenFlags() []string {
+	var flags []string
+	for _, secret := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"} {
+		if j.getenv(secret) != "" {
+			flags = append(flags, "-e", secret)
+		}
+	}
+	return flags
 }
 
 // serve starts the server with its output in the job log (prefixed) and in
 // server.log.
 func (j *Job) serve(ctx context.Context) error {
-	specs := serveSpecs(j.res, j.cfg, j.getenv, j.environ)
+	specs, err := j.serveSpecs()
+	if err != nil {
+		return err
+	}
 	f, err := os.Create(filepath.Join(j.dir, "server.log"))
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
@@ -204,8 +245,9 @@ func (j *Job) teardown(ctx context.Context) {
 		j.noteServerExit()
 	}
 	if s.container != "" {
+		env, _ := j.env(childenv.Docker)
 		for _, argv := range containerCleanup(s.container, j.cfg.Grace) {
-			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: j.environ, Stdout: io.Discard, Stderr: io.Discard}); err != nil && argv[1] == "rm" {
+			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: env, Stdout: io.Discard, Stderr: io.Discard}); err != nil && argv[1] == "rm" {
 				// rm fails when --rm already removed it; only say so.
 				fmt.Fprintf(j.log, "runner: %s: %v\n", strings.Join(argv[:2], " "), err)
 			}
@@ -221,4 +263,14 @@ func (j *Job) teardown(ctx context.Context) {
 	}
 	s.prefix.Close()
 	s.logFile.Close()
+}
+
+// freePort is a loopback port nothing listens on right now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", loopback+":0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -30,6 +30,7 @@ const (
 
 // Phase names, in the order the runner goes through them.
 const (
+	PhaseTools   = "tools"
 	PhaseServe   = "serve"
 	PhaseReady   = "ready"
 	PhaseBench   = "bench"
@@ -60,6 +61,7 @@ type Summary struct {
 	VLLMCommit    string `json:"vllm_commit,omitempty"`
 
 	Buildkite *BuildkiteInfo `json:"buildkite,omitempty"`
+	Tools     *Tools         `json:"tools,omitempty"`
 
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
@@ -81,6 +83,14 @@ type BuildkiteInfo struct {
 	Branch      string `json:"branch,omitempty"`
 	Commit      string `json:"commit,omitempty"`
 	Source      string `json:"source,omitempty"`
+}
+
+// Tools says how the evaluation tools (lm-eval, bfcl-eval) were found.
+type Tools struct {
+	Mode            string            `json:"mode"` // venv, user or path
+	Versions        map[string]string `json:"versions,omitempty"`
+	Reused          bool              `json:"reused,omitempty"`
+	DurationSeconds float64           `json:"duration_s"` // install or check time
 }
 
 // Phase records one step of the runner.

@@ -442,3 +442,41 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// Expect is what Provision will return for req when it succeeds, without
+// running anything: the paths and environment `runner plan` shows.
+func Expect(req Request) (Tools, error) {
+	switch {
+	case len(req.Packages) == 0 && req.Mode != ModePath:
+		return Tools{}, nil
+	case req.Mode == ModePath:
+		t := Tools{Mode: ModePath}
+		if hasPackage(req.Packages, LMEval.Name) {
+			t.LMEval = "lm_eval"
+		}
+		if hasPackage(req.Packages, BFCLEval.Name) {
+			t.Python = "python3"
+		}
+		if pp, ok := lookupEnv(req.Environ, "PYTHONPATH"); ok {
+			t.Env = []childenv.Var{{Name: "PYTHONPATH", Value: pp}}
+		}
+		return t, nil
+	}
+	dir, err := venvDir(req.Dir)
+	if err != nil {
+		return Tools{}, err
+	}
+	t := Tools{Mode: ModeVenv, Dir: dir}
+	bin := filepath.Join(dir, "bin")
+	if hasPackage(req.Packages, LMEval.Name) {
+		t.LMEval = filepath.Join(bin, "lm_eval")
+	}
+	if hasPackage(req.Packages, BFCLEval.Name) {
+		t.Python = filepath.Join(bin, "python")
+	}
+	t.Env = []childenv.Var{
+		{Name: "VIRTUAL_ENV", Value: dir},
+		{Name: "PATH", Value: prependPath(bin, envValue(req.Environ, "PATH"))},
+	}
+	return t, nil
+}

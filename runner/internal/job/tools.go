@@ -1,0 +1,67 @@
+package job
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/runner/internal/tools"
+)
+
+// toolsRequest is what the run needs installed: lm-eval when it runs
+// accuracy tasks, bfcl-eval when it runs BFCL; nothing under bench-only.
+func (j *Job) toolsRequest() tools.Request {
+	req := tools.Request{Mode: j.cfg.Tools, Dir: j.cfg.ToolsDir, Environ: j.environ, Log: j.log, Now: j.now}
+	if j.runsAccuracy() {
+		req.Packages = tools.Pinned(j.res.BFCL != nil)
+	}
+	return req
+}
+
+// runsAccuracy says whether lm_eval or BFCL are part of this run.
+func (j *Job) runsAccuracy() bool {
+	if j.cfg.BenchOnly || j.res.Recipe.BenchOnly {
+		return false
+	}
+	return len(j.res.Tasks) > 0 || j.res.BFCL != nil
+}
+
+// expectedTools are the tools the run uses: those provisioned, or, before
+// provisioning (and in `runner plan`), where provisioning puts them.
+func (j *Job) expectedTools() tools.Tools {
+	if j.tools.LMEval != "" || j.tools.Python != "" {
+		return j.tools
+	}
+	t, err := tools.Expect(j.toolsRequest())
+	if err != nil || t.LMEval == "" {
+		t.LMEval = "lm_eval"
+	}
+	return t
+}
+
+// provision is the tools phase: it runs before the server starts, so a
+// failed install costs no model load.
+func (j *Job) provision(ctx context.Context) error {
+	t, err := tools.Provision(ctx, j.procs, j.toolsRequest())
+	if err != nil {
+		return err
+	}
+	j.tools = t
+	j.sum.Tools = &summary.Tools{
+		Mode:            string(t.Mode),
+		Versions:        t.Versions,
+		Reused:          t.Reused,
+		DurationSeconds: t.Duration.Seconds(),
+	}
+	return nil
+}
+
+// toolsPlan are the install commands, for `runner plan`.
+func (j *Job) toolsPlan() ([]proc.Spec, error) {
+	specs, err := tools.Plan(j.toolsRequest())
+	if err != nil {
+		return nil, fmt.Errorf("plan tools: %w", err)
+	}
+	return specs, nil
+}

@@ -85,7 +85,7 @@ var goldenPipelines = map[string]steps.Pipeline{
 			steps.GroupStep{
 				Group:                  ":nvidia: H200",
 				Key:                    "h200",
-				DependsOn:              steps.DependsOn("mi355x"),
+				DependsOn:              []steps.Dependency{{Step: "mi355x"}},
 				AllowDependencyFailure: true,
 				Steps: []steps.Step{
 					steps.CommandStep{Key: "h200-perf", Commands: []string{"runner perf"}},
@@ -95,10 +95,10 @@ var goldenPipelines = map[string]steps.Pipeline{
 				Key:                    "after-all",
 				ContinueOnFailure:      true,
 				If:                     "build.state != \"canceled\"",
-				DependsOn:              steps.DependsOn("mi355x", "h200"),
+				DependsOn:              []steps.Dependency{{Step: "mi355x"}, {Step: "h200"}},
 				AllowDependencyFailure: true,
 			},
-			steps.CommandStep{Label: "summary", Commands: []string{"runner summary"}, DependsOn: steps.DependsOn("after-all")},
+			steps.CommandStep{Label: "summary", Commands: []string{"runner summary"}, DependsOn: []steps.Dependency{{Step: "after-all"}}},
 		},
 	},
 	"plugins_only": {

@@ -113,15 +113,6 @@ type Dependency struct {
 	AllowFailure bool
 }
 
-// DependsOn returns dependencies on the given keys, none of which may fail.
-func DependsOn(keys ...string) []Dependency {
-	deps := make([]Dependency, 0, len(keys))
-	for _, k := range keys {
-		deps = append(deps, Dependency{Step: k})
-	}
-	return deps
-}
-
 func (d Dependency) value() any {
 	if !d.AllowFailure {
 		return d.Step

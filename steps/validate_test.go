@@ -60,7 +60,16 @@ func cmd(key string, mods ...func(*steps.CommandStep)) steps.CommandStep {
 }
 
 func dependsOn(keys ...string) func(*steps.CommandStep) {
-	return func(c *steps.CommandStep) { c.DependsOn = steps.DependsOn(keys...) }
+	return func(c *steps.CommandStep) { c.DependsOn = deps(keys...) }
+}
+
+// deps are dependencies on keys, none of which may fail.
+func deps(keys ...string) []steps.Dependency {
+	out := make([]steps.Dependency, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, steps.Dependency{Step: k})
+	}
+	return out
 }
 
 func TestValidate(t *testing.T) {
@@ -79,7 +88,7 @@ func TestValidate(t *testing.T) {
 			name: "valid pipeline",
 			p: steps.Pipeline{Steps: []steps.Step{
 				cmd("a"),
-				steps.WaitStep{Key: "w", DependsOn: steps.DependsOn("a")},
+				steps.WaitStep{Key: "w", DependsOn: deps("a")},
 				steps.GroupStep{Group: "g", Key: "g", Steps: []steps.Step{cmd("b", dependsOn("a", "w"))}},
 				cmd("c", dependsOn("g", "b")),
 				cmd("${INTERPOLATED}.key,ok:1"),
@@ -141,7 +150,7 @@ func TestValidate(t *testing.T) {
 			p: steps.Pipeline{Steps: []steps.Step{
 				cmd("a", dependsOn("missing")),
 				steps.WaitStep{DependsOn: []steps.Dependency{{Step: ""}}},
-				steps.GroupStep{Group: "g", DependsOn: steps.DependsOn("A"), Steps: []steps.Step{cmd("")}},
+				steps.GroupStep{Group: "g", DependsOn: deps("A"), Steps: []steps.Step{cmd("")}},
 			}},
 			want: []string{
 				"steps[0]: ErrUnknownDependency", "steps[1]: ErrUnknownDependency", "steps[2]: ErrUnknownDependency",

@@ -47,12 +47,6 @@ func (b Build) Job(stepKey string) (Job, bool) {
 	return Job{}, false
 }
 
-// JobState returns the state of the job of b whose step key is stepKey.
-func JobState(b Build, stepKey string) (state string, ok bool) {
-	j, ok := b.Job(stepKey)
-	return j.State, ok
-}
-
 // DefaultBranch returns the pipeline's default branch.
 func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
 	var branch string

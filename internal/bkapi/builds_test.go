@@ -267,7 +267,7 @@ func TestListScheduledBuildsDropsShiftedDuplicates(t *testing.T) {
 	}
 }
 
-func TestJobState(t *testing.T) {
+func TestBuildJob(t *testing.T) {
 	t.Parallel()
 	b := bkapi.Build{Jobs: []bkapi.Job{
 		{ID: "w"},
@@ -285,9 +285,9 @@ func TestJobState(t *testing.T) {
 		{stepKey: "", wantState: "", wantOK: true}, // the waiter has no key
 	}
 	for _, tt := range tests {
-		state, ok := bkapi.JobState(b, tt.stepKey)
-		if state != tt.wantState || ok != tt.wantOK {
-			t.Errorf("JobState(b, %q) = %q, %v; want %q, %v", tt.stepKey, state, ok, tt.wantState, tt.wantOK)
+		j, ok := b.Job(tt.stepKey)
+		if j.State != tt.wantState || ok != tt.wantOK {
+			t.Errorf("b.Job(%q) = %+v, %v; want state %q, %v", tt.stepKey, j, ok, tt.wantState, tt.wantOK)
 		}
 	}
 }

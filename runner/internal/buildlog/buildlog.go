@@ -17,35 +17,10 @@ func Section(w io.Writer, title string) {
 	fmt.Fprintf(w, "--- %s\n", oneLine(title))
 }
 
-// Expand opens a log group titled title that is shown expanded.
-func Expand(w io.Writer, title string) {
-	fmt.Fprintf(w, "+++ %s\n", oneLine(title))
-}
-
 // ExpandPrevious makes the group before this line show expanded, so a
 // failure inside a collapsed group is visible without a click.
 func ExpandPrevious(w io.Writer) {
 	io.WriteString(w, "^^^ +++\n")
-}
-
-// Group writes fn's output in a collapsed group and expands that group
-// when fn fails. It returns fn's error.
-func Group(w io.Writer, title string, fn func() error) error {
-	Section(w, title)
-	err := fn()
-	if err != nil {
-		ExpandPrevious(w)
-	}
-	return err
-}
-
-// Logf writes one formatted line, adding the newline if format lacks it.
-func Logf(w io.Writer, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if !strings.HasSuffix(msg, "\n") {
-		msg += "\n"
-	}
-	io.WriteString(w, msg)
 }
 
 // oneLine keeps a title from breaking the marker line: a newline in it

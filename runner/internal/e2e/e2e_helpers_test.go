@@ -407,7 +407,7 @@ func agentCommands(calls []agentCall) []string {
 	var out []string
 	for _, c := range calls {
 		name := strings.Join(c.Argv[1:2], "")
-		if len(c.Argv) > 2 && (name == "artifact" || name == "secret" || name == "meta-data") {
+		if len(c.Argv) > 2 && (name == "artifact" || name == "secret") {
 			name += " " + c.Argv[2]
 		}
 		out = append(out, name)

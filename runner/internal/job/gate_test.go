@@ -3,14 +3,16 @@ package job
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
 	"github.com/benchkite/benchkite/runner/internal/gate"
-	"github.com/benchkite/benchkite/runner/internal/proc/proctest"
+	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/benchkite/benchkite/workloads/workloadstest"
@@ -34,11 +36,29 @@ func gsm8kSummary(recipe string, score float64) *summary.Summary {
 		Metrics: map[string]float64{flexible: score}}}}
 }
 
+// noSecrets is a proc.Runner whose every command exits 1, as
+// `buildkite-agent secret get` does for a missing secret; it records the
+// argv of each.
+type noSecrets struct {
+	mu   sync.Mutex
+	runs [][]string
+}
+
+func (n *noSecrets) Start(_ context.Context, s proc.Spec) (proc.Process, error) {
+	return nil, fmt.Errorf("unexpected start of %q", s.Argv)
+}
+
+func (n *noSecrets) Run(_ context.Context, s proc.Spec) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.runs = append(n.runs, s.Argv)
+	return &proc.ExitError{Name: s.Argv[0], Code: 1}
+}
+
 func TestSeedRecipeWithoutToken(t *testing.T) {
 	t.Parallel()
 	res := workloadstest.Resolve(t, seedRecipe, nil)
-	fake := proctest.New(t)
-	fake.Expect("buildkite-agent", "secret", "get", "BENCHKITE_API_TOKEN").Stderr("secret not found").Exit(1)
+	fake := &noSecrets{}
 	getenv := mapGetenv(nil)
 	cfg := gate.APIConfig{URL: "http://127.0.0.1:1/", TokenEnv: "BUILDKITE_API_TOKEN", TokenSecret: "BENCHKITE_API_TOKEN"}
 
@@ -70,6 +90,10 @@ func TestSeedRecipeWithoutToken(t *testing.T) {
 	}
 	if got := j.verdict(context.Background()); got != summary.VerdictPass {
 		t.Errorf("verdict() = %q, want %q", got, summary.VerdictPass)
+	}
+	// The one baseline history asks the agent for the token once.
+	if diff := cmp.Diff(fake.runs, [][]string{{"buildkite-agent", "secret", "get", "BENCHKITE_API_TOKEN"}}); diff != "" {
+		t.Errorf("commands run diff (-got +want):\n%s", diff)
 	}
 }
 

@@ -7,5 +7,5 @@
 // through pipes the package owns, so a descendant that keeps a pipe open
 // cannot make Wait hang.
 //
-// Tests of other packages use proctest.Fake instead of Exec.
+// Tests of other packages implement Runner with a small fake of their own.
 package proc

@@ -42,8 +42,8 @@ func (s Spec) clone() Spec {
 	return s
 }
 
-// Runner starts external commands. Exec is the real one; proctest.Fake
-// scripts results for tests.
+// Runner starts external commands. Exec is the real one; tests may put a
+// fake in its place.
 type Runner interface {
 	// Start starts the command and returns at once. Cancelling ctx stops
 	// the command as Process.Stop does.

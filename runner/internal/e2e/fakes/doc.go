@@ -46,28 +46,22 @@
 //	                                   stops the server.
 //	FAKE_VLLM_ARGV_LOG                 file to which each start appends its argv as a
 //	                                   JSON array: ["vllm", "serve", MODEL, flags...].
-//	FAKE_VLLM_VERSION                  version for --version and GET /version.
-//	FAKE_VLLM_STATS_INTERVAL           period of the engine stats log lines; 0 turns
-//	                                   them off. Default 10s.
 //
 // "vllm bench serve" takes the real option set (unknown options exit 2 with
 // argparse's "unrecognized arguments"). It supports the random dataset
-// (and speed_bench, approximated with random words), the openai, vllm and
-// openai-chat backends, finite and infinite request rates, warm-ups and
-// goodput. It exits 1 if the server cannot be reached at the start; failed
-// requests are reported in the result file, as vLLM does. Knobs:
-//
-//	FAKE_VLLM_BENCH_EXIT               exit with this status, after a traceback,
-//	                                   before sending any request.
-//	FAKE_VLLM_BENCH_REQUEST_TIMEOUT    per-request timeout. Default 6h, like vLLM.
+// (the only one recipes may use), the openai, vllm and openai-chat
+// backends, finite and infinite request rates, warm-ups and goodput; other
+// datasets fail. It exits 1 if the server cannot be reached at the start;
+// failed requests are reported in the result file, as vLLM does.
 //
 // # lm_eval
 //
 // "lm_eval [run] --model local-completions --model_args k=v,... --tasks gsm8k
 // ..." sends real requests to base_url (num_concurrent workers, max_retries
 // attempts, timeout seconds, max_gen_toks) and scores them with gsm8k's
-// strict-match and flexible-extract filters. local-chat-completions works
-// too. Knobs:
+// strict-match and flexible-extract filters. Real options the runner never
+// passes (local-chat-completions, --limit, --gen_kwargs, --batch_size,
+// --apply_chat_template, JSON model_args) fail. Knobs:
 //
 //	FAKE_LMEVAL_DOCS                   size of the invented test set. Default 50.
 //	FAKE_LMEVAL_EXIT                   after the requests, exit with this status
@@ -78,23 +72,20 @@
 //
 // # buildkite-agent
 //
-// Supported: annotate, annotation remove, artifact upload/download, secret
-// get, meta-data set/get/exists/keys, pipeline upload. Anything else exits 1.
+// Supported: what the runner runs, annotate, artifact upload and secret get
+// (one key, default format). Any other command, and forms of these the
+// runner never uses (annotate --append, artifact upload --literal), exit 1.
 // Knobs:
 //
 //	FAKE_AGENT_LOG                     JSON-lines file; each invocation appends
 //	                                   {"argv": [...], "stdin": "...", "env": {...}}
 //	                                   with every BUILDKITE_* variable but tokens.
 //	FAKE_AGENT_ARTIFACTS               directory artifact upload copies matches into,
-//	                                   keeping their paths; artifact download reads it.
+//	                                   keeping their paths.
 //	FAKE_AGENT_ANNOTATIONS             directory of <context>.md bodies and
 //	                                   <context>.style styles ("/" in a context
 //	                                   becomes "_"; no context means "default").
-//	FAKE_AGENT_METADATA                directory holding one file per meta-data key.
-//	FAKE_AGENT_PIPELINES               directory receiving pipeline-NNN.yml per upload.
 //	FAKE_AGENT_SECRET_<KEY>            value of secret KEY (upper-cased).
-//	FAKE_AGENT_FAIL                    comma-separated commands that fail with exit 1,
-//	                                   e.g. "annotate,artifact upload".
 //
 // Unset directories mean the command is only recorded.
 package fakes

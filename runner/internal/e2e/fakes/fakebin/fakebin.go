@@ -51,11 +51,6 @@ func Build(t testing.TB) string {
 	return builtDir
 }
 
-// PathWith returns a PATH value with dir in front of the current PATH.
-func PathWith(dir string) string {
-	return dir + string(os.PathListSeparator) + os.Getenv("PATH")
-}
-
 func build() (string, error) {
 	root, err := moduleRoot()
 	if err != nil {

@@ -73,7 +73,7 @@ func TestStandInsEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
-	cmd, url, exited := serve(t, bin, []string{"FAKE_VLLM_ACCURACY=0.9", "FAKE_VLLM_STATS_INTERVAL=0"},
+	cmd, url, exited := serve(t, bin, []string{"FAKE_VLLM_ACCURACY=0.9"},
 		"org/Model-1B", "--port", "0", "--speculative-config.num_speculative_tokens", "2", "--trust-remote-code")
 	resp, err := http.Get(url + "/health")
 	if err != nil || resp.StatusCode != http.StatusOK {

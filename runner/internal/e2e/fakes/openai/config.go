@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// DefaultVersion is what GET /version reports when Config.Version is empty.
-const DefaultVersion = "0.11.0"
+// Version is the vLLM version the stand-in claims.
+const Version = "0.11.0"
 
 // DefaultMaxModelLen is used when Config.MaxModelLen is not positive.
 const DefaultMaxModelLen = 32768
@@ -19,8 +19,6 @@ type Config struct {
 	ServedModelNames []string
 	// MaxModelLen bounds prompt plus completion tokens.
 	MaxModelLen int
-	// Version is reported by GET /version.
-	Version string
 	// Accuracy is the fraction of arithmetic questions answered correctly,
 	// from 0 (all wrong) to 1 (all right).
 	Accuracy float64
@@ -57,9 +55,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxModelLen <= 0 {
 		c.MaxModelLen = DefaultMaxModelLen
-	}
-	if c.Version == "" {
-		c.Version = DefaultVersion
 	}
 	return c
 }

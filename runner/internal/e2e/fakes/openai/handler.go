@@ -10,11 +10,6 @@ import (
 	"time"
 )
 
-// NewHandler returns the HTTP API of a fake vLLM server. Without a Server
-// around it, the DieAfterRequests fault aborts every later request instead
-// of closing the listener.
-func NewHandler(cfg Config) http.Handler { return newHandler(cfg, nil) }
-
 type handler struct {
 	cfg      Config
 	mux      *http.ServeMux
@@ -37,9 +32,6 @@ func newHandler(cfg Config, onDeath func()) *handler {
 		onDeath:  onDeath,
 	}
 	h.mux.HandleFunc("GET /health", h.health)
-	h.mux.HandleFunc("GET /ping", h.health)
-	h.mux.HandleFunc("POST /ping", h.health)
-	h.mux.HandleFunc("GET /version", h.version)
 	h.mux.HandleFunc("GET /v1/models", h.models)
 	h.mux.HandleFunc("GET /metrics", h.metrics)
 	h.mux.HandleFunc("POST /v1/completions", h.completions)
@@ -86,10 +78,6 @@ func (h *handler) health(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
-}
-
-func (h *handler) version(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"version": h.cfg.Version})
 }
 
 type modelCard struct {

@@ -23,7 +23,7 @@ var client = &http.Client{Timeout: 10 * time.Second}
 
 func newTestServer(t *testing.T, cfg Config) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(NewHandler(cfg))
+	srv := httptest.NewServer(newHandler(cfg, nil))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -62,15 +62,13 @@ func post(t *testing.T, url string, payload any) (int, []byte) {
 
 func TestInfoEndpoints(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, Config{Model: "org/model-7b", ServedModelNames: []string{"m7"}, MaxModelLen: 4096, Version: "9.9.9"})
+	srv := newTestServer(t, Config{Model: "org/model-7b", ServedModelNames: []string{"m7"}, MaxModelLen: 4096})
 	tests := []struct {
 		path       string
 		wantStatus int
 		wantBody   string
 	}{
 		{"/health", 200, ""},
-		{"/ping", 200, ""},
-		{"/version", 200, `{"version":"9.9.9"}`},
 		{"/nope", 404, `{"detail":"Not Found"}`},
 	}
 	for _, tt := range tests {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,10 +14,7 @@ const (
 	envLog         = "FAKE_AGENT_LOG"
 	envArtifacts   = "FAKE_AGENT_ARTIFACTS"
 	envAnnotations = "FAKE_AGENT_ANNOTATIONS"
-	envMetadata    = "FAKE_AGENT_METADATA"
-	envPipelines   = "FAKE_AGENT_PIPELINES"
 	envSecretPfx   = "FAKE_AGENT_SECRET_"
-	envFail        = "FAKE_AGENT_FAIL"
 )
 
 const version = "3.137.0"
@@ -43,26 +39,13 @@ type command struct {
 	run        func(a *agent, f flags, stdin string) error
 }
 
+// commands are the ones the runner runs; anything else exits 1 as an
+// unknown command, so a new call shows up as a failing test.
 var commands = map[string]command{
-	"annotate":          annotateCommand,
-	"annotation remove": annotationRemoveCommand,
-	"artifact upload":   artifactUploadCommand,
-	"artifact download": artifactDownloadCommand,
-	"secret get":        secretGetCommand,
-	"meta-data set":     metaDataSetCommand,
-	"meta-data get":     metaDataGetCommand,
-	"meta-data exists":  metaDataExistsCommand,
-	"meta-data keys":    metaDataKeysCommand,
-	"pipeline upload":   pipelineUploadCommand,
+	"annotate":        annotateCommand,
+	"artifact upload": artifactUploadCommand,
+	"secret get":      secretGetCommand,
 }
-
-// exitError carries a specific exit status, like meta-data exists' 100.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
 
 func (a *agent) run(args []string) int {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
@@ -102,18 +85,7 @@ func (a *agent) run(args []string) int {
 		fmt.Fprintf(a.stderr, "fatal: %v\n", err)
 		return 1
 	}
-	if slices.Contains(splitTrim(a.getenv(envFail), ","), name) {
-		fmt.Fprintf(a.stderr, "fatal: %s failed (injected by %s)\n", name, envFail)
-		return 1
-	}
 	if err := cmd.run(a, f, stdin); err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			if ee.msg != "" {
-				fmt.Fprintf(a.stderr, "fatal: %s\n", ee.msg)
-			}
-			return ee.code
-		}
 		fmt.Fprintf(a.stderr, "fatal: %v\n", err)
 		return 1
 	}
@@ -217,6 +189,12 @@ func parseFlags(args, valueFlags, boolFlags []string) (flags, error) {
 		}
 	}
 	return f, nil
+}
+
+// errUnsupported reports a real option or form the runner never uses and
+// the stand-in does not implement: failing beats silently ignoring it.
+func errUnsupported(what string) error {
+	return fmt.Errorf("%s is not supported by this stand-in", what)
 }
 
 func splitTrim(s, sep string) []string {

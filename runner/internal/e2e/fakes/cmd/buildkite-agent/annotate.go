@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,23 +18,6 @@ var annotateCommand = command{
 	run:        annotate,
 }
 
-var annotationRemoveCommand = command{
-	valueFlags: []string{"context", "scope", "job"},
-	run: func(a *agent, f flags, _ string) error {
-		dir := a.getenv(envAnnotations)
-		if dir == "" {
-			return nil
-		}
-		base := filepath.Join(dir, annotationFile(a.context(f)))
-		for _, p := range []string{base + ".md", base + ".style"} {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("remove annotation: %w", err)
-			}
-		}
-		return nil
-	},
-}
-
 func (a *agent) context(f flags) string {
 	ctx := f.value("context", a.getenv("BUILDKITE_ANNOTATION_CONTEXT"))
 	if ctx == "" {
@@ -45,7 +27,7 @@ func (a *agent) context(f flags) string {
 }
 
 // annotate writes the body to FAKE_AGENT_ANNOTATIONS/<context>.md (and the
-// style to <context>.style), replacing or appending like the real API.
+// style to <context>.style), replacing it like the real API.
 func annotate(a *agent, f flags, stdin string) error {
 	body := stdin
 	if len(f.args) > 0 {
@@ -53,8 +35,9 @@ func annotate(a *agent, f flags, stdin string) error {
 	}
 	style := f.value("style", a.getenv("BUILDKITE_ANNOTATION_STYLE"))
 	ctx := a.context(f)
-	appendBody := f.bools["append"] || a.getenv("BUILDKITE_ANNOTATION_APPEND") == "true"
 	switch {
+	case f.bools["append"] || a.getenv("BUILDKITE_ANNOTATION_APPEND") == "true":
+		return errUnsupported("annotate --append")
 	case len(ctx) > 100:
 		return fmt.Errorf("annotation context %q is longer than 100 characters", ctx)
 	case style != "" && !slices.Contains([]string{"success", "info", "warning", "error"}, style):
@@ -84,19 +67,7 @@ func annotate(a *agent, f flags, stdin string) error {
 	if body == "" && style != "" {
 		return nil // only the style changes
 	}
-	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	if appendBody {
-		flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	}
-	file, err := os.OpenFile(base+".md", flag, 0o644)
-	if err != nil {
-		return fmt.Errorf("open annotation: %w", err)
-	}
-	if _, err := file.WriteString(body); err != nil {
-		file.Close()
-		return fmt.Errorf("write annotation: %w", err)
-	}
-	if err := file.Close(); err != nil {
+	if err := os.WriteFile(base+".md", []byte(body), 0o644); err != nil {
 		return fmt.Errorf("write annotation: %w", err)
 	}
 	fmt.Fprintf(a.stderr, "Successfully annotated build\n")

@@ -17,11 +17,6 @@ var artifactUploadCommand = command{
 	run:        artifactUpload,
 }
 
-var artifactDownloadCommand = command{
-	valueFlags: []string{"job", "step", "build", "include-retried-jobs"},
-	run:        artifactDownload,
-}
-
 // artifactUpload copies the files matching the ";"-separated globs, paths
 // relative to the working directory kept, into FAKE_AGENT_ARTIFACTS.
 func artifactUpload(a *agent, f flags, _ string) error {
@@ -32,13 +27,12 @@ func artifactUpload(a *agent, f flags, _ string) error {
 	if delim == "" {
 		delim = ";"
 	}
-	patterns := []string{f.args[0]}
-	if !f.bools["literal"] {
-		patterns = splitTrim(f.args[0], delim)
+	if f.bools["literal"] {
+		return errUnsupported("artifact upload --literal")
 	}
 	var matched []string
-	for _, p := range patterns {
-		files, err := a.resolve(p, f.bools["literal"])
+	for _, p := range splitTrim(f.args[0], delim) {
+		files, err := a.resolve(p)
 		if err != nil {
 			return err
 		}
@@ -75,23 +69,9 @@ func artifactUpload(a *agent, f flags, _ string) error {
 
 // resolve lists the regular files matching one pattern, as slash paths
 // relative to the working directory (or absolute for absolute patterns).
-func (a *agent) resolve(pattern string, literal bool) ([]string, error) {
+func (a *agent) resolve(pattern string) ([]string, error) {
 	if strings.HasPrefix(pattern, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("expand ~: %w", err)
-		}
-		pattern = filepath.ToSlash(home) + pattern[1:]
-	}
-	if literal {
-		p := pattern
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(a.dir, p)
-		}
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return []string{filepath.ToSlash(pattern)}, nil
-		}
-		return nil, nil
+		return nil, errUnsupported("a ~/ artifact path")
 	}
 	pattern = strings.TrimPrefix(filepath.ToSlash(pattern), "./")
 	re, err := globRegexp(pattern)
@@ -132,46 +112,6 @@ func (a *agent) resolve(pattern string, literal bool) ([]string, error) {
 		return nil, fmt.Errorf("resolve %q: %w", pattern, err)
 	}
 	return out, nil
-}
-
-// artifactDownload copies artifacts matching a glob from
-// FAKE_AGENT_ARTIFACTS into the destination directory.
-func artifactDownload(a *agent, f flags, _ string) error {
-	if len(f.args) < 2 {
-		return errors.New("missing arguments: buildkite-agent artifact download <query> <destination>")
-	}
-	src := a.getenv(envArtifacts)
-	if src == "" {
-		return fmt.Errorf("no artifacts found for %q (%s is not set)", f.args[0], envArtifacts)
-	}
-	// Uploads store absolute paths without their leading slash.
-	re, err := globRegexp(strings.TrimLeft(strings.TrimPrefix(f.args[0], "./"), "/"))
-	if err != nil {
-		return err
-	}
-	dest := f.args[1]
-	if !filepath.IsAbs(dest) {
-		dest = filepath.Join(a.dir, dest)
-	}
-	found := 0
-	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil || !re.MatchString(filepath.ToSlash(rel)) {
-			return err
-		}
-		found++
-		return copyFile(path, filepath.Join(dest, rel))
-	})
-	if err != nil {
-		return fmt.Errorf("download artifacts: %w", err)
-	}
-	if found == 0 {
-		return fmt.Errorf("no artifacts found for downloading")
-	}
-	return nil
 }
 
 func copyFile(src, dst string) error {

@@ -1,7 +1,7 @@
 // Command buildkite-agent is a recording stand-in for the Buildkite agent
 // CLI as used inside a job: every invocation is appended to a JSON-lines
 // log, artifacts are copied to a directory, annotations become files,
-// secrets and meta-data come from the environment or a directory. See the
+// secrets come from the environment. See the
 // fakes package documentation for the FAKE_AGENT_* knobs.
 package main
 

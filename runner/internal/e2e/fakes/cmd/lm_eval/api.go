@@ -20,15 +20,13 @@ var until = []string{"Question:", "</s>", "<|im_end|>"}
 
 // apiClient sends generate_until requests like lm-eval's TemplateAPI.
 type apiClient struct {
-	http        *http.Client
-	url         string
-	model       any
-	chat        bool
-	concurrent  int
-	maxRetries  int
-	maxGenToks  int
-	temperature float64
-	seed        int
+	http       *http.Client
+	url        string
+	model      any
+	concurrent int
+	maxRetries int
+	maxGenToks int
+	seed       int
 }
 
 func newAPIClient(o options) (*apiClient, error) {
@@ -45,21 +43,10 @@ func newAPIClient(o options) (*apiClient, error) {
 	c := &apiClient{
 		url:        url,
 		model:      get("model", nil),
-		chat:       o.modelType == "local-chat-completions",
 		concurrent: asInt(get("num_concurrent", 1), 1),
 		maxRetries: asInt(get("max_retries", 3), 3),
 		maxGenToks: asInt(get("max_gen_toks", 256), 256),
 		seed:       asInt(get("seed", 1234), 1234),
-	}
-	if v, ok := o.genKwargs.Get("max_gen_toks"); ok {
-		c.maxGenToks = asInt(v, c.maxGenToks)
-	}
-	if v, ok := o.genKwargs.Get("temperature"); ok {
-		if f, ok := v.(float64); ok {
-			c.temperature = f
-		} else {
-			c.temperature = float64(asInt(v, 0))
-		}
 	}
 	timeout := time.Duration(asInt(get("timeout", 300), 300)) * time.Second
 	c.http = &http.Client{
@@ -141,15 +128,11 @@ func (c *apiClient) generate(ctx context.Context, prompt string) (string, error)
 }
 
 func (c *apiClient) once(ctx context.Context, prompt string) (string, error) {
-	payload := pyjson.NewObject()
-	if c.chat {
-		payload.Set("messages", []map[string]string{{"role": "user", "content": prompt}})
-	} else {
-		payload.Set("prompt", []string{prompt})
-	}
-	payload.Set("model", c.model).
+	payload := pyjson.NewObject().
+		Set("prompt", []string{prompt}).
+		Set("model", c.model).
 		Set("max_tokens", c.maxGenToks).
-		Set("temperature", c.temperature).
+		Set("temperature", 0.0).
 		Set("stop", until).
 		Set("seed", c.seed)
 	body, err := pyjson.Marshal(payload, pyjson.Options{})
@@ -175,11 +158,8 @@ func (c *apiClient) once(ctx context.Context, prompt string) (string, error) {
 	}
 	var out struct {
 		Choices []struct {
-			Index   int    `json:"index"`
-			Text    string `json:"text"`
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
+			Index int    `json:"index"`
+			Text  string `json:"text"`
 		} `json:"choices"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
@@ -187,9 +167,6 @@ func (c *apiClient) once(ctx context.Context, prompt string) (string, error) {
 	}
 	if len(out.Choices) == 0 {
 		return "", errors.New("response has no choices")
-	}
-	if c.chat {
-		return out.Choices[0].Message.Content, nil
 	}
 	return out.Choices[0].Text, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,19 +61,22 @@ func parser() *argparse.Parser {
 	return p
 }
 
+// unsupported are real options the runner never passes; the stand-in
+// fails on them rather than silently ignore what they would change.
+var unsupported = []string{"--apply_chat_template", "--limit", "--gen_kwargs", "--batch_size", "--max_batch_size", "--bootstrap_iters"}
+
+// bootstrapIters is lm-eval's default --bootstrap_iters, recorded in the
+// results.
+const bootstrapIters = 100000
+
 // options is the parsed command line.
 type options struct {
 	modelType  string
 	modelArgs  *pyjson.Object
 	tasks      []string
 	numFewshot int
-	batchSize  any
 	outputPath string
-	limit      *float64
 	logSamples bool
-	genKwargs  *pyjson.Object
-	chat       bool
-	bootstrap  int
 }
 
 // run is the whole command; it returns the exit status.
@@ -102,8 +104,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return pyError(stderr, "ValueError", fmt.Sprintf("Tasks not found: %s. Try `lm-eval ls tasks` to list out all available names for task grouping; only (sub)tasks; tags; or all of the above, or pass '--verbosity DEBUG' to troubleshoot task registration issues.", task), 1)
 		}
 	}
-	if o.modelType != "local-completions" && o.modelType != "local-chat-completions" {
-		return pyError(stderr, "ValueError", fmt.Sprintf("Attempted to load model '%s', but no model for this name found! Supported model names: local-completions, local-chat-completions", o.modelType), 1)
+	if o.modelType != "local-completions" {
+		return pyError(stderr, "ValueError", fmt.Sprintf("Attempted to load model '%s', but no model for this name found! Supported model names: local-completions", o.modelType), 1)
 	}
 	api, err := newAPIClient(o)
 	if err != nil {
@@ -113,10 +115,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	started := time.Now()
 	docs := makeDocs(docCount, testSeed)
 	n := len(docs)
-	if o.limit != nil {
-		n = limitDocs(len(docs), *o.limit)
-		logf(stderr, "evaluator", "--limit SHOULD ONLY BE USED FOR TESTING. REAL METRICS SHOULD NOT BE COMPUTED USING LIMIT.")
-	}
 	logf(stderr, "api", "Building contexts for gsm8k on rank 0...")
 	fewshot := makeFewshotPool(fewshotPool, trainSeed)
 	prompts := make([]string, n)
@@ -156,37 +154,19 @@ func parseOptions(args []string) (options, error) {
 	if err != nil {
 		return options{}, err
 	}
-	o := options{modelType: r.String("--model", "hf"), outputPath: r.String("--output_path", ""), logSamples: r.Bool("--log_samples"), batchSize: 1}
-	if r.Has("--apply_chat_template") {
-		o.chat = true
+	for _, name := range unsupported {
+		if r.Has(name) {
+			return options{}, fmt.Errorf("%s is not supported by this stand-in", name)
+		}
 	}
+	o := options{modelType: r.String("--model", "hf"), outputPath: r.String("--output_path", ""), logSamples: r.Bool("--log_samples")}
 	if o.tasks = splitList(r.String("--tasks", "")); len(o.tasks) == 0 {
 		return options{}, errors.New("Need to specify task to evaluate.")
 	}
 	if o.numFewshot, err = r.Int("--num_fewshot", 5); err != nil {
 		return options{}, err
 	}
-	if r.Has("--limit") {
-		l, err := r.Float("--limit", 0)
-		if err != nil {
-			return options{}, err
-		}
-		o.limit = &l
-	}
-	if o.bootstrap, err = r.Int("--bootstrap_iters", 100000); err != nil {
-		return options{}, err
-	}
-	if bs := r.String("--batch_size", "1"); bs != "1" {
-		if n, err := strconv.Atoi(bs); err == nil {
-			o.batchSize = n
-		} else {
-			o.batchSize = bs
-		}
-	}
 	if o.modelArgs, err = parseKeyValues(r.String("--model_args", "")); err != nil {
-		return options{}, err
-	}
-	if o.genKwargs, err = parseKeyValues(r.String("--gen_kwargs", "")); err != nil {
 		return options{}, err
 	}
 	if o.logSamples && o.outputPath == "" {
@@ -195,8 +175,9 @@ func parseOptions(args []string) (options, error) {
 	return o, nil
 }
 
-// parseKeyValues reads "k=v,k2=v2" (or a JSON object) with lm-eval's value
-// typing: booleans, numbers and None become JSON values.
+// parseKeyValues reads "k=v,k2=v2" with lm-eval's value typing: booleans,
+// numbers and None become JSON values. (lm-eval also takes a JSON object,
+// which the runner never passes.)
 func parseKeyValues(s string) (*pyjson.Object, error) {
 	out := pyjson.NewObject()
 	s = strings.TrimSpace(s)
@@ -204,15 +185,7 @@ func parseKeyValues(s string) (*pyjson.Object, error) {
 		return out, nil
 	}
 	if strings.HasPrefix(s, "{") {
-		var m map[string]any
-		dec := json.NewDecoder(strings.NewReader(s))
-		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("invalid JSON arguments %q: %w", s, err)
-		}
-		for _, k := range jsonKeyOrder(s) {
-			out.Set(k, m[k])
-		}
-		return out, nil
+		return nil, fmt.Errorf("JSON model_args are not supported by this stand-in")
 	}
 	for _, part := range strings.Split(s, ",") {
 		if strings.TrimSpace(part) == "" {
@@ -248,25 +221,6 @@ func typedValue(v string) any {
 	return v
 }
 
-// jsonKeyOrder lists the top-level keys of a JSON object in order.
-func jsonKeyOrder(s string) []string {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.Token()
-	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return keys
-		}
-		keys = append(keys, fmt.Sprint(tok))
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return keys
-		}
-	}
-	return keys
-}
-
 func splitList(s string) []string {
 	var out []string
 	for _, t := range strings.Split(s, ",") {
@@ -275,15 +229,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// limitDocs applies --limit: a fraction below 1 takes that share of the
-// documents, anything else a count.
-func limitDocs(n int, limit float64) int {
-	if limit < 1 {
-		return int(math.Ceil(float64(n) * limit))
-	}
-	return min(int(limit), n)
 }
 
 func knobs(getenv func(string) string) (exitCode, docs int, err error) {

@@ -184,13 +184,13 @@ func TestEvaluateAgainstServer(t *testing.T) {
 	}
 }
 
-func TestLimitAndJSONOutputPath(t *testing.T) {
+func TestJSONOutputPath(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, openai.Config{Model: "m", Accuracy: 1})
 	out := filepath.Join(t.TempDir(), "res.json")
-	code, _, stderr := runLMEval(t, map[string]string{envDocs: "30"}, "run", "--model", "local-chat-completions",
-		"--model_args", `{"model": "m", "base_url": "`+srv.URL()+`/v1/chat/completions", "tokenizer_backend": null}`,
-		"--tasks", "gsm8k", "--num_fewshot", "0", "--limit", "7", "--output_path", out, "--apply_chat_template")
+	code, _, stderr := runLMEval(t, map[string]string{envDocs: "7"}, "run", "--model", "local-completions",
+		"--model_args", "model=m,base_url="+srv.URL()+"/v1/completions,tokenizer_backend=None",
+		"--tasks", "gsm8k", "--num_fewshot", "0", "--output_path", out)
 	if code != 0 {
 		t.Fatalf("lm_eval exit = %d; stderr:\n%s", code, stderr)
 	}
@@ -208,7 +208,7 @@ func TestLimitAndJSONOutputPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := []any{res.Results["gsm8k"]["exact_match,strict-match"], res.NSamp["gsm8k"]["original"], res.NSamp["gsm8k"]["effective"], res.Config["limit"]}
-	if diff := cmp.Diff(got, []any{1.0, 30, 7, 7.0}); diff != "" {
+	if diff := cmp.Diff(got, []any{1.0, 7, 7, nil}); diff != "" {
 		t.Errorf("accuracy, original, effective, limit diff (-got +want):\n%s", diff)
 	}
 	if bytes.Contains(data, []byte("tokenizer_pad_token")) {
@@ -235,6 +235,13 @@ func TestFailures(t *testing.T) {
 		{"server dies", nil, []string{"--model", "local-completions", "--model_args", modelArgs(dying), "--tasks", "gsm8k"}, 1, "RuntimeError: API request failed after 2 attempts"},
 		{"injected exit", map[string]string{envExit: "9", envDocs: "2"}, []string{"--model", "local-completions", "--model_args", modelArgs(healthy), "--tasks", "gsm8k"}, 9, "RuntimeError: injected failure"},
 		{"bad knob", map[string]string{envDocs: "0"}, []string{"--model", "local-completions", "--tasks", "gsm8k"}, 1, "invalid FAKE_LMEVAL_DOCS"},
+		// Real forms the runner never uses fail rather than run as
+		// something else.
+		{"chat model", nil, []string{"--model", "local-chat-completions", "--model_args", modelArgs(healthy), "--tasks", "gsm8k"}, 1, "Attempted to load model 'local-chat-completions'"},
+		{"limit", nil, []string{"--model", "local-completions", "--model_args", modelArgs(healthy), "--tasks", "gsm8k", "--limit", "7"}, 1, "--limit is not supported by this stand-in"},
+		{"chat template", nil, []string{"--model", "local-completions", "--tasks", "gsm8k", "--apply_chat_template"}, 1, "--apply_chat_template is not supported"},
+		{"gen_kwargs", nil, []string{"--model", "local-completions", "--tasks", "gsm8k", "--gen_kwargs", "temperature=0.5"}, 1, "--gen_kwargs is not supported"},
+		{"JSON model_args", nil, []string{"--model", "local-completions", "--tasks", "gsm8k", "--model_args", `{"model": "m"}`}, 1, "JSON model_args are not supported"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -55,26 +55,19 @@ func buildResults(o options, ev evaluation, original int, started, finished time
 	task := pyjson.NewObject().Set("name", "gsm8k").Set("alias", "gsm8k").Set("sample_len", len(ev.docs))
 	for _, f := range filters {
 		mean, stderr := meanAndStderr(ev.scores[f.name])
-		if o.bootstrap == 0 {
-			stderr = "N/A"
-		}
 		task.Set("exact_match,"+f.name, mean).Set("exact_match_stderr,"+f.name, stderr)
 	}
 	name := modelName(o.modelArgs)
-	var limit any
-	if o.limit != nil {
-		limit = *o.limit
-	}
 	config := pyjson.NewObject().
 		Set("model", o.modelType).
 		Set("model_args", o.modelArgs).
-		Set("batch_size", o.batchSize).
+		Set("batch_size", 1).
 		Set("batch_sizes", []int{}).
 		Set("device", nil).
 		Set("use_cache", nil).
-		Set("limit", limit).
-		Set("bootstrap_iters", o.bootstrap).
-		Set("gen_kwargs", o.genKwargs).
+		Set("limit", nil).
+		Set("bootstrap_iters", bootstrapIters).
+		Set("gen_kwargs", pyjson.NewObject()).
 		Set("random_seed", 0).
 		Set("numpy_seed", 1234).
 		Set("torch_seed", 1234).
@@ -265,11 +258,7 @@ func gitHash() any {
 // printTable prints lm-eval's summary line and results table.
 func printTable(w io.Writer, o options, ev evaluation) {
 	args, _ := pyjson.Marshal(o.modelArgs, pyjson.Options{})
-	limit := "None"
-	if o.limit != nil {
-		limit = pyjson.FormatFloat(*o.limit)
-	}
-	fmt.Fprintf(w, "%s (%s), gen_kwargs: (%s), limit: %s, num_fewshot: %d, batch_size: %v\n", o.modelType, args, "None", limit, o.numFewshot, o.batchSize)
+	fmt.Fprintf(w, "%s (%s), gen_kwargs: (None), limit: None, num_fewshot: %d, batch_size: 1\n", o.modelType, args, o.numFewshot)
 	rows := [][]string{{"Tasks", "Version", "Filter", "n-shot", "Metric", "", "Value", "", "Stderr"}}
 	for i, f := range []filter{filters[1], filters[0]} {
 		mean, stderr := meanAndStderr(ev.scores[f.name])

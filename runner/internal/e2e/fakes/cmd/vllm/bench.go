@@ -19,6 +19,9 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/pyjson"
 )
 
+// requestTimeout is vLLM's per-request timeout in the benchmark.
+const requestTimeout = 6 * time.Hour
+
 // runBench imitates "vllm bench serve": it really drives the server at
 // --base-url and reports what it measured.
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -31,24 +34,14 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return pyError(stderr, "ValueError", err.Error())
 	}
-	k := &knobs{getenv: getenv}
-	injectedExit := k.int(envBenchExit, 0)
-	timeout := k.duration(envBenchRequestTimout, 6*time.Hour)
-	if k.err != nil {
-		fmt.Fprintf(stderr, "vllm bench serve: %v\n", k.err)
-		return 1
-	}
 	fmt.Fprintf(stdout, "Namespace(subparser='bench', bench_type='serve', backend='%s', base_url='%s', endpoint='%s', model=%s, dataset_name='%s', num_prompts=%d, max_concurrency=%s, request_rate=%s, seed=%d)\n",
 		o.backend, o.baseURL, o.endpoint, pyStrOrNone(o.model), o.dataset, o.numPrompts, pyIntOrNone(o.maxConcurrency), pyFloatStr(o.requestRate), o.seed)
-	if injectedExit != 0 {
-		return pyErrorCode(stderr, "RuntimeError", "injected failure ("+envBenchExit+")", injectedExit)
-	}
 
 	maxConns := 0
 	if o.maxConcurrency != nil {
 		maxConns = *o.maxConcurrency
 	}
-	httpClient := newHTTPClient(maxConns, timeout)
+	httpClient := newHTTPClient(maxConns, requestTimeout)
 	defer httpClient.CloseIdleConnections()
 
 	modelName, modelID, err := resolveModel(ctx, httpClient, o, stdout)

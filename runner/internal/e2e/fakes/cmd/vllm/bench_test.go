@@ -270,15 +270,6 @@ func TestBenchErrors(t *testing.T) {
 	}
 }
 
-func TestBenchInjectedExit(t *testing.T) {
-	t.Parallel()
-	var stdout, stderr syncBuffer
-	code := run(t.Context(), []string{"bench", "serve", "--model", "m"}, envFunc(map[string]string{envBenchExit: "7"}), &stdout, &stderr)
-	if code != 7 || !strings.Contains(stderr.String(), "RuntimeError: injected failure") {
-		t.Errorf("exit = %d, stderr %q; want 7 and a traceback", code, stderr.String())
-	}
-}
-
 // TestSummaryFormat prints the reference run's numbers and compares the
 // block with the reference summary byte for byte.
 func TestSummaryFormat(t *testing.T) {

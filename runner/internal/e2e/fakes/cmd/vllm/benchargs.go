@@ -128,13 +128,6 @@ func parseBenchArgs(args []string) (benchOptions, error) {
 	if r.Has("--output-len") {
 		o.outputLen = intOpt("--output-len", 0)
 	}
-	if o.dataset == "speed_bench" {
-		o.inputLen = speedBenchInputLen(r.String("--speed-bench-dataset-subset", "qualitative"))
-		o.outputLen = intOpt("--speed-bench-output-len", 256)
-		if r.Has("--output-len") {
-			o.outputLen = intOpt("--output-len", 0)
-		}
-	}
 	o.requestRate = floatOpt("--request-rate", math.Inf(1))
 	o.burstiness = floatOpt("--burstiness", 1)
 	if r.Has("--max-concurrency") {
@@ -209,8 +202,8 @@ func parseBenchArgs(args []string) (benchOptions, error) {
 		return benchOptions{}, fmt.Errorf("--ramp-up-strategy is not supported by this stand-in")
 	case (o.dataset == "random" || o.dataset == "random-mm") && o.datasetPath != "":
 		return benchOptions{}, fmt.Errorf("Cannot use '%s' dataset with --dataset-path. Please specify the appropriate --dataset-name (e.g., 'sharegpt', 'custom', 'sonnet') for your dataset file: %s", o.dataset, o.datasetPath)
-	case o.dataset != "random" && o.dataset != "speed_bench":
-		return benchOptions{}, fmt.Errorf("dataset %q is not available in this stand-in; use random or speed_bench", o.dataset)
+	case o.dataset != "random":
+		return benchOptions{}, fmt.Errorf("dataset %q is not available in this stand-in; use random", o.dataset)
 	case o.backend == "openai-chat" && !strings.HasSuffix(o.apiURL, "chat/completions"):
 		return benchOptions{}, fmt.Errorf("OpenAI Chat Completions API URL must end with 'chat/completions'.")
 	case o.backend != "openai-chat" && !strings.HasSuffix(o.apiURL, "completions"):
@@ -226,24 +219,6 @@ func parseBenchArgs(args []string) (benchOptions, error) {
 		o.ignoreEOS = true
 	}
 	return o, nil
-}
-
-// speedBenchInputLen approximates the prompt lengths of SPEED-Bench subsets.
-func speedBenchInputLen(subset string) int {
-	switch subset {
-	case "throughput_1k":
-		return 1024
-	case "throughput_2k":
-		return 2048
-	case "throughput_8k":
-		return 8192
-	case "throughput_16k":
-		return 16384
-	case "throughput_32k":
-		return 32768
-	default:
-		return 512
-	}
 }
 
 func parseGoodput(pairs []string) (map[string]float64, error) {

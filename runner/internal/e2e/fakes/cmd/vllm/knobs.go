@@ -4,26 +4,20 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 )
 
 // Environment knobs; the fakes package documentation describes each one.
 const (
-	envStartupDelay       = "FAKE_VLLM_STARTUP_DELAY"
-	envExitDuringLoad     = "FAKE_VLLM_EXIT_DURING_LOAD"
-	envExitMessage        = "FAKE_VLLM_EXIT_MESSAGE"
-	envDieAfterRequests   = "FAKE_VLLM_DIE_AFTER_REQUESTS"
-	envUnhealthyAfter     = "FAKE_VLLM_UNHEALTHY_AFTER_REQUESTS"
-	envNeverHealthy       = "FAKE_VLLM_NEVER_HEALTHY"
-	envAccuracy           = "FAKE_VLLM_ACCURACY"
-	envTokenDelay         = "FAKE_VLLM_TOKEN_DELAY"
-	envIgnoreSIGTERM      = "FAKE_VLLM_IGNORE_SIGTERM"
-	envArgvLog            = "FAKE_VLLM_ARGV_LOG"
-	envVersion            = "FAKE_VLLM_VERSION"
-	envStatsInterval      = "FAKE_VLLM_STATS_INTERVAL"
-	envBenchExit          = "FAKE_VLLM_BENCH_EXIT"
-	envBenchRequestTimout = "FAKE_VLLM_BENCH_REQUEST_TIMEOUT"
+	envStartupDelay     = "FAKE_VLLM_STARTUP_DELAY"
+	envExitDuringLoad   = "FAKE_VLLM_EXIT_DURING_LOAD"
+	envExitMessage      = "FAKE_VLLM_EXIT_MESSAGE"
+	envDieAfterRequests = "FAKE_VLLM_DIE_AFTER_REQUESTS"
+	envUnhealthyAfter   = "FAKE_VLLM_UNHEALTHY_AFTER_REQUESTS"
+	envNeverHealthy     = "FAKE_VLLM_NEVER_HEALTHY"
+	envAccuracy         = "FAKE_VLLM_ACCURACY"
+	envTokenDelay       = "FAKE_VLLM_TOKEN_DELAY"
+	envIgnoreSIGTERM    = "FAKE_VLLM_IGNORE_SIGTERM"
+	envArgvLog          = "FAKE_VLLM_ARGV_LOG"
 )
 
 const defaultExitMessage = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.72 GiB of which 1.06 GiB is free."
@@ -101,11 +95,4 @@ func (k *knobs) string(key, def string) string {
 		return v
 	}
 	return def
-}
-
-func versionFrom(getenv func(string) string) string {
-	if v := getenv(envVersion); v != "" {
-		return v
-	}
-	return openai.DefaultVersion
 }

@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 )
 
 func main() {
@@ -37,7 +39,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch args[0] {
 	case "-v", "--version":
-		fmt.Fprintln(stdout, versionFrom(getenv))
+		fmt.Fprintln(stdout, openai.Version)
 		return 0
 	case "-h", "--help":
 		fmt.Fprintln(stdout, topUsage)

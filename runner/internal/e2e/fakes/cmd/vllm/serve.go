@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +25,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Accuracy:     k.float(envAccuracy, 1),
 		TokenDelay:   k.duration(envTokenDelay, 0),
 		StartupDelay: k.duration(envStartupDelay, 0),
-		Version:      versionFrom(getenv),
 		Faults: openai.Faults{
 			DieAfterRequests:       k.int(envDieAfterRequests, 0),
 			UnhealthyAfterRequests: k.int(envUnhealthyAfter, 0),
@@ -36,7 +34,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	exitDuringLoad := k.int(envExitDuringLoad, 0)
 	exitMessage := k.string(envExitMessage, defaultExitMessage)
-	statsInterval := k.duration(envStatsInterval, 10*time.Second)
 	argvLog := getenv(envArgvLog)
 	if k.err != nil {
 		fmt.Fprintf(stderr, "vllm serve: %v\n", k.err)
@@ -60,7 +57,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		cfg.MaxModelLen = openai.DefaultMaxModelLen
 	}
 
-	log.info("api_server.py:1839", "vLLM API server version %s", cfg.Version)
+	log.info("api_server.py:1839", "vLLM API server version %s", openai.Version)
 	log.info("utils.py:233", "non-default args: %s", a.pythonRepr())
 	log.info("model.py:547", "Resolved architecture: FakeForCausalLM")
 	log.info("model.py:1510", "Using max model len %d", cfg.MaxModelLen)
@@ -95,12 +92,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	fmt.Fprintf(stderr, "INFO:     Started server process [%d]\nINFO:     Waiting for application startup.\nINFO:     Application startup complete.\n", os.Getpid())
 
-	stopStats := logStats(log, srv, statsInterval)
-	defer stopStats()
-
 	select {
 	case <-ctx.Done():
-		stopStats()
 		srv.Close()
 		return shutdown(stderr)
 	case <-srv.Done():
@@ -114,46 +107,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 func shutdown(stderr io.Writer) int {
 	fmt.Fprintf(stderr, "INFO:     Shutting down\nINFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\nINFO:     Finished server process [%d]\n", os.Getpid())
 	return 0
-}
-
-// logStats prints vLLM's periodic engine stats line while the server runs.
-func logStats(log *vlog, srv *openai.Server, every time.Duration) (stop func()) {
-	if every <= 0 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var once sync.Once
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		prev := srv.Stats()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			cur := srv.Stats()
-			if cur.Running == 0 && cur.GenerationTokens == prev.GenerationTokens && cur.PromptTokens == prev.PromptTokens {
-				continue // vLLM stays quiet while idle
-			}
-			secs := every.Seconds()
-			log.info("loggers.py:123", "Engine 000: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: 0 reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: 0.0%%",
-				float64(cur.PromptTokens-prev.PromptTokens)/secs, float64(cur.GenerationTokens-prev.GenerationTokens)/secs, cur.Running, float64(cur.Running))
-			if drafts := cur.SpecDrafts - prev.SpecDrafts; drafts > 0 {
-				accepted := cur.SpecAcceptedTokens - prev.SpecAcceptedTokens
-				drafted := cur.SpecDraftTokens - prev.SpecDraftTokens
-				perPos := make([]string, len(cur.SpecAcceptedPerPosition))
-				for i := range perPos {
-					perPos[i] = fmt.Sprintf("%.3f", float64(cur.SpecAcceptedPerPosition[i]-prev.SpecAcceptedPerPosition[i])/float64(drafts))
-				}
-				log.info("metrics.py:96", "SpecDecoding metrics: Mean acceptance length: %.2f, Accepted throughput: %.2f tokens/s, Drafted throughput: %.2f tokens/s, Accepted: %d tokens, Drafted: %d tokens, Per-position acceptance rate: %s, Avg Draft acceptance rate: %.1f%%",
-					1+float64(accepted)/float64(drafts), float64(accepted)/secs, float64(drafted)/secs, accepted, drafted, "["+strings.Join(perPos, ", ")+"]", 100*float64(accepted)/float64(drafted))
-			}
-			prev = cur
-		}
-	}()
-	return func() { once.Do(func() { close(done) }) }
 }
 
 // appendArgv appends one JSON array per start, so restarts are all visible.

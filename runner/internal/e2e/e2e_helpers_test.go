@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,10 +188,38 @@ func (e *e2e) setenv(kv ...string) {
 	}
 }
 
+// secrets gives the stand-in agent's `secret get` these secrets.
+func (e *e2e) secrets(s map[string]string) {
+	e.t.Helper()
+	data, err := json.Marshal(s)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	path := filepath.Join(e.dir, "agent", "secrets.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	e.setenv("FAKE_AGENT_SECRETS", path)
+}
+
+// environ is the job's environment. The stand-ins' knobs and the marker
+// reach the runner's children only as the runner's --pass-env lets them
+// (BENCHKITE_PASS_ENV); every other child variable is the runner's choice.
+// The tools come from PATH: the stand-in lm_eval is there.
 func (e *e2e) environ() []string {
-	var out []string
+	var out, pass []string
 	for k, v := range e.env {
 		out = append(out, k+"="+v)
+		if strings.HasPrefix(k, "FAKE_") || k == markerEnv {
+			pass = append(pass, k)
+		}
+	}
+	sort.Strings(pass)
+	if _, ok := e.env["BENCHKITE_PASS_ENV"]; !ok {
+		out = append(out, "BENCHKITE_PASS_ENV="+strings.Join(pass, ","))
+	}
+	if _, ok := e.env["BENCHKITE_TOOLS"]; !ok {
+		out = append(out, "BENCHKITE_TOOLS=path")
 	}
 	return out
 }

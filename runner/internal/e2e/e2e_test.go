@@ -114,7 +114,7 @@ func TestE2EHappyPath(t *testing.T) {
 			checkCode(t, o, 0)
 
 			s := e.summary()
-			checkPhases(t, s, map[string]string{"serve": "ok", "ready": "ok", "bench": "ok", "lm_eval": "ok", "gate": "ok"})
+			checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "ok", "bench": "ok", "lm_eval": "ok", "gate": "ok"})
 			if s.Verdict != summary.VerdictPass {
 				t.Errorf("verdict = %q, want pass", s.Verdict)
 			}
@@ -204,7 +204,7 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 	checkCode(t, o, 1)
 
 	s := e.summary()
-	checkPhases(t, s, map[string]string{"serve": "ok", "ready": "failed", "bench": "skipped", "lm_eval": "skipped", "gate": "ok"})
+	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "failed", "bench": "skipped", "lm_eval": "skipped", "gate": "ok"})
 	if err := phaseError(s, "ready"); !strings.Contains(err, "server exited before it was ready: vllm exited with code 1") {
 		t.Errorf("ready error = %q, want the server's exit", err)
 	}
@@ -247,7 +247,7 @@ func TestE2EServerDiesMidBench(t *testing.T) {
 	checkCode(t, o, 1)
 
 	s := e.summary()
-	checkPhases(t, s, map[string]string{"serve": "ok", "ready": "ok", "bench": "failed", "lm_eval": "skipped", "gate": "ok"})
+	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "ok", "bench": "failed", "lm_eval": "skipped", "gate": "ok"})
 	if len(s.Bench) != 2 {
 		t.Fatalf("summary bench = %+v, want both configs", s.Bench)
 	}
@@ -292,7 +292,7 @@ func TestE2ENeverHealthy(t *testing.T) {
 	checkCode(t, o, 1)
 
 	s := e.summary()
-	checkPhases(t, s, map[string]string{"serve": "ok", "ready": "failed", "bench": "skipped", "lm_eval": "skipped", "gate": "ok"})
+	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "failed", "bench": "skipped", "lm_eval": "skipped", "gate": "ok"})
 	if err := phaseError(s, "ready"); !strings.Contains(err, "server not ready in time") || !strings.Contains(err, "/health answered 503") {
 		t.Errorf("ready error = %q, want a timeout naming the 503", err)
 	}
@@ -320,7 +320,7 @@ func TestE2EBenchFailedRequests(t *testing.T) {
 	checkCode(t, o, 1)
 
 	s := e.summary()
-	checkPhases(t, s, map[string]string{"serve": "ok", "ready": "ok", "bench": "failed", "lm_eval": "skipped", "gate": "ok"})
+	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "ok", "bench": "failed", "lm_eval": "skipped", "gate": "ok"})
 	invalid := regexp.MustCompile(`incomplete benchmark run: completed [0-7] of 8 prompts, [1-8] requests failed`)
 	if len(s.Bench) != 1 || s.Bench[0].Status != summary.StatusFailed || !invalid.MatchString(s.Bench[0].Error) {
 		t.Fatalf("summary bench = %+v, want the run failed as incomplete", s.Bench)
@@ -348,7 +348,7 @@ func TestE2ELMEvalFails(t *testing.T) {
 	checkCode(t, o, 1)
 
 	s := e.summary()
-	checkPhases(t, s, map[string]string{"serve": "ok", "ready": "ok", "bench": "ok", "lm_eval": "failed", "gate": "ok"})
+	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "ok", "bench": "ok", "lm_eval": "failed", "gate": "ok"})
 	if len(s.Bench) != 1 || s.Bench[0].Status != summary.StatusOK || s.Bench[0].OutputThroughput <= 0 {
 		t.Errorf("summary bench = %+v, want the bench results kept", s.Bench)
 	}
@@ -359,8 +359,9 @@ func TestE2ELMEvalFails(t *testing.T) {
 		t.Errorf("the log does not show lm_eval's traceback")
 	}
 	e.checkUploaded("summary.json", "bench-short.json", "lm_eval-gsm8k.log")
-	e.checkAnnotation("error", "**lm_eval** failed: gsm8k: lm_eval exited with code 3", "| short | 2 |", "| ok |")
-	checkLastLines(t, o, tailLines, "+++ :x: e2e-lmeval-fails: error", "lm_eval failed: gsm8k: lm_eval exited with code 3")
+	// lm_eval is named by the path it was found at (the tools phase).
+	e.checkAnnotation("error", "**lm_eval** failed: gsm8k: ", "/lm_eval exited with code 3", "| short | 2 |", "| ok |")
+	checkLastLines(t, o, tailLines, "+++ :x: e2e-lmeval-fails: error", "lm_eval failed: gsm8k: ", "/lm_eval exited with code 3")
 	e.checkNoLeftovers()
 }
 
@@ -402,7 +403,7 @@ func TestE2ESIGTERMDuringBench(t *testing.T) {
 			checkCode(t, o, 143) // 128 + SIGTERM
 
 			s := e.summary()
-			checkPhases(t, s, map[string]string{"serve": "ok", "ready": "ok", "bench": "canceled", "lm_eval": "skipped", "gate": "skipped"})
+			checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "ok", "bench": "canceled", "lm_eval": "skipped", "gate": "skipped"})
 			if s.Verdict != summary.VerdictError {
 				t.Errorf("verdict = %q, want error", s.Verdict)
 			}
@@ -545,7 +546,8 @@ func TestE2ESeedGate(t *testing.T) {
 	tests := []struct {
 		name     string
 		accuracy string
-		token    []string // how the runner gets the API token
+		token    []string // the API token in the job's env
+		secret   string   // the API token as the Buildkite secret BENCHKITE_API_TOKEN
 		code     int
 		verdict  string // of the gsm8k gate
 		phase    string // status of the gate phase
@@ -561,7 +563,7 @@ func TestE2ESeedGate(t *testing.T) {
 			style: "warning", notes: []string{"### ✅ `minimax_m3-mi355x`: pass", "| ✅ pass | accuracy | gsm8k | `exact_match,flexible-extract` |"},
 		},
 		{
-			name: "fail below tolerance", accuracy: "0.8", token: []string{"FAKE_AGENT_SECRET_BENCHKITE_API_TOKEN", apiToken},
+			name: "fail below tolerance", accuracy: "0.8", secret: apiToken,
 			code: 1, verdict: summary.VerdictFail, phase: "failed",
 			style: "error", notes: []string{"### ❌ `minimax_m3-mi355x`: fail", "| ❌ fail | accuracy | gsm8k | `exact_match,flexible-extract` |"},
 		},
@@ -579,6 +581,9 @@ func TestE2ESeedGate(t *testing.T) {
 			e.setenv("FAKE_VLLM_ACCURACY", tt.accuracy, "FAKE_LMEVAL_DOCS", "50",
 				"BENCHKITE_API_URL", api.URL, "BUILDKITE_ORGANIZATION_SLUG", api.Org, "BUILDKITE_PIPELINE_SLUG", api.Pipeline)
 			e.setenv(tt.token...)
+			if tt.secret != "" {
+				e.secrets(map[string]string{"BENCHKITE_API_TOKEN": tt.secret})
+			}
 			o := e.run("--health-timeout", "5m")
 			checkCode(t, o, tt.code)
 
@@ -638,9 +643,9 @@ func TestE2ESeedGate(t *testing.T) {
 				}
 			}
 			switch {
-			case tt.token == nil && len(api.Requests()) > 0:
+			case tt.token == nil && tt.secret == "" && len(api.Requests()) > 0:
 				t.Errorf("without a token the runner still called the API: %+v", api.Requests())
-			case tt.token != nil && downloads == 0:
+			case (tt.token != nil || tt.secret != "") && downloads == 0:
 				t.Errorf("the runner never downloaded the no-spec summary: %+v", api.Requests())
 			}
 
@@ -680,7 +685,7 @@ func TestE2EAttachedServer(t *testing.T) {
 	checkCode(t, o, 0)
 
 	s := e.summary()
-	checkPhases(t, s, map[string]string{"serve": "skipped", "ready": "ok", "bench": "ok", "lm_eval": "ok", "gate": "ok"})
+	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "skipped", "ready": "ok", "bench": "ok", "lm_eval": "ok", "gate": "ok"})
 	if why := phaseError(s, "serve"); why != "attached to "+srv.URL() {
 		t.Errorf("serve skipped for %q, want attached to %s", why, srv.URL())
 	}

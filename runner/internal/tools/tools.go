@@ -446,16 +446,23 @@ func orNone(s string) string {
 // Expect is what Provision will return for req when it succeeds, without
 // running anything: the paths and environment `runner plan` shows.
 func Expect(req Request) (Tools, error) {
+	var err error
 	switch {
 	case len(req.Packages) == 0 && req.Mode != ModePath:
 		return Tools{}, nil
 	case req.Mode == ModePath:
+		// As Provision finds them, when they are there already.
 		t := Tools{Mode: ModePath}
+		path := envValue(req.Environ, "PATH")
 		if hasPackage(req.Packages, LMEval.Name) {
-			t.LMEval = "lm_eval"
+			if t.LMEval, err = lookPath("lm_eval", path); err != nil {
+				t.LMEval = "lm_eval"
+			}
 		}
 		if hasPackage(req.Packages, BFCLEval.Name) {
-			t.Python = "python3"
+			if t.Python, err = lookPath("python3", path); err != nil {
+				t.Python = "python3"
+			}
 		}
 		if pp, ok := lookupEnv(req.Environ, "PYTHONPATH"); ok {
 			t.Env = []childenv.Var{{Name: "PYTHONPATH", Value: pp}}

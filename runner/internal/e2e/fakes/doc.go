@@ -85,7 +85,7 @@
 //	FAKE_AGENT_ANNOTATIONS             directory of <context>.md bodies and
 //	                                   <context>.style styles ("/" in a context
 //	                                   becomes "_"; no context means "default").
-//	FAKE_AGENT_SECRET_<KEY>            value of secret KEY (upper-cased).
+//	FAKE_AGENT_SECRETS                 JSON file of secret key to value.
 //
 // Unset directories mean the command is only recorded.
 package fakes

@@ -14,7 +14,7 @@ const (
 	envLog         = "FAKE_AGENT_LOG"
 	envArtifacts   = "FAKE_AGENT_ARTIFACTS"
 	envAnnotations = "FAKE_AGENT_ANNOTATIONS"
-	envSecretPfx   = "FAKE_AGENT_SECRET_"
+	envSecrets     = "FAKE_AGENT_SECRETS"
 )
 
 const version = "3.137.0"

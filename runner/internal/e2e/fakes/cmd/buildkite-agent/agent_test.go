@@ -189,8 +189,11 @@ func TestAnnotate(t *testing.T) {
 func TestSecretGet(t *testing.T) {
 	t.Parallel()
 	ta := newTestAgent(t)
-	ta.env[envSecretPfx+"HF_TOKEN"] = "hf_abc"
-	ta.env[envSecretPfx+"OTHER"] = "o"
+	secrets := filepath.Join(t.TempDir(), "secrets.json")
+	if err := os.WriteFile(secrets, []byte(`{"HF_TOKEN": "hf_abc", "OTHER": "o"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ta.env[envSecrets] = secrets
 	tests := []struct {
 		stdin      string
 		args       []string

@@ -7,9 +7,12 @@ package main
 
 import (
 	"os"
+
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
 )
 
 func main() {
+	execlog.Record()
 	dir, err := os.Getwd()
 	if err != nil {
 		dir = "."

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -12,8 +14,10 @@ var secretGetCommand = command{
 	run:        secretGet,
 }
 
-// secretGet prints FAKE_AGENT_SECRET_<KEY> (keys are case-insensitive) as
-// the bare value, the agent's default format for one key.
+// secretGet prints the secret from the FAKE_AGENT_SECRETS file (a JSON
+// object of key to value; keys are case-insensitive) as the bare value,
+// the agent's default format for one key. The values live in a file, not
+// in the environment: the runner gives no child a secret-looking variable.
 func secretGet(a *agent, f flags, _ string) error {
 	if len(f.args) == 0 {
 		return errors.New("at least one secret key is required")
@@ -25,7 +29,22 @@ func secretGet(a *agent, f flags, _ string) error {
 		return errUnsupported("secret get --format " + format)
 	}
 	key := f.args[0]
-	v := a.getenv(envSecretPfx + strings.ToUpper(key))
+	v := ""
+	if path := a.getenv(envSecrets); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", envSecrets, err)
+		}
+		var secrets map[string]string
+		if err := json.Unmarshal(data, &secrets); err != nil {
+			return fmt.Errorf("read %s: %w", envSecrets, err)
+		}
+		for k, s := range secrets {
+			if strings.EqualFold(k, key) {
+				v = s
+			}
+		}
+	}
 	if v == "" {
 		return fmt.Errorf("failed to get secret %q: secret not found", key)
 	}

@@ -13,10 +13,12 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 )
 
 func main() {
+	execlog.Record()
 	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
 	if ignore, _ := strconv.ParseBool(os.Getenv(envIgnoreSIGTERM)); ignore {
 		// Lets tests check that callers escalate to SIGKILL.

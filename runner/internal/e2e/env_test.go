@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/benchkite/benchkite/internal/shell"
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
+)
+
+// execLog turns on the stand-ins' start log and returns a reader of it.
+func (e *e2e) execLog() func() []execlog.Entry {
+	path := filepath.Join(e.dir, "exec.jsonl")
+	e.setenv(execlog.Env, path)
+	return func() []execlog.Entry {
+		e.t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			e.t.Fatalf("no stand-in was started: %v", err)
+		}
+		defer f.Close()
+		var out []execlog.Entry
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var en execlog.Entry
+			if err := json.Unmarshal(sc.Bytes(), &en); err != nil {
+				e.t.Fatalf("exec log: %v", err)
+			}
+			out = append(out, en)
+		}
+		return out
+	}
+}
+
+// TestE2ETokensReachNoChild: with every token of a real job set, no child
+// gets the API or ingest token, only buildkite-agent gets the agent's
+// token, and the Hugging Face token goes only where a download happens.
+func TestE2ETokensReachNoChild(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-tokens"
+	e := newE2E(t, name, tinyRecipe(name, 1))
+	read := e.execLog()
+	tokens := map[string]string{
+		"BUILDKITE_AGENT_ACCESS_TOKEN": "agent-token-value",
+		"BUILDKITE_API_TOKEN":          "api-token-value",
+		"BENCHKITE_INGEST_TOKEN":       "ingest-token-value",
+		"MY_API_KEY":                   "some-key-value",
+		"HF_TOKEN":                     "hf-token-value",
+	}
+	for k, v := range tokens {
+		e.setenv(k, v)
+	}
+	o := e.run("--health-timeout", "5m")
+	checkCode(t, o, 0)
+	entries := read()
+	seen := map[string]bool{}
+	for _, en := range entries {
+		prog := filepath.Base(en.Argv[0])
+		if len(en.Argv) > 1 {
+			prog += " " + en.Argv[1]
+		}
+		seen[prog] = true
+		env := strings.Join(en.Env, "\n")
+		for _, v := range []string{"api-token-value", "ingest-token-value", "some-key-value"} {
+			if strings.Contains(env, v) {
+				t.Errorf("%s got a token it must not hold (%s)", prog, v)
+			}
+		}
+		agent := filepath.Base(en.Argv[0]) == "buildkite-agent"
+		if strings.Contains(env, "agent-token-value") != agent {
+			t.Errorf("%s: holds the agent token = %v, want %v", prog, !agent, agent)
+		}
+		if agent && strings.Contains(env, "hf-token-value") {
+			t.Errorf("%s got the HF token", prog)
+		}
+		if !agent && strings.Contains(env, "BUILDKITE_BUILD_URL=") {
+			t.Errorf("%s got the job's Buildkite variables", prog)
+		}
+		if (prog == "vllm serve" || prog == "vllm bench") && !strings.Contains(env, "HF_TOKEN=hf-token-value") {
+			t.Errorf("%s lacks the HF token it downloads with", prog)
+		}
+	}
+	for _, want := range []string{"vllm serve", "vllm bench", "lm_eval --model", "buildkite-agent annotate"} {
+		if !seen[want] {
+			t.Errorf("no %q among the started stand-ins %v", want, seen)
+		}
+	}
+}
+
+// TestE2EPlanIsWhatRunStarts: `runner plan` and `runner run` start the
+// same processes, in the same order, with the same argv.
+func TestE2EPlanIsWhatRunStarts(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-plan-run"
+	e := newE2E(t, name, tinyRecipe(name, 3))
+	read := e.execLog()
+	o := e.run("--health-timeout", "5m")
+	checkCode(t, o, 0)
+	var started []string
+	for _, en := range read() {
+		started = append(started, shell.Join(en.Argv))
+	}
+
+	plan := e.plan("--health-timeout", "5m")
+	var planned []string
+	for _, line := range strings.Split(plan, "\n") {
+		num, argv, ok := strings.Cut(line, ". ")
+		if !ok || strings.TrimLeft(num, "0123456789") != "" || num == "" {
+			continue
+		}
+		planned = append(planned, argv)
+	}
+	// The annotation's style is chosen after the run; the plan says which.
+	for i, p := range planned {
+		planned[i] = strings.Replace(p, "--style 'success|error'", "--style success", 1)
+	}
+	if len(planned) == 0 || strings.Join(planned, "\n") != strings.Join(started, "\n") {
+		t.Errorf("plan and run differ\nplanned:\n%s\nstarted:\n%s", strings.Join(planned, "\n"), strings.Join(started, "\n"))
+	}
+}
+
+// plan runs `runner plan recipe.yaml --port <port> args...` in the job's
+// directory and environment and returns what it printed.
+func (e *e2e) plan(args ...string) string {
+	e.t.Helper()
+	argv := append([]string{"plan", "recipe.yaml", "--port", strconv.Itoa(e.port)}, args...)
+	cmd := exec.Command(e.bin, argv...)
+	cmd.Dir = e.dir
+	cmd.Env = e.environ()
+	out, err := cmd.Output()
+	if err != nil {
+		e.t.Fatalf("runner plan: %v\n%s", err, out)
+	}
+	return string(out)
+}

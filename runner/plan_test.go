@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // cwdToken stands for the test's working directory in golden plans.
@@ -181,5 +183,49 @@ func TestPlanWithoutToken(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "every process gets only the environment listed under it\n") {
 		t.Errorf("plan does not say what the processes get:\n%s", stdout)
+	}
+}
+
+// TestPlanReferenceBFCL: every reference recipe with a bfcl block plans one
+// driver run per category, with its settings, after lm_eval and on the
+// same server.
+func TestPlanReferenceBFCL(t *testing.T) {
+	t.Parallel()
+	dir := testutil.SharedDir(t, "reference/perf-eval/workloads")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), "\nbfcl:") {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			stdout, stderr, code := runPlanCmd(t, map[string]string{"BUILDKITE_JOB_ID": "job-1"}, f)
+			if code != 0 {
+				t.Fatalf("plan exit %d: %s", code, stderr)
+			}
+			drivers := strings.Count(stdout, "/bfcl/bfcl_driver.py ")
+			notes := strings.Count(stdout, "     # bfcl_")
+			if drivers == 0 || drivers != notes {
+				t.Errorf("plan has %d driver runs and %d settings notes, want one note per run:\n%s", drivers, notes, stdout)
+			}
+			if strings.Index(stdout, "bfcl_driver.py") < strings.Index(stdout, "lm_eval --model") {
+				t.Errorf("bfcl runs before lm_eval:\n%s", stdout)
+			}
+			if !strings.Contains(stdout, " bfcl-eval==2026.3.23 ") {
+				t.Errorf("the tools install lacks the pinned bfcl-eval:\n%s", stdout)
+			}
+		})
+	}
+	if n != 10 {
+		t.Errorf("found %d reference recipes with a bfcl block, want 10", n)
 	}
 }

@@ -175,6 +175,10 @@ type BFCLGate struct {
 // BFCLMetric is the metric BFCL results and gates use.
 const BFCLMetric = "acc"
 
+// BFCLResultName is the accuracy result of a BFCL category or
+// sub-category: bfcl_<category>, as the system benchkite replaces names it.
+func BFCLResultName(category string) string { return "bfcl_" + category }
+
 // RegressionFor is the regression policy of config c: its own, else the
 // bench-wide one, else nil.
 func (b *Bench) RegressionFor(c *BenchConfig) *Regression {

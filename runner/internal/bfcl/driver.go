@@ -62,6 +62,16 @@ type Job struct {
 	Env []string
 }
 
+// Argv is the command Prepare's Job runs, without preparing anything: what
+// `runner plan` shows.
+func Argv(p Plan, dir, python string) ([]string, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("bfcl %s: %w", p.Category, err)
+	}
+	return []string{python, filepath.Join(absDir, DriverFile), filepath.Join(absDir, p.Category, ConfigFile)}, nil
+}
+
 // Prepare writes the driver into dir and a fresh project root for the
 // plan's category, dir/<category>, holding the driver's config. python is
 // the interpreter to run (the provisioned venv's, or python3 on PATH).
@@ -130,7 +140,7 @@ func Prepare(p Plan, dir, python string, srv Server, getenv func(string) string)
 		Plan:  p,
 		Root:  root,
 		Model: srv.Model,
-		Argv:  []string{python, driver, config},
+		Argv:  []string{python, driver, config}, // as Argv says
 		Env:   driverEnv(getenv),
 	}, nil
 }

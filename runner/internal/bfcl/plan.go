@@ -61,7 +61,7 @@ type Quota struct {
 func (p Plan) Name() string { return ResultName(p.Category) }
 
 // ResultName is the accuracy result name of a BFCL category.
-func ResultName(category string) string { return "bfcl_" + category }
+func ResultName(category string) string { return workloads.BFCLResultName(category) }
 
 // Subsampled reports whether the run covers only part of the category,
 // which makes BFCL evaluate partially.

@@ -61,9 +61,32 @@ func (g Gater) Apply(ctx context.Context, sum *summary.Summary) []summary.GateRe
 
 func pct(delta float64) *float64 { return &delta }
 
+// judged is one accuracy result with the expectations on it: an lm_eval
+// task, or a BFCL category (bfcl_<category>, metric acc).
+type judged struct {
+	Name   string
+	Expect []workloads.Expectation
+}
+
+// accuracyGates are every lm_eval task's and BFCL category's expectations.
+func (g Gater) accuracyGates() []judged {
+	var out []judged
+	for _, t := range g.Res.Tasks {
+		out = append(out, judged{t.Name, t.Expect})
+	}
+	if b := g.Res.BFCL; b != nil {
+		for _, bg := range b.Gates {
+			e := bg.Expect
+			e.Metric = workloads.BFCLMetric
+			out = append(out, judged{workloads.BFCLResultName(bg.Category), []workloads.Expectation{e}})
+		}
+	}
+	return out
+}
+
 func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.GateResult {
 	var out []summary.GateResult
-	for _, t := range g.Res.Tasks {
+	for _, t := range g.accuracyGates() {
 		var tr *summary.TaskResult
 		for i := range sum.Accuracy {
 			if sum.Accuracy[i].Task == t.Name {

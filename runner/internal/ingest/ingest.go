@@ -41,6 +41,52 @@ type Record struct {
 	SpecAcceptRate float64 `json:"spec_acceptance_rate,omitempty"`
 }
 
+// AccuracyRecord is one accuracy result (an lm_eval task or a BFCL
+// category) in lm_eval's results shape, {"results": {task: {metric: v}}},
+// with lm_eval's metric names: BFCL's acc is "acc,none", as the dashboards
+// of the system benchkite replaces read it.
+type AccuracyRecord struct {
+	Recipe     string                        `json:"recipe"`
+	Device     string                        `json:"device"`
+	Model      string                        `json:"model"`
+	Image      string                        `json:"image"`
+	Framework  string                        `json:"framework"`
+	Precision  string                        `json:"precision"`
+	TP         int                           `json:"tp"`
+	VLLMCommit string                        `json:"vllm_commit,omitempty"`
+	BuildURL   string                        `json:"build_url,omitempty"`
+	Date       string                        `json:"date"`
+	Results    map[string]map[string]float64 `json:"results"`
+}
+
+// AccuracyRecords are the measured accuracy results of s, one record each.
+func AccuracyRecords(s summary.Summary) []AccuracyRecord {
+	var out []AccuracyRecord
+	for _, a := range s.Accuracy {
+		if a.Status != summary.StatusOK || len(a.Metrics) == 0 {
+			continue
+		}
+		metrics := map[string]float64{}
+		for k, v := range a.Metrics {
+			if !strings.Contains(k, ",") {
+				k += ",none" // lm_eval's name of a metric without a filter
+			}
+			metrics[k] = v
+		}
+		rec := AccuracyRecord{
+			Recipe: s.Recipe, Device: s.Device, Model: s.Model, Image: s.Image, Framework: "vllm",
+			Precision: s.Precision, TP: s.TP, VLLMCommit: s.VLLMCommit, Date: s.Finished.UTC().Format(time.RFC3339),
+			Results: map[string]map[string]float64{a.Task: metrics},
+		}
+		if s.Buildkite != nil {
+			rec.BuildURL = s.Buildkite.BuildURL
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// Records are the bench runs of s that measured something, one record each.
 func Records(s summary.Summary) []Record {
 	var out []Record
 	for _, r := range s.Bench {
@@ -70,7 +116,13 @@ func Records(s summary.Summary) []Record {
 // caller logs a failure as a warning and the step's verdict is unchanged.
 // The token goes only into the Authorization header, never into a message.
 func Post(ctx context.Context, client *http.Client, url, token string, s summary.Summary) error {
-	records := Records(s)
+	var records []any
+	for _, r := range Records(s) {
+		records = append(records, r)
+	}
+	for _, r := range AccuracyRecords(s) {
+		records = append(records, r)
+	}
 	if len(records) == 0 {
 		return nil
 	}

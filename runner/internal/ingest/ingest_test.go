@@ -75,3 +75,24 @@ func TestIngestFailuresAreErrorsWithoutTheToken(t *testing.T) {
 		t.Errorf("a 403 was retried: %d calls", calls.Load())
 	}
 }
+
+func TestAccuracyRecordsAreLMEvalShaped(t *testing.T) {
+	t.Parallel()
+	s := ingestSummary()
+	s.Accuracy = []summary.TaskResult{
+		{Task: "gsm8k", Status: summary.StatusOK, Metrics: map[string]float64{"exact_match,flexible-extract": 0.93}},
+		{Task: "bfcl_multi_turn", Status: summary.StatusOK, Metrics: map[string]float64{"acc": 0.58}},
+		{Task: "bfcl_simple_python", Status: summary.StatusFailed, Error: "no score"},
+	}
+	var got []map[string]map[string]float64
+	for _, r := range AccuracyRecords(s) {
+		got = append(got, r.Results)
+	}
+	want := []map[string]map[string]float64{
+		{"gsm8k": {"exact_match,flexible-extract": 0.93}},
+		{"bfcl_multi_turn": {"acc,none": 0.58}},
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("AccuracyRecords() results diff (-got +want):\n%s", diff)
+	}
+}

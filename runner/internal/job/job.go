@@ -236,6 +236,23 @@ func (j *Job) Run(ctx context.Context) Result {
 		j.phase(ctx, summary.PhaseLMEval, j.lmeval)
 	}
 
+	switch {
+	case j.res.BFCL == nil:
+	case j.cfg.BenchOnly || r.BenchOnly:
+		j.skip(summary.PhaseBFCL, "bench only")
+	case ctx.Err() != nil:
+		j.skip(summary.PhaseBFCL, "canceled")
+	case !ok:
+		j.skip(summary.PhaseBFCL, "server not serving")
+	default:
+		if why := j.notServing(ctx, !benchOK || j.failed(summary.PhaseLMEval)); why != "" {
+			j.skip(summary.PhaseBFCL, why)
+			fmt.Fprintf(j.log, "runner: bfcl skipped: %s\n", why)
+			break
+		}
+		j.phase(ctx, summary.PhaseBFCL, j.bfclPhase)
+	}
+
 	// Cleanup runs on its own clock: a cancelled ctx must not stop it.
 	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -252,6 +269,12 @@ func (j *Job) Run(ctx context.Context) Result {
 	}
 	j.phase(cleanCtx, summary.PhasePublish, j.publish)
 	return Result{Summary: j.sum, Failed: !j.finish()}
+}
+
+// failed says whether the phase ran and failed.
+func (j *Job) failed(name string) bool {
+	p := j.sum.Phase(name)
+	return p != nil && p.Status == summary.StatusFailed
 }
 
 // phase runs fn in a collapsed log group and records it. A failed phase's
@@ -290,6 +313,8 @@ func phaseTitle(name string) string {
 		return ":stopwatch: vllm bench serve"
 	case summary.PhaseLMEval:
 		return ":dart: lm_eval"
+	case summary.PhaseBFCL:
+		return ":hammer_and_wrench: bfcl"
 	case summary.PhaseGate:
 		return ":vertical_traffic_light: gates"
 	case summary.PhasePublish:

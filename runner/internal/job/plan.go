@@ -13,8 +13,16 @@ import (
 // any: what a person checks in a PR. It is built from the same spec
 // functions Run calls.
 func (j *Job) Plan() ([]proc.Spec, error) {
+	specs, _, err := j.plan()
+	return specs, err
+}
+
+// plan is Plan with a note for the processes whose argv does not say
+// everything: the settings a BFCL run reads from its config file.
+func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 	res, c := j.res, j.cfg
 	var specs []proc.Spec
+	notes := map[int]string{}
 	add := func(s proc.Spec, err error) error {
 		specs = append(specs, s)
 		return err
@@ -22,35 +30,47 @@ func (j *Job) Plan() ([]proc.Spec, error) {
 	if j.runsAccuracy() {
 		install, err := j.toolsPlan()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		specs = append(specs, install...)
 	}
 	if c.BaseURL == "" {
 		serve, err := j.serveSpecs()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		specs = append(specs, serve...)
 	}
 	for _, run := range res.BenchRuns {
 		for rep := 1; rep <= run.Repetitions; rep++ {
 			if err := add(j.benchSpec(run, rep)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	if j.runsAccuracy() {
 		for _, t := range res.Tasks {
 			if err := add(j.lmevalSpec(t)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
+		}
+	}
+	if j.runsAccuracy() {
+		plans, err := j.bfclPlans()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range plans {
+			if err := add(j.bfclSpec(p)); err != nil {
+				return nil, nil, err
+			}
+			notes[len(specs)-1] = p.String()
 		}
 	}
 	if c.BaseURL == "" && res.Profile.Runtime == agents.Docker {
 		env, err := j.env(childenv.Docker)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, argv := range containerCleanup(containerName(res, j.getenv), c.Grace) {
 			specs = append(specs, proc.Spec{Argv: argv, Env: env})
@@ -61,21 +81,21 @@ func (j *Job) Plan() ([]proc.Spec, error) {
 	if j.readsHistory() && c.Gates.TokenEnv != "" && j.getenv(c.Gates.TokenEnv) == "" {
 		env, err := j.env(childenv.Agent)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", c.Gates.TokenSecret}, Env: env})
 	}
 	publish, err := j.publishSpecs("success|error", !coveredByStep(j.getenv, j.dir))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append(specs, publish...), nil
+	return append(specs, publish...), notes, nil
 }
 
 // WritePlan prints Plan for people: each process with its whole
 // environment, secrets masked.
 func (j *Job) WritePlan(w io.Writer, cwd string) error {
-	specs, err := j.Plan()
+	specs, notes, err := j.plan()
 	if err != nil {
 		return err
 	}
@@ -83,6 +103,9 @@ func (j *Job) WritePlan(w io.Writer, cwd string) error {
 	fmt.Fprintf(w, "every process gets only the environment listed under it\n\n")
 	for i, s := range specs {
 		fmt.Fprintf(w, "%d. %s\n", i+1, proc.FormatArgv(s.Argv))
+		if n, ok := notes[i]; ok {
+			fmt.Fprintf(w, "     # %s\n", n)
+		}
 		for _, e := range childenv.Render(s.Env) {
 			fmt.Fprintf(w, "     env %s\n", e)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/trend"
+	"github.com/benchkite/benchkite/workloads"
 )
 
 // coveredByStep says whether the step's own artifact_paths already upload
@@ -166,7 +167,7 @@ func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 	}
 	for _, t := range s.Accuracy {
 		metric := ""
-		for _, k := range []string{"exact_match,flexible-extract", "exact_match,strict-match"} {
+		for _, k := range []string{"exact_match,flexible-extract", "exact_match,strict-match", workloads.BFCLMetric} {
 			if _, ok := t.Metrics[k]; ok {
 				metric = k
 				break

@@ -19,6 +19,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/workloads"
 )
 
 // Context is the annotation context of the build-wide report.
@@ -138,6 +139,26 @@ func headline(s summary.Summary) (run *summary.BenchRun, task *summary.TaskResul
 	return run, task, ""
 }
 
+// functionCalling sums up a recipe's BFCL results: how many were scored,
+// and the lowest, which is the one a broken tool-call parser shows in.
+func functionCalling(s summary.Summary) string {
+	n, low, lowName := 0, 2.0, ""
+	for _, a := range s.Accuracy {
+		v, ok := a.Metrics[workloads.BFCLMetric]
+		if !strings.HasPrefix(a.Task, "bfcl_") || a.Status != summary.StatusOK || !ok {
+			continue
+		}
+		n++
+		if v < low {
+			low, lowName = v, strings.TrimPrefix(a.Task, "bfcl_")
+		}
+	}
+	if n == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%d scored, lowest %s %.4f", n, annotate.Markdown(lowName), low)
+}
+
 func renderReport(sums []summary.Summary, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
 	pass, fail, errs := 0, 0, 0
@@ -153,8 +174,8 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 	}
 	fmt.Fprintf(&b, "### benchkite: %d passed, %d regressed, %d could not be judged\n\n", pass, fail, errs)
 	if len(sums) > 0 {
-		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | failed gates |\n")
-		b.WriteString("|---|---|---|--:|--:|--:|--:|--:|---|\n")
+		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | BFCL | failed gates |\n")
+		b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|---|\n")
 		for _, s := range sums {
 			name := "`" + annotate.Markdown(s.Recipe) + "`"
 			if s.Buildkite != nil && s.Buildkite.JobID != "" && buildURL != "" {
@@ -173,6 +194,7 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 			if task != nil && metric != "" {
 				acc = fmt.Sprintf("%s %.4f", task.Task, task.Metrics[metric])
 			}
+			fc := functionCalling(s)
 			var failed []string
 			for _, g := range s.Gates {
 				if g.Verdict == summary.VerdictFail {
@@ -186,8 +208,8 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 					}
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %s %s | %s × %d | %s | %s | %s | %s | %s | %s |\n",
-				name, annotate.VerdictMark(s.Verdict), s.Verdict, s.GPU, s.NumGPUs, tput, ttft, tpot, accept, acc, strings.Join(failed, ", "))
+			fmt.Fprintf(&b, "| %s | %s %s | %s × %d | %s | %s | %s | %s | %s | %s | %s |\n",
+				name, annotate.VerdictMark(s.Verdict), s.Verdict, s.GPU, s.NumGPUs, tput, ttft, tpot, accept, acc, fc, strings.Join(failed, ", "))
 		}
 		b.WriteString("\n")
 	}

@@ -35,6 +35,7 @@ const (
 	PhaseReady   = "ready"
 	PhaseBench   = "bench"
 	PhaseLMEval  = "lm_eval"
+	PhaseBFCL    = "bfcl"
 	PhaseGate    = "gate"
 	PhasePublish = "publish"
 )

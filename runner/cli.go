@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/runner/internal/calibrate"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/job"
 	"github.com/benchkite/benchkite/runner/internal/proc"
@@ -28,6 +29,7 @@ Usage:
   runner run RECIPE [flags]     serve, bench, evaluate, gate and publish
   runner plan RECIPE [flags]    print every process run would start; start none
   runner report [flags]         build-wide summary of every recipe's results
+  runner calibrate [flags]      false alarms and power of the regression detector on simulated nights
 
 Run "runner COMMAND -h" for flags. Every flag also reads an environment
 variable, named in its help.
@@ -61,6 +63,11 @@ func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(str
 		err = runPlan(args, io, getenv, environ)
 	case "report":
 		err = report.Command(ctx, args, io, getenv, environ)
+	case "calibrate":
+		err = calibrate.Command(ctx, args, getenv, io.Stdout, io.Stderr)
+		if errors.Is(err, calibrate.ErrUsage) {
+			err = &cliutil.ExitError{Code: 2, Err: err}
+		}
 	case "help", "-h", "--help":
 		fmt.Fprint(io.Stdout, usage)
 		return 0

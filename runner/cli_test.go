@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -119,6 +120,8 @@ func TestUsageErrors(t *testing.T) {
 		{"BENCH_ONLY not a boolean", []string{"plan", seedRecipe}, map[string]string{"BENCH_ONLY": "sometimes"}, `env BENCH_ONLY: "sometimes" is not a boolean`},
 		{"zero health timeout", []string{"plan", seedRecipe, "--health-timeout", "0s"}, nil, "--health-timeout must be positive"},
 		{"unknown flag", []string{"run", seedRecipe, "--no-such-flag"}, nil, "flag provided but not defined: -no-such-flag"},
+		{"calibrate: unknown flag", []string{"calibrate", "--no-such-flag"}, nil, "flag provided but not defined: -no-such-flag"},
+		{"calibrate: bad env", []string{"calibrate"}, map[string]string{"BENCHKITE_CALIBRATE_TRIALS": "many"}, "BENCHKITE_CALIBRATE_TRIALS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,5 +209,25 @@ func TestMissingRecipeFile(t *testing.T) {
 	code := run(context.Background(), []string{"plan", "testdata/recipes/none.yaml"}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil)
 	if code != 1 || !strings.Contains(stderr.String(), "read recipe: open testdata/recipes/none.yaml") {
 		t.Errorf("plan of a missing file = %d, stderr %q; want 1 naming the file", code, stderr.String())
+	}
+}
+
+// TestCalibrateJSON: runner calibrate prints the two numbers the README
+// quotes, under the keys the issue names.
+func TestCalibrateJSON(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr strings.Builder
+	code := run(context.Background(), []string{"calibrate", "--trials", "300", "--json"}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil)
+	if code != 0 {
+		t.Fatalf("calibrate = %d; stderr:\n%s", code, stderr.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil {
+		t.Fatalf("calibrate --json printed %q: %v", stdout.String(), err)
+	}
+	for _, k := range []string{"false_positive_rate", "power"} {
+		if _, ok := got[k].(float64); !ok {
+			t.Errorf("calibrate --json lacks a number %q: %v", k, got)
+		}
 	}
 }

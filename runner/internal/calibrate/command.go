@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -55,12 +54,8 @@ type options struct {
 }
 
 // Command runs `runner calibrate` with args (without the command name),
-// reading BENCHKITE_CALIBRATE_* from the process environment.
-func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return command(ctx, args, os.Getenv, stdout, stderr)
-}
-
-func command(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// reading BENCHKITE_CALIBRATE_* through getenv.
+func Command(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	o, err := parse(args, getenv, stderr)
 	if err != nil {
 		return err

@@ -18,15 +18,15 @@ func noEnv(string) string { return "" }
 func runJSON(t *testing.T, args []string, getenv func(string) string) []map[string]any {
 	t.Helper()
 	var out bytes.Buffer
-	if err := command(context.Background(), append(args, "--json"), getenv, &out, io.Discard); err != nil {
-		t.Fatalf("command(%q) error = %v", args, err)
+	if err := Command(context.Background(), append(args, "--json"), getenv, &out, io.Discard); err != nil {
+		t.Fatalf("Command(%q) error = %v", args, err)
 	}
 	var rows []map[string]any
 	dec := json.NewDecoder(&out)
 	for dec.More() {
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {
-			t.Fatalf("command(%q) printed bad JSON: %v", args, err)
+			t.Fatalf("Command(%q) printed bad JSON: %v", args, err)
 		}
 		rows = append(rows, m)
 	}
@@ -93,7 +93,7 @@ func TestEnv(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	rows := runJSON(t, nil, getenv)
 	if len(rows) != 2 || rows[0]["trials"] != 40.0 || rows[1]["noise_cv"] != 0.05 || rows[0]["seed"] != 3.0 {
-		t.Errorf("command() with env %v = %v", env, rows)
+		t.Errorf("Command() with env %v = %v", env, rows)
 	}
 	rows = runJSON(t, []string{"--trials", "20"}, getenv)
 	if rows[0]["trials"] != 20.0 {
@@ -104,12 +104,12 @@ func TestEnv(t *testing.T) {
 func TestText(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if err := command(context.Background(), []string{"--trials", "100", "--noise-cv", "0.01,0.02", "--step-pct", "3,6"}, noEnv, &out, io.Discard); err != nil {
+	if err := Command(context.Background(), []string{"--trials", "100", "--noise-cv", "0.01,0.02", "--step-pct", "3,6"}, noEnv, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"30 past nights, 100 trials per setting, seed 1\n", "noise CV  false positives/night  step 3%  step 6%\n", "\n1%  ", "\n2%  "} {
 		if !strings.Contains(out.String(), want) {
-			t.Errorf("command() printed\n%s\nwant it to contain %q", out.String(), want)
+			t.Errorf("Command() printed\n%s\nwant it to contain %q", out.String(), want)
 		}
 	}
 }
@@ -134,14 +134,14 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := command(context.Background(), tt.args, func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
+			err := Command(context.Background(), tt.args, func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
 			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("command(%q) error = %v, want ErrUsage containing %q", tt.args, err, tt.want)
+				t.Errorf("Command(%q) error = %v, want ErrUsage containing %q", tt.args, err, tt.want)
 			}
 		})
 	}
-	if err := command(context.Background(), []string{"-h"}, noEnv, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
-		t.Errorf("command(-h) error = %v, want flag.ErrHelp", err)
+	if err := Command(context.Background(), []string{"-h"}, noEnv, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("Command(-h) error = %v, want flag.ErrHelp", err)
 	}
 }
 
@@ -149,7 +149,7 @@ func TestCanceled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := command(ctx, nil, noEnv, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
-		t.Errorf("command(canceled) error = %v, want context.Canceled", err)
+	if err := Command(ctx, nil, noEnv, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Errorf("Command(canceled) error = %v, want context.Canceled", err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
-	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -31,9 +30,11 @@ type Config struct {
 	BaseURL       string        // attach to this server instead of starting one
 	BenchOnly     bool          // skip accuracy tasks
 	Grace         time.Duration // SIGTERM to SIGKILL when stopping a process
-	Gates         gate.APIConfig
-	IngestURL     string // best-effort dashboard sink; "" for none
-	IngestSecret  string // Buildkite secret with the ingest token
+	// Baselines is the build's history file (the history step's
+	// artifact); "" gives no baselines. The job never calls the API.
+	Baselines    string
+	IngestURL    string // best-effort dashboard sink; "" for none
+	IngestSecret string // Buildkite secret with the ingest token
 }
 
 // Deps are the job's ties to the world, replaced in tests.
@@ -43,8 +44,7 @@ type Deps struct {
 	Getenv  func(string) string
 	Environ []string
 	Now     func() time.Time
-	// Baselines gives past nights; nil builds the Buildkite API source
-	// from Config.Gates when a gate first needs it.
+	// Baselines gives past nights; nil reads Config.Baselines.
 	Baselines func(ctx context.Context) (baseline.Source, error)
 }
 
@@ -93,8 +93,9 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		j.baseURL = fmt.Sprintf("http://127.0.0.1:%d", c.Port)
 	}
 	source := d.Baselines
-	if source == nil {
-		source = gate.APISource(c.Gates, d.Getenv, j.secret)
+	if source == nil && c.Baselines != "" {
+		file := baseline.FileSource(c.Baselines)
+		source = func(context.Context) (baseline.Source, error) { return file, nil }
 	}
 	j.history = baseline.NewHistory(source)
 	r := res.Recipe

@@ -111,11 +111,18 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		Model:         r.VLLM.Model,
 		Image:         res.Image.Image,
 		VLLMCommit:    res.Image.Commit,
+		Fingerprint:   fingerprint(res),
 		Buildkite:     buildkiteInfo(d.Getenv),
 		Phases:        []summary.Phase{},
 		Bench:         []summary.BenchRun{},
 		Accuracy:      []summary.TaskResult{},
 		Gates:         []summary.GateResult{},
+	}
+	j.sum.ImageTag, j.sum.ImageDigest = imageParts(res.Image.Image)
+	if j.sum.VLLMCommit == "" && j.sum.ImageDigest != "" && d.Getenv != nil {
+		// The generator read it from the image's labels; the tag of a
+		// pinned image need not name it.
+		j.sum.VLLMCommit = strings.TrimSpace(d.Getenv("VLLM_COMMIT"))
 	}
 	return j
 }

@@ -57,7 +57,18 @@ type Summary struct {
 	Precision     string `json:"precision,omitempty"`
 	Model         string `json:"model"`
 	Image         string `json:"image,omitempty"`
-	VLLMCommit    string `json:"vllm_commit,omitempty"`
+	// ImageTag and ImageDigest split Image: the tag the build asked for
+	// and the digest the generator pinned it to ("" when not pinned).
+	ImageTag    string `json:"image_tag,omitempty"`
+	ImageDigest string `json:"image_digest,omitempty"`
+	VLLMCommit  string `json:"vllm_commit,omitempty"`
+	// Fingerprint is what makes this run's numbers comparable with
+	// another's; history compares only nights with the same one.
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	// Series names where this run's series of nights starts when a recipe
+	// change started a new one recently ("new series since build #N:
+	// serve args changed"); older nights are not compared.
+	Series string `json:"series,omitempty"`
 
 	Buildkite *BuildkiteInfo `json:"buildkite,omitempty"`
 

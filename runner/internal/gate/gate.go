@@ -95,6 +95,10 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 				continue
 			}
 			c := gr
+			if e.BaselineFrom != "" {
+				tol := e.Tolerance
+				c.BaselineFrom, c.Tolerance = e.BaselineFrom, &tol
+			}
 			var base float64
 			var source string
 			if e.Baseline != nil {

@@ -170,6 +170,11 @@ type GateResult struct {
 	DeltaPct *float64 `json:"delta_pct,omitempty"`
 	Verdict  string   `json:"verdict"`
 	Message  string   `json:"message,omitempty"`
+	// BaselineFrom is the recipe a baseline_from gate compares with, and
+	// Tolerance the drop it allows: the report step judges it again when
+	// that recipe ran in the same build.
+	BaselineFrom string   `json:"baseline_from,omitempty"`
+	Tolerance    *float64 `json:"tolerance,omitempty"`
 }
 
 // Phase returns the phase called name, or nil if there is none. The pointer

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,7 +196,7 @@ func TestPRChangesGitFailure(t *testing.T) {
 			name:       "the base branch does not exist",
 			repo:       func(t *testing.T) string { return prRepo(t, touch) },
 			baseBranch: "release-9",
-			reason:     []string{"find merge base with origin/release-9", "git merge-base HEAD origin/release-9"},
+			reason:     []string{"no merge base of HEAD and origin/release-9", "couldn't find remote ref refs/heads/release-9"},
 		},
 		{
 			name: "the checkout has no origin",
@@ -204,7 +206,7 @@ func TestPRChangesGitFailure(t *testing.T) {
 				return dir
 			},
 			baseBranch: "main",
-			reason:     []string{"find merge base with origin/main"},
+			reason:     []string{"no merge base of HEAD and origin/main", "'origin' does not appear to be a git repository"},
 		},
 		{
 			name:       "no base branch in the environment",
@@ -216,7 +218,7 @@ func TestPRChangesGitFailure(t *testing.T) {
 			name:       "not a git repository",
 			repo:       func(t *testing.T) string { return t.TempDir() },
 			baseBranch: "main",
-			reason:     []string{"find merge base with origin/main", "not a git repository"},
+			reason:     []string{"no merge base of HEAD and origin/main", "not a git repository"},
 		},
 	}
 	for _, tt := range tests {
@@ -240,14 +242,14 @@ func TestPRChangesGitFailure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := project(sel).Runs; !slices.Equal(got, []string{"alpha-h200", "delta-mi355x", "epsilon-mi300x"}) {
-				t.Errorf("runs = %q, want the nightly set", got)
+			if got := project(sel).Runs; len(got) != 0 {
+				t.Errorf("runs = %q, want none: a PR whose changes are unknown runs no GPU step", got)
 			}
-			if len(sel.Notes) != 1 {
-				t.Fatalf("notes = %q, want one", sel.Notes)
+			if len(sel.Notes) != 1 || sel.Notes[0] != sel.Unknown {
+				t.Fatalf("notes = %q, want one, the reason %q", sel.Notes, sel.Unknown)
 			}
 			note := sel.Notes[0]
-			if !strings.HasPrefix(note, "Could not tell what PR #42 changed (") || !strings.HasSuffix(note, "); running the nightly set instead.") {
+			if !strings.HasPrefix(note, "Could not tell what PR #42 changed. Git answered: ") || !strings.Contains(note, "WORKLOADS=") {
 				t.Errorf("note = %q", note)
 			}
 			for _, r := range tt.reason {
@@ -259,27 +261,96 @@ func TestPRChangesGitFailure(t *testing.T) {
 	}
 }
 
-// The fallback reaches the pipeline: a PR build whose git cannot answer
-// runs the nightly set and its notes say why.
-func TestPipelinePRGitFailureFallsBack(t *testing.T) {
+// A PR build whose git cannot answer runs no GPU step: one failing CPU
+// step says what git answered and how to choose recipes.
+func TestPipelinePRGitFailureRunsNothing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	notes := filepath.Join(dir, "notes.md")
-	env := map[string]string{"BUILDKITE_PULL_REQUEST": "42", "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main", "BUILDKITE_SOURCE": "webhook"}
+	env := map[string]string{"BUILDKITE_PULL_REQUEST": "42", "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main", "BUILDKITE_SOURCE": "webhook", "BUILDKITE_AGENT_META_DATA_QUEUE": "cpu"}
 	got := runGenerator(t, env, "--workloads", "../workloads", "--agents", "../agents/profiles.yaml", "--repo", dir, "--notes", notes)
 	if got.code != 0 {
 		t.Fatalf("generator = exit %d\nstderr:\n%s", got.code, got.stderr)
 	}
-	for _, key := range []string{`"key": "recipe:gpt_oss_120b-b200"`, `"key": "recipe:gpt_oss_120b-h200"`, `"key": "recipe:kimi_k2_5-mi300x"`} {
-		if !strings.Contains(got.stdout, key) {
-			t.Errorf("pipeline lacks nightly step %s", key)
+	var p struct {
+		Steps []struct {
+			Key      string            `json:"key"`
+			Commands []string          `json:"commands"`
+			Env      map[string]string `json:"env"`
+			Agents   map[string]string `json:"agents"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &p); err != nil {
+		t.Fatalf("pipeline: %v\n%s", err, got.stdout)
+	}
+	if len(p.Steps) != 1 {
+		t.Fatalf("pipeline has %d steps, want the one failing step:\n%s", len(p.Steps), got.stdout)
+	}
+	s := p.Steps[0]
+	if s.Key != "pr-changes-unknown" || s.Agents["queue"] != "cpu" || s.Commands[len(s.Commands)-1] != "exit 1" {
+		t.Errorf("step = %+v, want a failing CPU step", s)
+	}
+	for _, want := range []string{"Git answered: no merge base of HEAD and origin/main", "not a git repository", "WORKLOADS="} {
+		if !strings.Contains(s.Env["BENCHKITE_PROBLEMS"], want) {
+			t.Errorf("step's message lacks %q: %q", want, s.Env["BENCHKITE_PROBLEMS"])
 		}
 	}
 	b, err := os.ReadFile(notes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "Could not tell what PR #42 changed (find merge base with origin/main") {
+	if !strings.Contains(string(b), "Could not tell what PR #42 changed. Git answered: no merge base of HEAD and origin/main") {
 		t.Errorf("notes do not give the reason:\n%s", b)
+	}
+}
+
+// A depth-1 clone of a PR of three commits, which holds neither the merge
+// base nor the base branch: the history is deepened until the merge base
+// shows, and exactly the recipe the PR touched runs.
+func TestPRChangesDepthOneClone(t *testing.T) {
+	t.Parallel()
+	src := prRepo(t, func(t *testing.T, dir string) {
+		appendFile(t, filepath.Join(dir, "workloads/kimi_k2_5_mi300x.yaml"), "# one\n")
+	})
+	for i, f := range []string{"runner/one.go", "runner/two.go"} {
+		writeFile(t, filepath.Join(src, f), "package main\n")
+		gitRun(t, src, "add", f)
+		gitRun(t, src, "commit", "--quiet", "-m", fmt.Sprintf("commit %d", i+2))
+	}
+	// main moves on after the fork, so the merge base is not main's tip.
+	gitRun(t, src, "checkout", "--quiet", "main")
+	appendFile(t, filepath.Join(src, "workloads/gpt_oss_120b_h200.yaml"), "# main moves on\n")
+	gitRun(t, src, "commit", "--quiet", "-am", "main moves on")
+	gitRun(t, src, "checkout", "--quiet", "pr")
+	if n := strings.TrimSpace(gitRun(t, src, "rev-list", "--count", "main..pr")); n != "3" {
+		t.Fatalf("the PR has %s commits, want 3", n)
+	}
+
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "--quiet", "--depth", "1", "--branch", "pr", "file://"+src, clone)
+	if got := strings.TrimSpace(gitRun(t, clone, "rev-parse", "--is-shallow-repository")); got != "true" {
+		t.Fatalf("clone is shallow = %s", got)
+	}
+	ch, profiles := changesIn(t, clone, "main")
+	if ch.Err != nil {
+		t.Fatalf("selection.PRChanges() Err = %v", ch.Err)
+	}
+	if len(ch.Fetches) == 0 {
+		t.Errorf("Fetches = none; a depth-1 clone cannot hold the merge base")
+	}
+	cat, err := workloads.LoadDir(osFS{}, filepath.Join(clone, "workloads"), profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := selection.Select(cat, selection.BuildEnv{PullRequest: "42", BaseBranch: "main", Source: "webhook"}, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range sel.Runs {
+		got = append(got, r.Recipe.Name)
+	}
+	if diff := cmp.Diff(got, []string{"kimi_k2_5-mi300x"}); diff != "" {
+		t.Errorf("runs diff (-got +want):\n%s", diff)
 	}
 }

@@ -33,8 +33,8 @@ func TestPRSelectionWithAbsolutePaths(t *testing.T) {
 	for _, s := range p.Steps {
 		keys = append(keys, s.Key)
 	}
-	if got := strings.Join(keys, " "); got != "recipe:kimi_k2_5-mi300x report" {
-		t.Errorf("steps = %q, want the touched recipe and the report", got)
+	if got := strings.Join(keys, " "); got != "history recipe:kimi_k2_5-mi300x report" {
+		t.Errorf("steps = %q, want the history, the touched recipe and the report", got)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/agents/podspec"
+	"github.com/benchkite/benchkite/generator/internal/imagepin"
 	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
@@ -20,6 +21,8 @@ import (
 type pipelineOptions struct {
 	getenv   func(string) string
 	cpuQueue string
+	// pins are the resolved images; nil runs tags as they are.
+	pins *imagepin.Result
 }
 
 // runPipeline prints the pipeline JSON for this build. Output is written
@@ -30,12 +33,17 @@ func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv 
 	c.register(fs, getenv)
 	notesFile := fs.String("notes", getenv("BENCHKITE_NOTES"), "also write the selection notes (markdown) to this file (env BENCHKITE_NOTES)")
 	repo := fs.String("repo", ".", "git work tree for pull request diffs")
+	env0 := cliutil.Env{Getenv: getenv}
+	noResolve := fs.Bool("no-resolve", env0.Bool("BENCHKITE_NO_RESOLVE"), "do not resolve images to digests through their registries (offline use; the notes say so) (env BENCHKITE_NO_RESOLVE)")
 	operands, err := cliutil.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(operands) > 0 {
 		return fmt.Errorf("%w: pipeline takes no arguments, got %q", cliutil.ErrUsage, operands)
+	}
+	if err := env0.Err(); err != nil {
+		return err
 	}
 	profiles, cat, err := c.load()
 	if err != nil {
@@ -50,7 +58,9 @@ func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv 
 	if err != nil {
 		return err
 	}
-	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv)})
+	pins := pinImages(ctx, &imagepin.Resolver{Skip: *noResolve}, sel, profiles, getenv)
+	sel.Notes = append(sel.Notes, pinNotes(pins)...)
+	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins})
 	if err != nil {
 		return err
 	}
@@ -92,6 +102,12 @@ func cpuAgents(q string) map[string]string {
 // failing CPU step per invalid recipe, and a note when nothing runs.
 func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOptions) (steps.Pipeline, error) {
 	var p steps.Pipeline
+	if sel.Unknown != "" {
+		p.Steps = append(p.Steps, unknownChangesStep(sel.Unknown, opt.cpuQueue))
+	}
+	if len(sel.Runs) > 0 {
+		p.Steps = append(p.Steps, historyStep(sel, opt.cpuQueue))
+	}
 	for _, run := range sel.Runs {
 		s, err := recipeStep(run, sel, profiles, opt)
 		if err != nil {
@@ -124,9 +140,13 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 	if err != nil {
 		return steps.CommandStep{}, err
 	}
-	env := map[string]string{"VLLM_IMAGE": res.Image.Image}
-	if res.Image.Commit != "" {
-		env["VLLM_COMMIT"] = res.Image.Commit
+	pin := pinFor(opt.pins, res)
+	if pin.err != nil {
+		return imageFailedStep(r.Name, pin.err, opt.cpuQueue), nil
+	}
+	env := map[string]string{"VLLM_IMAGE": pin.image}
+	if pin.commit != "" {
+		env["VLLM_COMMIT"] = pin.commit
 	}
 	if sel.BenchOff || r.BenchOnly {
 		env["BENCH_ONLY"] = "1"
@@ -144,8 +164,11 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		Commands: []string{
 			shell.Join([]string{"buildkite-agent", "artifact", "download", contract.RunnerArtifact, ".", "--step", contract.BootstrapStepKey}),
 			shell.Join([]string{"chmod", "+x", contract.RunnerArtifact}),
-			shell.Join([]string{contract.RunnerArtifact, "run", r.Path}),
+			historyDownload(),
+			shell.Join([]string{contract.RunnerArtifact, "run", "--baselines", contract.HistoryArtifact, r.Path}),
 		},
+		// The history may fail: its gates then say "no baseline".
+		DependsOn:        []steps.Dependency{{Step: contract.HistoryStepKey, AllowFailure: true}},
 		Agents:           map[string]string{"queue": res.Queue},
 		Env:              env,
 		TimeoutInMinutes: timeoutOf(r),
@@ -158,7 +181,7 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		s.SoftFail = steps.ExitStatuses{Any: true}
 	}
 	if res.Profile.Runtime == agents.Native {
-		plugin, err := podSpec(res, opt.getenv)
+		plugin, err := podSpec(res, pin.pull, opt.getenv)
 		if err != nil {
 			return s, fmt.Errorf("recipe %s: %w", r.Name, err)
 		}
@@ -203,12 +226,29 @@ func reportStep(sel *selection.Selection, queue string) steps.CommandStep {
 // image, in the pod the profile's cluster needs (see agents/podspec): its
 // GPUs, shared memory for NCCL/RCCL, the HF cache and the HF token from a
 // k8s secret (never from the pipeline).
-func podSpec(res *workloads.Resolved, getenv func(string) string) (steps.Plugin, error) {
-	spec, err := podspec.Build(res.Profile, podspec.Job{Image: res.PullImage, NumGPUs: res.Recipe.NumGPUs}, getenv)
+func podSpec(res *workloads.Resolved, image string, getenv func(string) string) (steps.Plugin, error) {
+	spec, err := podspec.Build(res.Profile, podspec.Job{Image: image, NumGPUs: res.Recipe.NumGPUs}, getenv)
 	if err != nil {
 		return steps.Plugin{}, err
 	}
 	return steps.Plugin{Name: "kubernetes", Config: spec.Plugin()}, nil
+}
+
+// unknownChangesStep fails a PR build whose changes git could not tell:
+// it runs no recipe, and says what git answered and how to choose recipes.
+// The text travels in an env var, as invalidStep's does.
+func unknownChangesStep(why, queue string) steps.CommandStep {
+	return steps.CommandStep{
+		Label: ":warning: PR changes unknown",
+		Key:   "pr-changes-unknown",
+		Commands: []string{
+			`echo '+++ :warning: could not tell what this PR changed'`,
+			`printf '%s\n' "$BENCHKITE_PROBLEMS" >&2`,
+			"exit 1",
+		},
+		Env:    map[string]string{"BENCHKITE_PROBLEMS": why},
+		Agents: cpuAgents(queue),
+	}
 }
 
 // invalidStep fails on the CPU queue with the recipe's problems. The text

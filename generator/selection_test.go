@@ -223,17 +223,24 @@ func TestSelect(t *testing.T) {
 				Notes: []string{"This PR changes no recipe and no GPU profile, so no GPU step runs. Set WORKLOADS on a new build to run recipes anyway."}},
 		},
 		{
-			name:    "PR: git failed, so the nightly set with the reason",
+			name:    "PR: git failed, so nothing runs and the note says why",
 			env:     pr(selection.BuildEnv{}),
-			changes: &selection.Changes{Err: errors.New("find merge base with origin/main: exit status 128")},
-			want: selected{Mode: selection.ModePR, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken,
-				Notes: []string{"Could not tell what PR #42 changed (find merge base with origin/main: exit status 128); running the nightly set instead."}},
+			changes: &selection.Changes{Err: errors.New("no merge base of HEAD and origin/main: exit status 128")},
+			want: selected{Mode: selection.ModePR,
+				Notes: []string{unknownNote("no merge base of HEAD and origin/main: exit status 128")}},
 		},
 		{
-			name: "PR: no change list at all, so the nightly set",
+			name: "PR: no change list at all, so nothing runs",
 			env:  pr(selection.BuildEnv{}),
-			want: selected{Mode: selection.ModePR, Runs: nightlyRuns, Skipped: nightlySkips, Invalid: broken,
-				Notes: []string{"Could not tell what PR #42 changed (no change list); running the nightly set instead."}},
+			want: selected{Mode: selection.ModePR, Notes: []string{unknownNote("no change list")}},
+		},
+		{
+			name:    "PR: the notes name the fetches a shallow checkout took",
+			env:     pr(selection.BuildEnv{}),
+			changes: &selection.Changes{Files: []string{"README.md"}, Fetches: []string{"git fetch origin main", "git fetch --deepen=50 origin main"}},
+			want: selected{Mode: selection.ModePR, Changed: []string{"README.md"}, Notes: []string{
+				"The checkout was shallow; found the merge base after: git fetch origin main, then git fetch --deepen=50 origin main.",
+				"This PR changes no recipe and no GPU profile, so no GPU step runs. Set WORKLOADS on a new build to run recipes anyway."}},
 		},
 		{
 			name:    "BUILDKITE_PULL_REQUEST=false is not a PR",
@@ -433,4 +440,12 @@ func TestMatchesRecipe(t *testing.T) {
 	if selection.MatchesRecipe("workloads/broken.yaml", "", "") {
 		t.Error("an empty entry matches a nameless recipe")
 	}
+}
+
+// unknownNote is the note of a PR build whose changes git could not tell.
+func unknownNote(answer string) string {
+	return "Could not tell what PR #42 changed. Git answered: " + answer + "\n" +
+		"No GPU step runs: guessing would cost hours of GPUs for a checkout detail. " +
+		"Start a new build with WORKLOADS set to choose recipes (WORKLOADS=name,name or a recipe path), " +
+		"or fix the checkout (BUILDKITE_GIT_CLONE_FLAGS, the base branch) and rebuild."
 }

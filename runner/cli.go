@@ -16,6 +16,7 @@ import (
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/runner/internal/calibrate"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/history"
 	"github.com/benchkite/benchkite/runner/internal/job"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/report"
@@ -30,6 +31,8 @@ Usage:
   runner plan RECIPE [flags]    print every process run would start; start none
   runner report [flags]         build-wide summary of every recipe's results
   runner calibrate [flags]      false alarms and power of the regression detector on simulated nights
+  runner history [flags]        fetch the past nights a build compares with,
+                                once, on a CPU step that holds the API token
 
 Run "runner COMMAND -h" for flags. Every flag also reads an environment
 variable, named in its help.
@@ -68,6 +71,8 @@ func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(str
 		if errors.Is(err, calibrate.ErrUsage) {
 			err = &cliutil.ExitError{Code: 2, Err: err}
 		}
+	case "history":
+		err = history.Command(ctx, args, io, getenv, environ)
 	case "help", "-h", "--help":
 		fmt.Fprint(io.Stdout, usage)
 		return 0
@@ -101,11 +106,7 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	fs.StringVar(&j.ToolsDir, "tools-dir", env.String("BENCHKITE_TOOLS_DIR", defaultToolsDir(getenv)), "venv for the evaluation tools, reused while it holds the pinned versions (env BENCHKITE_TOOLS_DIR)")
 	passEnv := fs.String("pass-env", getenv("BENCHKITE_PASS_ENV"), "comma-separated job variables every child gets as they are; secrets are refused (env BENCHKITE_PASS_ENV)")
 	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
-	g := &j.Gates
-	fs.StringVar(&g.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API for baselines (env BENCHKITE_API_URL)")
-	fs.StringVar(&g.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
-	fs.StringVar(&g.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
-	fs.StringVar(&g.Branch, "baseline-branch", env.String("BENCHKITE_BASELINE_BRANCH", getenv("BUILDKITE_PIPELINE_DEFAULT_BRANCH")), "branch whose scheduled builds are baselines (env BENCHKITE_BASELINE_BRANCH; default the pipeline's default branch)")
+	fs.StringVar(&j.Baselines, "baselines", getenv("BENCHKITE_BASELINES"), "the build's history file, written by `runner history`; without it baseline gates say no-baseline (env BENCHKITE_BASELINES)")
 	fs.StringVar(&j.IngestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
 	fs.StringVar(&j.IngestSecret, "ingest-token-secret", env.String("BENCHKITE_INGEST_TOKEN_SECRET", "BENCHKITE_INGEST_TOKEN"), "Buildkite secret with the ingest bearer token, when env BENCHKITE_INGEST_TOKEN is unset (env BENCHKITE_INGEST_TOKEN_SECRET)")
 	// Flags may follow the recipe: `runner run RECIPE --port 9000`.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
-	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -83,16 +82,28 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-func TestParseConfigGateSettings(t *testing.T) {
+func TestParseConfigBaselines(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"BUILDKITE_PIPELINE_DEFAULT_BRANCH": "main", "BENCHKITE_API_URL": "http://127.0.0.1:9/"}
-	c, err := parseConfig("run", []string{"r.yaml", "--api-token-env", "MY_TOKEN"}, io.Discard, mapGetenv(env))
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{args: []string{"r.yaml"}, want: ""},
+		{args: []string{"r.yaml"}, env: map[string]string{"BENCHKITE_BASELINES": "from-env.json"}, want: "from-env.json"},
+		{args: []string{"--baselines", "h.json", "r.yaml"}, env: map[string]string{"BENCHKITE_BASELINES": "from-env.json"}, want: "h.json"},
+	} {
+		c, err := parseConfig("run", tt.args, io.Discard, mapGetenv(tt.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.job.Baselines != tt.want {
+			t.Errorf("parseConfig(%q, env %v).Baselines = %q, want %q", tt.args, tt.env, c.job.Baselines, tt.want)
+		}
 	}
-	want := gate.APIConfig{URL: "http://127.0.0.1:9/", TokenEnv: "MY_TOKEN", TokenSecret: "BENCHKITE_API_TOKEN", Branch: "main"}
-	if diff := cmp.Diff(c.job.Gates, want); diff != "" {
-		t.Errorf("gate settings diff (-got +want):\n%s", diff)
+	// The API flags moved to `runner history`: a GPU job has no token.
+	if _, err := parseConfig("run", []string{"r.yaml", "--api-token-env", "MY_TOKEN"}, io.Discard, mapGetenv(nil)); err == nil {
+		t.Errorf("parseConfig(--api-token-env) = nil error, want the flag unknown to run")
 	}
 }
 

@@ -6,7 +6,9 @@
 package contract
 
 import (
+	"fmt"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -68,4 +70,52 @@ func ParseSkipped(s string) []Skipped {
 		}
 	}
 	return out
+}
+
+const (
+	// HistoryStepKey is the CPU step that fetches, once per build, the past
+	// nights every recipe of the build compares with.
+	HistoryStepKey = "history"
+	// HistoryArtifact is the file that step uploads and the GPU steps
+	// download, relative to the job's working directory.
+	HistoryArtifact = ResultsRoot + "/_history/baselines.json"
+	// HistoryEnv carries the nights the history step must fetch, as
+	// EncodeNeeds writes them.
+	HistoryEnv = "BENCHKITE_HISTORY"
+	// TrendNights is how many past nights a recipe's trend picture shows;
+	// the history step fetches at least that many of every selected recipe.
+	TrendNights = 10
+)
+
+// Need is a recipe whose past nights a build compares with, and how many.
+type Need struct {
+	Recipe string
+	Nights int
+}
+
+// EncodeNeeds writes needs as "recipe<TAB>nights" lines, the value of
+// HistoryEnv. Recipe names hold no tabs or newlines (they are step keys).
+func EncodeNeeds(needs []Need) string {
+	lines := make([]string, 0, len(needs))
+	for _, n := range needs {
+		lines = append(lines, n.Recipe+"\t"+strconv.Itoa(n.Nights))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ParseNeeds reads what EncodeNeeds wrote; blank lines are ignored.
+func ParseNeeds(s string) ([]Need, error) {
+	var out []Need
+	for i, line := range strings.Split(s, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		name, nights, ok := strings.Cut(line, "\t")
+		n, err := strconv.Atoi(strings.TrimSpace(nights))
+		if !ok || err != nil || n < 1 || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("%s line %d: want \"recipe<TAB>nights\" with nights >= 1, got %q", HistoryEnv, i+1, line)
+		}
+		out = append(out, Need{Recipe: strings.TrimSpace(name), Nights: n})
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,5 +35,28 @@ func TestPaths(t *testing.T) {
 	want := []string{"recipe:m-x", "results/m-x", "results/m-x/summary.json", "results/m-x/**/*", "out/sweep/**/*"}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("paths diff (-got +want):\n%s", diff)
+	}
+}
+
+func TestNeedsRoundTrip(t *testing.T) {
+	t.Parallel()
+	in := []Need{{Recipe: "a-h200", Nights: 10}, {Recipe: "b-mi355x", Nights: 1}}
+	got, err := ParseNeeds(EncodeNeeds(in) + "\n\n")
+	if err != nil {
+		t.Fatalf("ParseNeeds(EncodeNeeds(%v)): %v", in, err)
+	}
+	if diff := cmp.Diff(got, in); diff != "" {
+		t.Errorf("ParseNeeds(EncodeNeeds(x)) diff (-got +want):\n%s", diff)
+	}
+}
+
+func TestParseNeedsRejects(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"a-h200", "a-h200\tzero", "a-h200\t0", "\t3"} {
+		if got, err := ParseNeeds(in); err == nil {
+			t.Errorf("ParseNeeds(%q) = %v, want an error", in, got)
+		} else if !strings.Contains(err.Error(), HistoryEnv+" line 1") {
+			t.Errorf("ParseNeeds(%q) error %q does not name the line", in, err)
+		}
 	}
 }

@@ -60,8 +60,11 @@ type Changes struct {
 	Files []string
 	// Profiles are the GPUs whose profile changed.
 	Profiles []string
-	// Err is set when git could not answer; selection falls back to the
-	// nightly set and says why.
+	// Fetches are the git fetches it took to find the merge base, for the
+	// notes.
+	Fetches []string
+	// Err is set when git could not answer; the build then runs no recipe
+	// and says why (a guess would cost hours of GPUs).
 	Err error
 }
 
@@ -99,6 +102,9 @@ type Selection struct {
 	Nightly  bool // scheduled: steps get NIGHTLY=1
 	BenchOff bool // BENCH_ONLY for the whole build
 	Changed  []string
+	// Unknown is set for a PR build whose changes could not be found: it
+	// runs nothing, and the pipeline fails on a CPU step that says why.
+	Unknown string
 }
 
 // Select picks the recipes of a build. It is a pure function of the
@@ -119,9 +125,15 @@ func Select(cat *workloads.Catalog, env BuildEnv, changes *Changes) (*Selection,
 			if changes != nil {
 				reason = changes.Err.Error()
 			}
-			sel.Notes = append(sel.Notes, fmt.Sprintf("Could not tell what PR #%s changed (%s); running the nightly set instead.", env.PullRequest, reason))
-			selectNightly(sel, cat, "fallback: PR changes unknown")
+			sel.Unknown = fmt.Sprintf("Could not tell what PR #%s changed. Git answered: %s\n"+
+				"No GPU step runs: guessing would cost hours of GPUs for a checkout detail. "+
+				"Start a new build with WORKLOADS set to choose recipes (WORKLOADS=name,name or a recipe path), "+
+				"or fix the checkout (BUILDKITE_GIT_CLONE_FLAGS, the base branch) and rebuild.", env.PullRequest, reason)
+			sel.Notes = append(sel.Notes, sel.Unknown)
 			return sel, nil
+		}
+		if len(changes.Fetches) > 0 {
+			sel.Notes = append(sel.Notes, "The checkout was shallow; found the merge base after: "+strings.Join(changes.Fetches, ", then ")+".")
 		}
 		selectPR(sel, cat, changes)
 	default:

@@ -81,11 +81,17 @@ func Render(s summary.Summary, trendArtifact string) string {
 	fmt.Fprintf(&b, " · `%s`", Markdown(s.Model))
 	if s.Image != "" {
 		fmt.Fprintf(&b, " · image `%s`", Markdown(s.Image))
+		if s.ImageDigest == "" {
+			b.WriteString(" (tag, not pinned)")
+		}
 	}
 	if s.VLLMCommit != "" {
 		fmt.Fprintf(&b, " · vLLM `%s`", Markdown(s.VLLMCommit))
 	}
 	b.WriteString("\n\n")
+	if s.Series != "" {
+		fmt.Fprintf(&b, "**New series:** %s. Nights before it ran another configuration and are not compared.\n\n", Markdown(s.Series))
+	}
 
 	var failures []string
 	for _, p := range s.Phases {

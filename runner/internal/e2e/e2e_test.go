@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -168,9 +169,10 @@ func TestE2EHappyPath(t *testing.T) {
 
 			e.checkAnnotation("success", "### ✅ `e2e-happy`: pass", "| short | 2 |", "| gsm8k | `exact_match,flexible-extract` | 1.0000 |")
 			calls := e.agentCalls()
-			wantCmds := []string{"secret get", "artifact upload", "annotate"}
+			// No secret get: the GPU job holds no API token.
+			wantCmds := []string{"artifact upload", "annotate"}
 			if tt.covered {
-				wantCmds = []string{"secret get", "annotate"}
+				wantCmds = []string{"annotate"}
 			}
 			if diff := cmp.Diff(agentCommands(calls), wantCmds); diff != "" {
 				t.Errorf("buildkite-agent calls diff (-got +want):\n%s", diff)
@@ -538,7 +540,11 @@ func nospecAPI(t *testing.T) *bkapitest.Server {
 
 // TestE2ESeedGate runs the seed recipe's correctness gate on the
 // stand-in server: gsm8k with EAGLE3 must score within 0.015 of the
-// no-spec recipe's last passing night.
+// no-spec recipe's last passing night. The nights come as the build runs
+// them: `runner history` on the CPU step fetches them through the API and
+// writes the history file; the GPU job reads that file and, although a
+// token and the API are right there, makes no API request and asks for no
+// secret.
 func TestE2ESeedGate(t *testing.T) {
 	t.Parallel()
 	const flexibleMetric = "exact_match,flexible-extract"
@@ -546,7 +552,7 @@ func TestE2ESeedGate(t *testing.T) {
 	tests := []struct {
 		name     string
 		accuracy string
-		token    []string // the API token in the job's env
+		token    []string // the API token in the history step's env
 		secret   string   // the API token as the Buildkite secret BENCHKITE_API_TOKEN
 		code     int
 		verdict  string // of the gsm8k gate
@@ -568,9 +574,9 @@ func TestE2ESeedGate(t *testing.T) {
 			style: "error", notes: []string{"### ❌ `minimax_m3-mi355x`: fail", "| ❌ fail | accuracy | gsm8k | `exact_match,flexible-extract` |"},
 		},
 		{
-			name: "no token", accuracy: "0.9",
+			name: "history step without a token", accuracy: "0.9",
 			code: 0, verdict: summary.VerdictNoBaseline, phase: "ok",
-			style: "warning", notes: []string{"| ⚠️ no-baseline | accuracy | gsm8k |", "No baseline (a warning, not a pass)", "no baseline from minimax_m3-nospec-mi355x"},
+			style: "warning", notes: []string{"| ⚠️ no-baseline | accuracy | gsm8k |", "No baseline (a warning, not a pass)", "no baseline from minimax_m3-nospec-mi355x", "the history step could not fetch minimax_m3-nospec-mi355x"},
 		},
 	}
 	for _, tt := range tests {
@@ -580,12 +586,28 @@ func TestE2ESeedGate(t *testing.T) {
 			e := newE2E(t, seedName, recipe)
 			e.setenv("FAKE_VLLM_ACCURACY", tt.accuracy, "FAKE_LMEVAL_DOCS", "50",
 				"BENCHKITE_API_URL", api.URL, "BUILDKITE_ORGANIZATION_SLUG", api.Org, "BUILDKITE_PIPELINE_SLUG", api.Pipeline)
-			e.setenv(tt.token...)
+			token := tt.token
 			if tt.secret != "" {
 				e.secrets(map[string]string{"BENCHKITE_API_TOKEN": tt.secret})
+				token = []string{}
 			}
-			o := e.run("--health-timeout", "5m")
+			histFile := e.history(token, contract.Need{Recipe: seedName, Nights: 10}, contract.Need{Recipe: nospecName, Nights: 1})
+			fetched := len(api.Requests())
+
+			// The GPU job: a token in its env and in the secret store, the
+			// API on loopback, and the history file handed to it.
+			e.setenv("BUILDKITE_API_TOKEN", apiToken)
+			e.secrets(map[string]string{"BENCHKITE_API_TOKEN": apiToken})
+			o := e.run("--health-timeout", "5m", "--baselines", histFile)
 			checkCode(t, o, tt.code)
+			if got := api.Requests()[fetched:]; len(got) != 0 {
+				t.Errorf("the GPU job made %d API request(s): %+v", len(got), got)
+			}
+			for _, c := range agentCommands(e.agentCalls()) {
+				if c == "secret get" {
+					t.Errorf("the GPU job ran buildkite-agent secret get")
+				}
+			}
 
 			s := e.summary()
 			if s.Phase("gate") == nil || s.Phase("gate").Status != tt.phase {
@@ -643,10 +665,10 @@ func TestE2ESeedGate(t *testing.T) {
 				}
 			}
 			switch {
-			case tt.token == nil && tt.secret == "" && len(api.Requests()) > 0:
-				t.Errorf("without a token the runner still called the API: %+v", api.Requests())
-			case (tt.token != nil || tt.secret != "") && downloads == 0:
-				t.Errorf("the runner never downloaded the no-spec summary: %+v", api.Requests())
+			case token == nil && len(api.Requests()) > 0:
+				t.Errorf("without a token the history step still called the API: %+v", api.Requests())
+			case token != nil && downloads == 0:
+				t.Errorf("the history step never downloaded the no-spec summary: %+v", api.Requests())
 			}
 
 			switch tt.verdict {
@@ -664,6 +686,43 @@ func TestE2ESeedGate(t *testing.T) {
 			e.checkNoLeftovers()
 		})
 	}
+}
+
+// history runs `runner history` as the build's CPU step does, with the
+// token given by tokenEnv (none when nil), through its own stand-in agent
+// log, and returns the history file's path relative to the job's directory.
+func (e *e2e) history(tokenEnv []string, needs ...contract.Need) string {
+	e.t.Helper()
+	env := map[string]string{}
+	for k, v := range e.env {
+		env[k] = v
+	}
+	env["FAKE_AGENT_LOG"] = filepath.Join(e.dir, "agent/history-log.jsonl")
+	env[contract.HistoryEnv] = contract.EncodeNeeds(needs)
+	for i := 0; i+1 < len(tokenEnv); i += 2 {
+		env[tokenEnv[i]] = tokenEnv[i+1]
+	}
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	cmd := exec.Command(e.bin, "history")
+	cmd.Dir = e.dir
+	cmd.Env = environ
+	out, err := cmd.CombinedOutput()
+	if tokenEnv != nil && err != nil {
+		e.t.Fatalf("runner history: %v\n%s", err, out)
+	}
+	if tokenEnv == nil && err == nil {
+		e.t.Errorf("runner history without a token passed; it must fail so the missing token shows:\n%s", out)
+	}
+	if strings.Contains(string(out), apiToken) {
+		e.t.Errorf("runner history printed the token:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, contract.HistoryArtifact)); err != nil {
+		e.t.Fatalf("runner history wrote no %s: %v\n%s", contract.HistoryArtifact, err, out)
+	}
+	return contract.HistoryArtifact
 }
 
 // TestE2EAttachedServer: with --base-url the runner uses a server that is

@@ -118,6 +118,10 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 				continue
 			}
 			c := gr
+			if e.BaselineFrom != "" {
+				tol := e.Tolerance
+				c.BaselineFrom, c.Tolerance = e.BaselineFrom, &tol
+			}
 			var base float64
 			var source string
 			if e.Baseline != nil {
@@ -256,8 +260,10 @@ func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.
 		}
 		var history baseline.Nights
 		var histErr error
+		var series string
 		if run.Status == summary.StatusOK {
 			history, histErr = g.History.Last(ctx, sum.Recipe, policy.Nights)
+			history, series = Comparable(history, sum.Fingerprint)
 		}
 		for _, m := range policy.Metrics {
 			gr := summary.GateResult{Kind: summary.GateRegression, Subject: run.Name, Metric: m.Metric}
@@ -284,6 +290,9 @@ func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.
 			if missing := policy.Nights - len(values); missing > policy.MaxMissing || len(values) == 0 {
 				gr.Verdict = summary.VerdictNoBaseline
 				gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it (at most %d may be missing)", run.Name, m.Metric, v, len(values), policy.Nights, policy.MaxMissing)
+				if series != "" {
+					gr.Message += "; " + series
+				}
 				out = append(out, gr)
 				continue
 			}
@@ -300,6 +309,9 @@ func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.
 			}
 			gr.Verdict = verdictOf(worse <= m.MaxDropPct)
 			gr.Message = fmt.Sprintf("%s %s = %.4g vs median %.4g of %d nights (%+.1f%%, allowed %g%% worse)", run.Name, m.Metric, v, base, len(values), delta, m.MaxDropPct)
+			if series != "" {
+				gr.Message += "; " + series
+			}
 			out = append(out, gr)
 		}
 	}

@@ -49,28 +49,28 @@ func TestSeedRecipeBaselineFrom(t *testing.T) {
 			name:  "pass within tolerance",
 			score: 0.93,
 			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.93,
-				Bound: bound, Baseline: ptr(0.94), DeltaPct: ptr(-1.0638297872340436), Verdict: summary.VerdictPass,
+				Bound: bound, BaselineFrom: "minimax_m3-nospec-mi355x", Tolerance: ptr(0.015), Baseline: ptr(0.94), DeltaPct: ptr(-1.0638297872340436), Verdict: summary.VerdictPass,
 				Message: "gsm8k exact_match,flexible-extract = 0.9300 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0100, tolerance 0.015)"},
 		},
 		{
 			name:  "fail below tolerance",
 			score: 0.90,
 			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.90,
-				Bound: bound, Baseline: ptr(0.94), DeltaPct: ptr(-4.25531914893617), Verdict: summary.VerdictFail,
+				Bound: bound, BaselineFrom: "minimax_m3-nospec-mi355x", Tolerance: ptr(0.015), Baseline: ptr(0.94), DeltaPct: ptr(-4.25531914893617), Verdict: summary.VerdictFail,
 				Message: "gsm8k exact_match,flexible-extract = 0.9000 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0400, tolerance 0.015)"},
 		},
 		{
 			name:  "pass exactly at the tolerance",
 			score: 0.925,
 			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.925,
-				Bound: bound, Baseline: ptr(0.94), DeltaPct: ptr(-1.5957446808510585), Verdict: summary.VerdictPass,
+				Bound: bound, BaselineFrom: "minimax_m3-nospec-mi355x", Tolerance: ptr(0.015), Baseline: ptr(0.94), DeltaPct: ptr(-1.5957446808510585), Verdict: summary.VerdictPass,
 				Message: "gsm8k exact_match,flexible-extract = 0.9250 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0150, tolerance 0.015)"},
 		},
 		{
 			name:  "a higher score passes",
 			score: 0.97,
 			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.97,
-				Bound: bound, Baseline: ptr(0.94), DeltaPct: ptr(3.191489361702131), Verdict: summary.VerdictPass,
+				Bound: bound, BaselineFrom: "minimax_m3-nospec-mi355x", Tolerance: ptr(0.015), Baseline: ptr(0.94), DeltaPct: ptr(3.191489361702131), Verdict: summary.VerdictPass,
 				Message: "gsm8k exact_match,flexible-extract = 0.9700 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ +0.0300, tolerance 0.015)"},
 		},
 	}
@@ -169,7 +169,7 @@ func TestAccuracyGates(t *testing.T) {
 			source: func(*testing.T) *baseline.History {
 				return (&baselinetest.Source{}).History()
 			},
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: no passing night of other-mi355x)"}},
 		},
 		{
@@ -181,7 +181,7 @@ func TestAccuracyGates(t *testing.T) {
 					{BuildNumber: 7, Summary: baselinetest.Encode(t, summary.Summary{Recipe: "other-mi355x"})},
 				}}}).History()
 			},
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: other-mi355x #7 has no gsm8k exact_match,flexible-extract)"}},
 		},
 		{
@@ -193,14 +193,14 @@ func TestAccuracyGates(t *testing.T) {
 					{BuildNumber: 7, Summary: []byte(`{"schema_version": 99}`)},
 				}}}).History()
 			},
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: build 7: read summary: unsupported summary schema_version: file has version 99, this build reads up to 1; update benchkite)"}},
 		},
 		{
 			name:   "baseline_from without a source: no-baseline",
 			expect: workloads.Expectation{Metric: flexible, BaselineFrom: "other-mi355x", Tolerance: 0.01},
 			sum:    gsm8kSummary("r-mi355x", 0.9),
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: no baseline source)"}},
 		},
 		{
@@ -212,7 +212,7 @@ func TestAccuracyGates(t *testing.T) {
 					return nil, fmt.Errorf("%w: BUILDKITE_API_TOKEN is not set", bkapi.ErrNoToken)
 				})
 			},
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x",
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: no Buildkite API token: BUILDKITE_API_TOKEN is not set)"}},
 		},
 		{

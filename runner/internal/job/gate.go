@@ -14,6 +14,7 @@ import (
 // is a warning, never a pass in disguise: it is recorded and shown.
 func (j *Job) gate(ctx context.Context) error {
 	j.sum.Gates = gate.Gater{Res: j.res, History: j.history}.Apply(ctx, &j.sum)
+	j.sum.Series = gate.Series(ctx, j.history, &j.sum)
 	var failed []string
 	for _, g := range j.sum.Gates {
 		fmt.Fprintf(j.log, "%s %s\n", annotate.VerdictMark(g.Verdict), g.Message)

@@ -14,7 +14,6 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
-	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
@@ -33,9 +32,11 @@ type Config struct {
 	BaseURL       string        // attach to this server instead of starting one
 	BenchOnly     bool          // skip accuracy tasks
 	Grace         time.Duration // SIGTERM to SIGKILL when stopping a process
-	Gates         gate.APIConfig
-	IngestURL     string // best-effort dashboard sink; "" for none
-	IngestSecret  string // Buildkite secret with the ingest token
+	// Baselines is the build's history file (the history step's
+	// artifact); "" gives no baselines. The job never calls the API.
+	Baselines    string
+	IngestURL    string // best-effort dashboard sink; "" for none
+	IngestSecret string // Buildkite secret with the ingest token
 	// PortAuto: no port was asked for. On a host-network pod the port is
 	// a port of the node, so the runner picks a free one.
 	PortAuto bool
@@ -54,8 +55,7 @@ type Deps struct {
 	Getenv  func(string) string
 	Environ []string
 	Now     func() time.Time
-	// Baselines gives past nights; nil builds the Buildkite API source
-	// from Config.Gates when a gate first needs it.
+	// Baselines gives past nights; nil reads Config.Baselines.
 	Baselines func(ctx context.Context) (baseline.Source, error)
 }
 
@@ -118,12 +118,10 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	if j.baseURL == "" {
 		j.baseURL = fmt.Sprintf("http://%s:%d", loopback, j.port)
 	}
-	if c.Gates.TokenEnv != "" {
-		j.deny = append(j.deny, c.Gates.TokenEnv)
-	}
 	source := d.Baselines
-	if source == nil {
-		source = gate.APISource(c.Gates, d.Getenv, j.secret)
+	if source == nil && c.Baselines != "" {
+		file := baseline.FileSource(c.Baselines)
+		source = func(context.Context) (baseline.Source, error) { return file, nil }
 	}
 	j.history = baseline.NewHistory(source)
 	r := res.Recipe
@@ -139,11 +137,18 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		Model:         r.VLLM.Model,
 		Image:         res.Image.Image,
 		VLLMCommit:    res.Image.Commit,
+		Fingerprint:   fingerprint(res),
 		Buildkite:     buildkiteInfo(d.Getenv),
 		Phases:        []summary.Phase{},
 		Bench:         []summary.BenchRun{},
 		Accuracy:      []summary.TaskResult{},
 		Gates:         []summary.GateResult{},
+	}
+	j.sum.ImageTag, j.sum.ImageDigest = imageParts(res.Image.Image)
+	if j.sum.VLLMCommit == "" && j.sum.ImageDigest != "" && d.Getenv != nil {
+		// The generator read it from the image's labels; the tag of a
+		// pinned image need not name it.
+		j.sum.VLLMCommit = strings.TrimSpace(d.Getenv("VLLM_COMMIT"))
 	}
 	return j
 }

@@ -76,15 +76,6 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 			specs = append(specs, proc.Spec{Argv: argv, Env: env})
 		}
 	}
-	// Gates and the trend picture read past nights; without the API token
-	// in the environment the token is first asked of the agent.
-	if j.readsHistory() && c.Gates.TokenEnv != "" && j.getenv(c.Gates.TokenEnv) == "" {
-		env, err := j.env(childenv.Agent)
-		if err != nil {
-			return nil, nil, err
-		}
-		specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", c.Gates.TokenSecret}, Env: env})
-	}
 	publish, err := j.publishSpecs("success|error", !coveredByStep(j.getenv, j.dir))
 	if err != nil {
 		return nil, nil, err
@@ -111,10 +102,4 @@ func (j *Job) WritePlan(w io.Writer, cwd string) error {
 		}
 	}
 	return nil
-}
-
-// readsHistory says whether the run asks for past nights: for a gate that
-// compares with them, or for the trend picture of what it measured.
-func (j *Job) readsHistory() bool {
-	return len(j.res.BenchRuns) > 0 || j.runsAccuracy()
 }

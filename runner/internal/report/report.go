@@ -61,6 +61,10 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) regressed\n", n)
 		return cliutil.Exit(1)
 	}
+	if n := sameBuildFailures(sameBuildComparisons(sums)); n > 0 {
+		fmt.Fprintf(io.Stdout, "+++ :x: %d same-build comparison(s) failed\n", n)
+		return cliutil.Exit(1)
+	}
 	return nil
 }
 
@@ -101,6 +105,9 @@ func reportStyle(sums []summary.Summary) string {
 	if len(sums) == 0 {
 		// Nothing to show is not a success.
 		return "warning"
+	}
+	if sameBuildFailures(sameBuildComparisons(sums)) > 0 {
+		return "error"
 	}
 	style := "success"
 	for _, s := range sums {
@@ -213,6 +220,7 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 		}
 		b.WriteString("\n")
 	}
+	writeSameBuild(&b, sameBuildComparisons(sums))
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")
 		for _, s := range skipped {

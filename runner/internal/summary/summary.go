@@ -59,7 +59,18 @@ type Summary struct {
 	Precision     string `json:"precision,omitempty"`
 	Model         string `json:"model"`
 	Image         string `json:"image,omitempty"`
-	VLLMCommit    string `json:"vllm_commit,omitempty"`
+	// ImageTag and ImageDigest split Image: the tag the build asked for
+	// and the digest the generator pinned it to ("" when not pinned).
+	ImageTag    string `json:"image_tag,omitempty"`
+	ImageDigest string `json:"image_digest,omitempty"`
+	VLLMCommit  string `json:"vllm_commit,omitempty"`
+	// Fingerprint is what makes this run's numbers comparable with
+	// another's; history compares only nights with the same one.
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	// Series names where this run's series of nights starts when a recipe
+	// change started a new one recently ("new series since build #N:
+	// serve args changed"); older nights are not compared.
+	Series string `json:"series,omitempty"`
 
 	Buildkite *BuildkiteInfo `json:"buildkite,omitempty"`
 	Tools     *Tools         `json:"tools,omitempty"`
@@ -170,6 +181,11 @@ type GateResult struct {
 	DeltaPct *float64 `json:"delta_pct,omitempty"`
 	Verdict  string   `json:"verdict"`
 	Message  string   `json:"message,omitempty"`
+	// BaselineFrom is the recipe a baseline_from gate compares with, and
+	// Tolerance the drop it allows: the report step judges it again when
+	// that recipe ran in the same build.
+	BaselineFrom string   `json:"baseline_from,omitempty"`
+	Tolerance    *float64 `json:"tolerance,omitempty"`
 }
 
 // Phase returns the phase called name, or nil if there is none. The pointer

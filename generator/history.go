@@ -1,0 +1,87 @@
+package main
+
+import (
+	"github.com/benchkite/benchkite/generator/internal/selection"
+	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/internal/shell"
+	"github.com/benchkite/benchkite/steps"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// historyNeeds lists the past nights the build compares with: every
+// selected recipe's own (enough for its regression gates and its trend
+// picture) and the latest night of every recipe a baseline_from names.
+func historyNeeds(sel *selection.Selection) []contract.Need {
+	var out []contract.Need
+	at := map[string]int{}
+	need := func(recipe string, nights int) {
+		if i, ok := at[recipe]; ok {
+			out[i].Nights = max(out[i].Nights, nights)
+			return
+		}
+		at[recipe] = len(out)
+		out = append(out, contract.Need{Recipe: recipe, Nights: nights})
+	}
+	for _, run := range sel.Runs {
+		r := run.Recipe
+		nights := contract.TrendNights
+		if r.Bench != nil {
+			for i := range r.Bench.Configs {
+				if p := r.Bench.RegressionFor(&r.Bench.Configs[i]); p != nil {
+					nights = max(nights, p.Nights)
+				}
+			}
+		}
+		need(r.Name, nights)
+	}
+	for _, run := range sel.Runs {
+		for _, e := range expectations(run.Recipe) {
+			if e.BaselineFrom != "" {
+				need(e.BaselineFrom, 1)
+			}
+		}
+	}
+	return out
+}
+
+// expectations are the recipe's accuracy gates, lm_eval's and BFCL's.
+func expectations(r *workloads.Recipe) []workloads.Expectation {
+	var out []workloads.Expectation
+	if r.LMEval != nil {
+		for _, t := range r.LMEval.Tasks {
+			out = append(out, t.Expect...)
+		}
+	}
+	if r.BFCL != nil {
+		for _, g := range r.BFCL.Gates {
+			out = append(out, g.Expect)
+		}
+	}
+	return out
+}
+
+// historyStep fetches those nights once, on the CPU queue where the API
+// token is, and leaves them as one artifact for the GPU steps: GPU jobs
+// hold no token and make no API call.
+func historyStep(sel *selection.Selection, queue string) steps.CommandStep {
+	return steps.CommandStep{
+		Label: ":card_file_box: history",
+		Key:   contract.HistoryStepKey,
+		Commands: []string{
+			shell.Join([]string{"buildkite-agent", "artifact", "download", contract.RunnerArtifact, ".", "--step", contract.BootstrapStepKey}),
+			shell.Join([]string{"chmod", "+x", contract.RunnerArtifact}),
+			shell.Join([]string{contract.RunnerArtifact, "history", "--out", contract.HistoryArtifact}),
+		},
+		Env:           map[string]string{contract.HistoryEnv: contract.EncodeNeeds(historyNeeds(sel))},
+		Agents:        cpuAgents(queue),
+		ArtifactPaths: []string{contract.HistoryArtifact},
+	}
+}
+
+// historyDownload is the GPU step's command that fetches the history
+// artifact. A build whose history step failed still runs: the gates then
+// say "no baseline", a warning, not a pass.
+func historyDownload() string {
+	return shell.Join([]string{"buildkite-agent", "artifact", "download", contract.HistoryArtifact, ".", "--step", contract.HistoryStepKey}) +
+		" || echo 'runner: no history artifact; baseline gates will say no-baseline' >&2"
+}

@@ -263,7 +263,7 @@ func (p Profile) Equal(q Profile) bool {
 // Device is the lower-case device name used in result metadata.
 func (p Profile) Device() string { return strings.ToLower(p.GPU) }
 
-// Queue returns the Buildkite queue and what decided it: the profile, or a
+// QueueFor returns the Buildkite queue and what decided it: the profile, or a
 // {GPU}_QUEUE variable in env.
 func (p Profile) QueueFor(env Env) (queue, source string) {
 	name := p.GPU + "_QUEUE"

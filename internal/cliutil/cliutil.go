@@ -142,20 +142,6 @@ func (e *Env) Int(name string, def int) int {
 	return n
 }
 
-// Float is the variable read as a number, or def.
-func (e *Env) Float(name string, def float64) float64 {
-	v := strings.TrimSpace(e.Getenv(name))
-	if v == "" {
-		return def
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		e.errs = append(e.errs, fmt.Errorf("env %s: %q is not a number", name, v))
-		return def
-	}
-	return f
-}
-
 // Bool is the variable read as a boolean; unset is false.
 func (e *Env) Bool(name string) bool {
 	switch v := strings.ToLower(strings.TrimSpace(e.Getenv(name))); v {

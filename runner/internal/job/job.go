@@ -153,9 +153,6 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	return j
 }
 
-// Dir is the run's results directory.
-func (j *Job) Dir() string { return j.dir }
-
 // secret reads a Buildkite secret with `buildkite-agent secret get`; the
 // agent also redacts the value from the job log.
 func (j *Job) secret(ctx context.Context, name string) (string, error) {

@@ -9,16 +9,12 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
-// Plan is every process Run would start, in order, without starting
+// plan is every process Run would start, in order, without starting
 // any: what a person checks in a PR. It is built from the same spec
 // functions Run calls.
-func (j *Job) Plan() ([]proc.Spec, error) {
-	specs, _, err := j.plan()
-	return specs, err
-}
-
-// plan is Plan with a note for the processes whose argv does not say
-// everything: the settings a BFCL run reads from its config file.
+//
+// Some processes get a note, where the argv does not say everything: the
+// settings a BFCL run reads from its config file.
 func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 	res, c := j.res, j.cfg
 	var specs []proc.Spec

@@ -59,12 +59,6 @@ func (f *Source) History() *baseline.History {
 	return baseline.NewHistory(func(context.Context) (baseline.Source, error) { return f, nil })
 }
 
-// Night is a past night that uploaded s.
-func Night(t testing.TB, build int, s summary.Summary) baseline.Night {
-	t.Helper()
-	return baseline.Night{BuildNumber: build, Summary: Encode(t, s)}
-}
-
 // Encode is s as the job uploaded it.
 func Encode(t testing.TB, s summary.Summary) []byte {
 	t.Helper()

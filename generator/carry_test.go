@@ -53,10 +53,10 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 			skipped: []contract.Skipped{{Name: "blocked", Reason: `blocked by costs \$5 of GPU time`}},
 		},
 		{
-			name: "file name with a backslash-dollar",
-			file: `we\$ird.yaml`,
-			src:  strings.Replace(okRecipe, "ok-h200", "weird", 1),
-			key:  "recipe:weird",
+			name:  "file name with a backslash-dollar",
+			file:  `we\$ird.yaml`,
+			src:   strings.Replace(okRecipe, "ok-h200", "weird", 1),
+			key:   "recipe:weird",
 			print: `we\$ird.yaml: this recipe's step cannot be uploaded`,
 		},
 		{
@@ -167,4 +167,3 @@ func runStep(t *testing.T, step map[string]any) (int, string) {
 	t.Fatalf("running the step: %v", err)
 	return 0, ""
 }
-

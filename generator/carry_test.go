@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -166,4 +167,40 @@ func runStep(t *testing.T, step map[string]any) (int, string) {
 	}
 	t.Fatalf("running the step: %v", err)
 	return 0, ""
+}
+
+// A dangling link or a link out of the folder is an invalid recipe step
+// of its own; before, it failed the whole generator.
+func TestRecipeLinksAreTheirOwnProblem(t *testing.T) {
+	t.Parallel()
+	agent := steptest.AgentBinary(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ok.yaml"), okRecipe)
+	for name, target := range map[string]string{"dangling.yaml": "missing.yaml", "outside.yaml": "/etc/passwd"} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := runGenerator(t, map[string]string{"BUILDKITE_SOURCE": "schedule"}, "--workloads", dir, "--agents", "../agents/profiles.yaml")
+	if res.code != 0 {
+		t.Fatalf("generator exited %d, want 0\nstderr:\n%s", res.code, res.stderr)
+	}
+	if strings.Contains(res.stdout+res.stderr, "root:") {
+		t.Errorf("the output quotes /etc/passwd:\n%s", res.stdout+res.stderr)
+	}
+	got := []byte(res.stdout)
+	steptest.AssertAgentReads(t, agent, got, unescapeDollars(t, got))
+	var keys []string
+	for _, s := range steptest.DryRun(t, agent, got)["steps"].([]any) {
+		keys = append(keys, s.(map[string]any)["key"].(string))
+	}
+	for _, want := range []string{"recipe:ok-h200", "dangling.yaml", "outside.yaml"} {
+		found := false
+		for _, k := range keys {
+			found = found || strings.HasSuffix(k, want)
+		}
+		if !found {
+			t.Errorf("no step ending in %q; keys: %q", want, keys)
+		}
+	}
 }

@@ -17,10 +17,12 @@ var (
 	// A Hugging Face hub id (org/name) or a plain path.
 	modelRE   = regexp.MustCompile(`^/?[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$`)
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	taskRE    = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	argKeyRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	metricRE  = regexp.MustCompile(`^[A-Za-z0-9_.,-]+$`)
-	flagRE    = regexp.MustCompile(`^--[a-z0-9][a-z0-9-]*$`)
+	// Task names and bfcl categories name result folders: "." and ".."
+	// (or "-x", a flag to lm_eval) must not be one.
+	taskRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	argKeyRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+	metricRE = regexp.MustCompile(`^[A-Za-z0-9_.,-]+$`)
+	flagRE   = regexp.MustCompile(`^--[a-z0-9][a-z0-9-]*$`)
 )
 
 // Backends that `vllm bench serve --backend` accepts and that make sense
@@ -54,6 +56,7 @@ var runnerOwnedBenchFlags = map[string]string{
 	"--skip-tokenizer-init": "it caps every request at one output token, so throughput reads ~0",
 	"--tokenizer":           "the runner uses the model's tokenizer",
 	"--tokenizer-mode":      "the runner passes the server's --tokenizer-mode, so both tokenize alike",
+	"--config":              "vLLM's parser reads more flags from the file, which could set the runner's own; list them in args",
 }
 
 // Environment variables a recipe may not set: they choose which binary or
@@ -233,6 +236,10 @@ func (l *loader) decodeModelArgs(n *yaml.Node, what string) []Arg {
 			d.Errorf(v, "%s.%s must be a scalar, got %s", what, k.Value, strictyaml.Describe(v))
 			return
 		}
+		if yaml11Bool(v) {
+			d.Errorf(v, "%s.%s: %s is a YAML 1.1 boolean, which this loader (YAML 1.2) reads as the text %q; write true or false, or quote it to mean the text", what, k.Value, v.Value, v.Value)
+			return
+		}
 		val := v.Value
 		switch v.ShortTag() {
 		case "!!null":
@@ -309,7 +316,7 @@ func (l *loader) decodeTask(n *yaml.Node, i int) Task {
 		{Name: "name", Decode: func(_, v *yaml.Node) {
 			if s, ok := d.String(v, what+".name"); ok {
 				if !taskRE.MatchString(s) {
-					d.Errorf(v, "task name %q: use letters, digits, '_', '.' and '-'", s)
+					d.Errorf(v, "task name %q: use letters, digits, '_', '.' and '-', starting with a letter or digit; it names a results folder", s)
 					return
 				}
 				t.Name = s
@@ -611,6 +618,10 @@ func (l *loader) decodeBenchArgs(n *yaml.Node, what string) []BenchArg {
 			d.Errorf(k, "%s: %s cannot be set here: %s", what, flag, why)
 			return
 		}
+		if full := abbreviates(flag, runnerOwnedBenchFlags); len(full) > 0 {
+			d.Errorf(k, "%s: %s abbreviates %s, which the runner sets: vLLM's argparse accepts a unique prefix of a flag as the flag; write flags in full", what, flag, strings.Join(full, " or "))
+			return
+		}
 		if prev, dup := seen[flag]; dup {
 			d.Errorf(k, "%s: %q is %s again (first at line %d)", what, k.Value, flag, prev.Line)
 			return
@@ -623,6 +634,10 @@ func (l *loader) decodeBenchArgs(n *yaml.Node, what string) []BenchArg {
 				d.Errorf(v, "%s.%s: values are one line", what, k.Value)
 				return "", false
 			}
+			if ok && yaml11Bool(v) {
+				d.Errorf(v, "%s.%s: %s is a YAML 1.1 boolean, which this loader (YAML 1.2) reads as the text %q and vllm bench serve would get as a value; write true to pass the flag, false to leave it out, or quote it to mean the text", what, k.Value, v.Value, v.Value)
+				return "", false
+			}
 			return s, ok
 		}
 		switch {
@@ -633,8 +648,10 @@ func (l *loader) decodeBenchArgs(n *yaml.Node, what string) []BenchArg {
 				}
 			})
 		case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool":
-			if v.Value != "true" {
-				// false means "do not pass the flag"; keep it out of argv.
+			// YAML 1.2 spells booleans true, True or TRUE (and false alike),
+			// as the recipe's own fields read them; false means "do not pass
+			// the flag", so keep it out of argv.
+			if on, _ := d.Bool(v, what+"."+k.Value); !on {
 				return
 			}
 		default:
@@ -921,6 +938,20 @@ func bfclGateTarget(listed []string, category string) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// yaml11Bool reports an unquoted scalar that YAML 1.1 reads as a boolean
+// and YAML 1.2 as text (yes, No, ON, y, ...): a recipe author means the
+// boolean, the loader would see the text.
+func yaml11Bool(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode || n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 || n.ShortTag() != "!!str" {
+		return false
+	}
+	switch strings.ToLower(n.Value) {
+	case "y", "yes", "n", "no", "on", "off":
+		return true
 	}
 	return false
 }

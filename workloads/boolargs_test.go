@@ -24,20 +24,20 @@ vllm_bench:
       num_prompts: 4
       max_concurrency: 2
       args:
-        a: true
-        b: True
-        c: TRUE
-        d: false
-        e: False
-        f: FALSE
-        g: "yes"
-        h: 'off'
+        flag-a: true
+        flag-b: True
+        flag-c: TRUE
+        flag-d: false
+        flag-e: False
+        flag-f: FALSE
+        flag-g: "yes"
+        flag-h: 'off'
 `
 	r, ps := Parse("r.yaml", []byte(src), defaultProfiles(t))
 	if r == nil {
 		t.Fatalf("Parse() problems: %v", ps)
 	}
-	want := []BenchArg{{Flag: "--a"}, {Flag: "--b"}, {Flag: "--c"}, {Flag: "--g", Values: []string{"yes"}}, {Flag: "--h", Values: []string{"off"}}}
+	want := []BenchArg{{Flag: "--flag-a"}, {Flag: "--flag-b"}, {Flag: "--flag-c"}, {Flag: "--flag-g", Values: []string{"yes"}}, {Flag: "--flag-h", Values: []string{"off"}}}
 	if diff := cmp.Diff(r.Bench.Configs[0].Args, want); diff != "" {
 		t.Errorf("Parse() bench args diff (-got +want):\n%s", diff)
 	}

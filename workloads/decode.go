@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -150,6 +151,7 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 	if r.BenchOnly && r.Bench == nil && seen["vllm_bench"] == nil {
 		d.Errorf(root, "bench_only is set but the recipe has no vllm_bench")
 	}
+	l.checkMetricRefs(r)
 	si := r.VLLM.Serve
 	if r.NumGPUs > 0 && l.numGPUsNode != nil && si.TP*si.DP*si.PP > r.NumGPUs {
 		d.Errorf(l.numGPUsNode, "serve args need %d GPUs (TP %d × DP %d × PP %d) but num_gpus is %d", si.TP*si.DP*si.PP, si.TP, si.DP, si.PP, r.NumGPUs)
@@ -453,6 +455,9 @@ func (l *loader) decodeBench(n *yaml.Node) *Bench {
 			// Runs name result files, so a sweep point must not take the
 			// name of another config's run (c-conc-8 beside a sweep of c).
 			runs := map[string]int{}
+			if v.Kind == yaml.SequenceNode {
+				l.benchItems = len(v.Content)
+			}
 			d.Items(v, "vllm_bench.configs", func(i int, item *yaml.Node) {
 				c := l.decodeBenchConfig(item, i)
 				if c.Name == "" {
@@ -515,6 +520,8 @@ func (l *loader) intOrList(n *yaml.Node, what string) []int {
 func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 	d := l.d
 	what := fmt.Sprintf("vllm_bench.configs[%d]", i)
+	l.config = i
+	defer func() { l.config = -1 }()
 	c := BenchConfig{Repetitions: 1, Dataset: "random"}
 	var promptsNode, concNode *yaml.Node
 	seen := map[string]bool{}
@@ -741,6 +748,7 @@ func (l *loader) decodeAssertions(n *yaml.Node, what string) []Assertion {
 			d.Errorf(k, "%s: %q is not a result key", what, k.Value)
 			return
 		}
+		l.metricRefs = append(l.metricRefs, metricRef{node: k, what: what, metric: k.Value, config: l.config})
 		a := Assertion{Metric: k.Value}
 		d.Fields(v, what+"."+k.Value, []strictyaml.Field{
 			{Name: "min", Decode: func(_, v *yaml.Node) {
@@ -783,6 +791,7 @@ func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
 					d.Errorf(k, "%s: %q is not a result key", what, k.Value)
 					return
 				}
+				l.metricRefs = append(l.metricRefs, metricRef{node: k, what: what + ".metrics", metric: k.Value, config: l.config})
 				var dirSet, dropSet bool
 				d.Fields(mv, mwhat, []strictyaml.Field{
 					{Name: "direction", Decode: func(_, v *yaml.Node) {
@@ -823,6 +832,44 @@ func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
 		d.Errorf(n, "%s.max_missing (%d) must be below nights (%d)", what, r.MaxMissing, r.Nights)
 	}
 	return r
+}
+
+// checkMetricRefs reports assertion and regression keys that no result of
+// their config holds: a gate on such a key could only be skipped.
+func (l *loader) checkMetricRefs(r *Recipe) {
+	if r.Bench == nil {
+		return
+	}
+	spec := r.VLLM.Serve.Speculative != nil
+	for _, ref := range l.metricRefs {
+		configs := r.Bench.Configs
+		if ref.config >= 0 {
+			// Configs index as in the file only when none was dropped;
+			// a dropped one is reported already.
+			if len(configs) != l.benchItems || ref.config >= len(configs) {
+				continue
+			}
+			configs = configs[ref.config : ref.config+1]
+		}
+		for _, c := range configs {
+			keys := BenchResultKeys(&c, spec)
+			if slices.Contains(keys, ref.metric) {
+				continue
+			}
+			msg := fmt.Sprintf("%s: vllm bench serve writes no %q for config %s", ref.what, ref.metric, c.Name)
+			if slices.Contains(benchSpecKeys, ref.metric) {
+				msg += " (it is written only when serve_args configure speculative decoding)"
+			} else if ref.metric == benchGoodputKey {
+				msg += " (it is written only with --goodput)"
+			} else if close := strictyaml.Closest(ref.metric, keys, 3); len(close) > 0 {
+				msg += "; did you mean " + strings.Join(close, ", ") + "?"
+			} else {
+				msg += " (latency keys follow its --percentile-metrics and --metric-percentiles)"
+			}
+			l.d.Errorf(ref.node, "%s", msg)
+			break
+		}
+	}
 }
 
 // defaultDirection knows which way is better for the usual bench keys.

@@ -633,6 +633,47 @@ bfcl: {test_categories: [..]}
 			},
 		},
 		{
+			name: "assertion and regression keys the bench never writes",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  regression:
+    metrics:
+      output_throughput_typo: {max_drop_pct: 5}
+  configs:
+    - name: c
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      assertions:
+        output_throughput_typo: {min: 1}
+        p50_ttft_ms: {max: 100}
+        spec_decode_acceptance_rate: {min: 10}
+        request_goodput: {min: 1}
+    - name: d
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      args: {metric-percentiles: "50,99"}
+      assertions:
+        p50_ttft_ms: {max: 100}
+        p99_e2el_ms: {max: 100}
+`,
+			want: []finding{
+				{"8:7", `vllm_bench.regression.metrics: vllm bench serve writes no "output_throughput_typo" for config c; did you mean output_throughput, request_throughput?`},
+				{"17:9", `vllm_bench.configs[0].assertions: vllm bench serve writes no "output_throughput_typo" for config c; did you mean output_throughput, request_throughput?`},
+				{"18:9", `writes no "p50_ttft_ms" for config c; did you mean p99_ttft_ms`},
+				{"19:9", `writes no "spec_decode_acceptance_rate" for config c (it is written only when serve_args configure speculative decoding)`},
+				{"20:9", `writes no "request_goodput" for config c (it is written only with --goodput)`},
+			},
+		},
+		{
 			name: "percentile settings that drop keys the runner reads",
 			src: `name: ok
 gpu: MI355X

@@ -47,6 +47,21 @@ type loader struct {
 	nameNode     *yaml.Node
 	numGPUsNode  *yaml.Node
 	baselineRefs []baselineRef
+	// metricRefs are the bench keys assertions and regressions name,
+	// checked once the whole recipe is known.
+	metricRefs []metricRef
+	// config is the bench config being decoded, -1 outside one.
+	config int
+	// benchItems is how many configs the file lists.
+	benchItems int
+}
+
+// metricRef is a bench result key a recipe names, and where.
+type metricRef struct {
+	node   *yaml.Node
+	what   string
+	metric string
+	config int // -1: bench-wide, for every config
 }
 
 // Parse decodes one recipe file. Problems (errors and warnings) come back
@@ -58,7 +73,7 @@ func Parse(file string, src []byte, profiles *agents.Set) (*Recipe, Problems) {
 
 func parse(file string, src []byte, profiles *agents.Set) (*Recipe, Problems, *loader) {
 	d, root := strictyaml.Parse(file, src)
-	l := &loader{d: d, profiles: profiles}
+	l := &loader{d: d, profiles: profiles, config: -1}
 	var r *Recipe
 	if root != nil {
 		r = l.decodeRecipe(root)

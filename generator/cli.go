@@ -77,6 +77,10 @@ type osFS struct{}
 func (osFS) Open(name string) (fs.File, error)          { return os.Open(name) }
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 
+// ReadLink and Lstat let the loader see symbolic links (fs.ReadLinkFS).
+func (osFS) ReadLink(name string) (string, error)   { return os.Readlink(name) }
+func (osFS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+
 // run is main without the process: tests call it.
 func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string) int {
 	cmd := "pipeline"

@@ -13,7 +13,7 @@ func selectionNotes(sel *selection.Selection, env selection.BuildEnv) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### benchkite: %s\n\n", modeTitle(sel, env))
 	for _, n := range sel.Notes {
-		fmt.Fprintf(&b, "%s\n\n", n)
+		fmt.Fprintf(&b, "%s\n\n", mdText(n))
 	}
 	if sel.Mode == selection.ModePR && len(sel.Changed) > 0 {
 		fmt.Fprintf(&b, "Files changed in this PR: %d\n\n", len(sel.Changed))
@@ -21,7 +21,7 @@ func selectionNotes(sel *selection.Selection, env selection.BuildEnv) string {
 	if len(sel.Runs) > 0 {
 		b.WriteString("| recipe | gpu | why |\n|---|---|---|\n")
 		for _, r := range sel.Runs {
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.Recipe.Name, r.Recipe.GPU, mdCell(r.Why))
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.Recipe.Name, r.Recipe.GPU, mdText(r.Why))
 		}
 		b.WriteString("\n")
 	}
@@ -39,9 +39,9 @@ func selectionNotes(sel *selection.Selection, env selection.BuildEnv) string {
 		}
 	}
 	if len(blocked) > 0 {
-		b.WriteString("selection.Skipped as blocked (run them with `WORKLOADS=<name>`; they soft-fail):\n\n")
+		b.WriteString("Skipped as blocked (run them with `WORKLOADS=<name>`; they soft-fail):\n\n")
 		for _, s := range blocked {
-			fmt.Fprintf(&b, "- `%s`: %s\n", s.Name, mdCell(s.Reason))
+			fmt.Fprintf(&b, "- `%s`: %s\n", s.Name, mdText(s.Reason))
 		}
 		b.WriteString("\n")
 	}
@@ -64,10 +64,24 @@ func modeTitle(sel *selection.Selection, env selection.BuildEnv) string {
 	return n + " in the nightly set"
 }
 
-// cellEscaper is built once: a Replacer builds its tables on first use, and
+// mdEscaper is built once: a Replacer builds its tables on first use, and
 // the notes of a large build have thousands of cells.
-var cellEscaper = strings.NewReplacer("|", `\|`, "\n", " ")
+var mdEscaper = func() *strings.Replacer {
+	// CommonMark lets a backslash escape any ASCII punctuation: the
+	// characters that open inline markup (emphasis, strikethrough, links,
+	// images, code spans, table cells) are written escaped. "<", ">" and "&"
+	// become entities, so no HTML tag or entity reaches the annotation.
+	// Block markup ("#", "-", "1.") needs a line start, and every text here
+	// follows a prefix of ours on one line.
+	pairs := []string{"<", "&lt;", ">", "&gt;", "&", "&amp;", "\r\n", " ", "\n", " ", "\r", " "}
+	for _, c := range "\\`*_[]|~" {
+		pairs = append(pairs, string(c), "\\"+string(c))
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
-func mdCell(s string) string {
-	return cellEscaper.Replace(s)
+// mdText is recipe- or build-derived text as one line of literal markdown,
+// safe in a paragraph, a list item or a table cell.
+func mdText(s string) string {
+	return mdEscaper.Replace(s)
 }

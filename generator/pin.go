@@ -41,7 +41,7 @@ func pinNotes(pins *imagepin.Result) []string {
 	for _, p := range pins.Pins {
 		switch {
 		case p.Err != nil:
-			out = append(out, fmt.Sprintf("**Image not resolved**, its recipes run no GPU step: %v", p.Err))
+			out = append(out, fmt.Sprintf(":warning: Image not resolved, its recipes run no GPU step: %v", p.Err))
 		case p.Warning != "":
 			out = append(out, fmt.Sprintf("Image %s pinned to %s with a warning: %s", p.Ref, p.Digest, p.Warning))
 		}
@@ -97,15 +97,6 @@ func withDigest(image, digest string) string {
 // step and the history see the recipe failed), and no GPU is asked for.
 // The registry's answer travels in an env var, never through a shell.
 func imageFailedStep(name string, err error, queue string) steps.CommandStep {
-	return steps.CommandStep{
-		Label: ":warning: " + name + ": image not found",
-		Key:   contract.StepKey(name),
-		Commands: []string{
-			`echo '+++ :warning: image not resolved'`,
-			`printf '%s\n' "$BENCHKITE_PROBLEMS" >&2`,
-			"exit 1",
-		},
-		Env:    map[string]string{"BENCHKITE_PROBLEMS": err.Error() + "\nNo GPU step runs for this recipe; fix the image (VLLM_IMAGE, VLLM_COMMIT, the recipe's image) or push it, then rebuild."},
-		Agents: cpuAgents(queue),
-	}
+	problems := err.Error() + "\nNo GPU step runs for this recipe; fix the image (VLLM_IMAGE, VLLM_COMMIT, the recipe's image) or push it, then rebuild."
+	return failingStep(":warning: "+name+": image not found", contract.StepKey(name), "image not resolved", problems, queue)
 }

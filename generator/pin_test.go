@@ -211,7 +211,7 @@ func TestPipelineMissingImage(t *testing.T) {
 	if v := steps["recipe:gpt_oss_120b-h200"].Env["VLLM_IMAGE"]; v != "vllm/vllm-openai:nightly@"+cuda {
 		t.Errorf("H200 VLLM_IMAGE = %q; the other recipes must still run pinned", v)
 	}
-	if !strings.Contains(got.stderr, "**Image not resolved**") {
+	if !strings.Contains(got.stderr, ":warning: Image not resolved") {
 		t.Errorf("notes do not say an image did not resolve:\n%s", got.stderr)
 	}
 }
@@ -226,7 +226,7 @@ func TestPipelineNoResolve(t *testing.T) {
 	if v := stepsOf(t, got.stdout)["recipe:gpt_oss_120b-h200"].Env["VLLM_IMAGE"]; v != "vllm/vllm-openai:nightly" {
 		t.Errorf("VLLM_IMAGE = %q, want the tag", v)
 	}
-	if !strings.Contains(got.stderr, "**Images not pinned:**") {
+	if !strings.Contains(got.stderr, ":warning: Images not pinned:") {
 		t.Errorf("notes do not say images are not pinned:\n%s", got.stderr)
 	}
 }

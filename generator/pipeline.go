@@ -113,6 +113,12 @@ func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOption
 		if err != nil {
 			return p, err
 		}
+		if err := steps.CheckStep(s); err != nil {
+			// This recipe's text cannot be uploaded as it is: its own step
+			// fails, the others still run.
+			p.Steps = append(p.Steps, uncarriableStep(run.Recipe, s.Key, err, opt.cpuQueue))
+			continue
+		}
 		p.Steps = append(p.Steps, s)
 	}
 	for _, inv := range sel.Invalid {
@@ -126,8 +132,8 @@ func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOption
 		p.Steps = append(p.Steps, steps.CommandStep{
 			Label:    ":information_source: nothing to run",
 			Key:      "nothing-to-run",
-			Commands: []string{`printf '%s\n' "$BENCHKITE_NOTES_TEXT"`},
-			Env:      map[string]string{"BENCHKITE_NOTES_TEXT": strings.Join(sel.Notes, "\n")},
+			Commands: []string{steps.PrintTextCommand("BENCHKITE_NOTES_TEXT")},
+			Env:      map[string]string{"BENCHKITE_NOTES_TEXT": steps.TextValue(strings.Join(sel.Notes, "\n"))},
 			Agents:   cpuAgents(opt.cpuQueue),
 		})
 	}
@@ -236,34 +242,11 @@ func podSpec(res *workloads.Resolved, image string, getenv func(string) string) 
 
 // unknownChangesStep fails a PR build whose changes git could not tell:
 // it runs no recipe, and says what git answered and how to choose recipes.
-// The text travels in an env var, as invalidStep's does.
 func unknownChangesStep(why, queue string) steps.CommandStep {
-	return steps.CommandStep{
-		Label: ":warning: PR changes unknown",
-		Key:   "pr-changes-unknown",
-		Commands: []string{
-			`echo '+++ :warning: could not tell what this PR changed'`,
-			`printf '%s\n' "$BENCHKITE_PROBLEMS" >&2`,
-			"exit 1",
-		},
-		Env:    map[string]string{"BENCHKITE_PROBLEMS": why},
-		Agents: cpuAgents(queue),
-	}
+	return failingStep(":warning: PR changes unknown", "pr-changes-unknown", "could not tell what this PR changed", why, queue)
 }
 
-// invalidStep fails on the CPU queue with the recipe's problems. The text
-// travels in an env var: the shell only expands the variable, so nothing
-// in a recipe (quotes, $(...), newlines) is ever evaluated.
+// invalidStep fails on the CPU queue with the recipe's problems.
 func invalidStep(inv selection.InvalidRecipe, queue string) steps.CommandStep {
-	return steps.CommandStep{
-		Label: ":warning: invalid recipe " + inv.Path,
-		Key:   steps.Key("invalid", inv.Path),
-		Commands: []string{
-			`echo '+++ :warning: invalid recipe'`,
-			`printf '%s\n' "$BENCHKITE_PROBLEMS" >&2`,
-			"exit 1",
-		},
-		Env:    map[string]string{"BENCHKITE_PROBLEMS": inv.Problems.Error()},
-		Agents: cpuAgents(queue),
-	}
+	return failingStep(":warning: invalid recipe "+inv.Path, steps.Key("invalid", inv.Path), "invalid recipe", inv.Problems.Error(), queue)
 }

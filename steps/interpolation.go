@@ -81,3 +81,61 @@ func escapeTree(v any, path string) (any, error) {
 	}
 	return v, nil
 }
+
+// CheckInterpolation returns an ErrUnescapable error when s cannot pass
+// through upload-time interpolation unchanged, however it is escaped.
+func CheckInterpolation(s string) error { return checkEscapable(s) }
+
+// CheckStep reports every string of step s, attributes and keys alike,
+// that MarshalForUpload could not carry, so that a caller can replace one
+// step instead of losing the whole pipeline.
+func CheckStep(s Step) error {
+	v := stepValue(s)
+	if v == nil {
+		return errors.New("nil step")
+	}
+	b, err := encode(v)
+	if err != nil {
+		return err
+	}
+	doc, err := decodeJSON(b)
+	if err != nil {
+		return err
+	}
+	_, err = escapeTree(doc, "step")
+	return err
+}
+
+// TextValue returns text in the form PrintTextCommand prints back exactly:
+// every backslash doubled. No odd run of backslashes is then left before a
+// "$", so any text, whatever a recipe holds, survives interpolation.
+func TextValue(text string) string { return strings.ReplaceAll(text, `\`, `\\`) }
+
+// PrintTextCommand is the shell command that prints the env var name, set
+// to a TextValue, as the original text. printf's %b undoes the doubled
+// backslashes and nothing else: the shell expands only the variable.
+func PrintTextCommand(name string) string { return `printf '%b\n' "$` + name + `"` }
+
+// LabelText returns s for display in a label, which cannot hold an odd run
+// of backslashes before a "$": such a run gets one more backslash. Labels
+// are read by people, so one extra backslash beats losing the pipeline.
+func LabelText(s string) string {
+	if checkEscapable(s) == nil {
+		return s
+	}
+	var b strings.Builder
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '$' && run%2 == 1 {
+			b.WriteByte('\\')
+		}
+		if c == '\\' {
+			run++
+		} else {
+			run = 0
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

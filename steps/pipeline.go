@@ -46,17 +46,26 @@ func MarshalForUpload(p Pipeline) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber() // numbers come back exactly as written
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("marshalling pipeline for upload: re-reading JSON: %w", err)
+	doc, err := decodeJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("marshalling pipeline for upload: %w", err)
 	}
 	escaped, err := escapeTree(doc, "$")
 	if err != nil {
 		return nil, fmt.Errorf("marshalling pipeline for upload: %w", err)
 	}
 	return encode(escaped)
+}
+
+// decodeJSON reads b back into maps and slices, numbers exactly as written.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("re-reading JSON: %w", err)
+	}
+	return doc, nil
 }
 
 func encode(v any) ([]byte, error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,10 +18,12 @@ var (
 	// A Hugging Face hub id (org/name) or a plain path.
 	modelRE   = regexp.MustCompile(`^/?[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$`)
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	taskRE    = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	argKeyRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	metricRE  = regexp.MustCompile(`^[A-Za-z0-9_.,-]+$`)
-	flagRE    = regexp.MustCompile(`^--[a-z0-9][a-z0-9-]*$`)
+	// Task names and bfcl categories name result folders: "." and ".."
+	// (or "-x", a flag to lm_eval) must not be one.
+	taskRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	argKeyRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+	metricRE = regexp.MustCompile(`^[A-Za-z0-9_.,-]+$`)
+	flagRE   = regexp.MustCompile(`^--[a-z0-9][a-z0-9-]*$`)
 )
 
 // Backends that `vllm bench serve --backend` accepts and that make sense
@@ -54,6 +57,7 @@ var runnerOwnedBenchFlags = map[string]string{
 	"--skip-tokenizer-init": "it caps every request at one output token, so throughput reads ~0",
 	"--tokenizer":           "the runner uses the model's tokenizer",
 	"--tokenizer-mode":      "the runner passes the server's --tokenizer-mode, so both tokenize alike",
+	"--config":              "vLLM's parser reads more flags from the file, which could set the runner's own; list them in args",
 }
 
 // Environment variables a recipe may not set: they choose which binary or
@@ -147,6 +151,7 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 	if r.BenchOnly && r.Bench == nil && seen["vllm_bench"] == nil {
 		d.Errorf(root, "bench_only is set but the recipe has no vllm_bench")
 	}
+	l.checkMetricRefs(r)
 	si := r.VLLM.Serve
 	if r.NumGPUs > 0 && l.numGPUsNode != nil && si.TP*si.DP*si.PP > r.NumGPUs {
 		d.Errorf(l.numGPUsNode, "serve args need %d GPUs (TP %d × DP %d × PP %d) but num_gpus is %d", si.TP*si.DP*si.PP, si.TP, si.DP, si.PP, r.NumGPUs)
@@ -233,6 +238,10 @@ func (l *loader) decodeModelArgs(n *yaml.Node, what string) []Arg {
 			d.Errorf(v, "%s.%s must be a scalar, got %s", what, k.Value, strictyaml.Describe(v))
 			return
 		}
+		if yaml11Bool(v) {
+			d.Errorf(v, "%s.%s: %s is a YAML 1.1 boolean, which this loader (YAML 1.2) reads as the text %q; write true or false, or quote it to mean the text", what, k.Value, v.Value, v.Value)
+			return
+		}
 		val := v.Value
 		switch v.ShortTag() {
 		case "!!null":
@@ -309,7 +318,7 @@ func (l *loader) decodeTask(n *yaml.Node, i int) Task {
 		{Name: "name", Decode: func(_, v *yaml.Node) {
 			if s, ok := d.String(v, what+".name"); ok {
 				if !taskRE.MatchString(s) {
-					d.Errorf(v, "task name %q: use letters, digits, '_', '.' and '-'", s)
+					d.Errorf(v, "task name %q: use letters, digits, '_', '.' and '-', starting with a letter or digit; it names a results folder", s)
 					return
 				}
 				t.Name = s
@@ -446,6 +455,9 @@ func (l *loader) decodeBench(n *yaml.Node) *Bench {
 			// Runs name result files, so a sweep point must not take the
 			// name of another config's run (c-conc-8 beside a sweep of c).
 			runs := map[string]int{}
+			if v.Kind == yaml.SequenceNode {
+				l.benchItems = len(v.Content)
+			}
 			d.Items(v, "vllm_bench.configs", func(i int, item *yaml.Node) {
 				c := l.decodeBenchConfig(item, i)
 				if c.Name == "" {
@@ -508,6 +520,8 @@ func (l *loader) intOrList(n *yaml.Node, what string) []int {
 func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 	d := l.d
 	what := fmt.Sprintf("vllm_bench.configs[%d]", i)
+	l.config = i
+	defer func() { l.config = -1 }()
 	c := BenchConfig{Repetitions: 1, Dataset: "random"}
 	var promptsNode, concNode *yaml.Node
 	seen := map[string]bool{}
@@ -611,6 +625,10 @@ func (l *loader) decodeBenchArgs(n *yaml.Node, what string) []BenchArg {
 			d.Errorf(k, "%s: %s cannot be set here: %s", what, flag, why)
 			return
 		}
+		if full := abbreviates(flag, runnerOwnedBenchFlags); len(full) > 0 {
+			d.Errorf(k, "%s: %s abbreviates %s, which the runner sets: vLLM's argparse accepts a unique prefix of a flag as the flag; write flags in full", what, flag, strings.Join(full, " or "))
+			return
+		}
 		if prev, dup := seen[flag]; dup {
 			d.Errorf(k, "%s: %q is %s again (first at line %d)", what, k.Value, flag, prev.Line)
 			return
@@ -623,6 +641,10 @@ func (l *loader) decodeBenchArgs(n *yaml.Node, what string) []BenchArg {
 				d.Errorf(v, "%s.%s: values are one line", what, k.Value)
 				return "", false
 			}
+			if ok && yaml11Bool(v) {
+				d.Errorf(v, "%s.%s: %s is a YAML 1.1 boolean, which this loader (YAML 1.2) reads as the text %q and vllm bench serve would get as a value; write true to pass the flag, false to leave it out, or quote it to mean the text", what, k.Value, v.Value, v.Value)
+				return "", false
+			}
 			return s, ok
 		}
 		switch {
@@ -633,8 +655,10 @@ func (l *loader) decodeBenchArgs(n *yaml.Node, what string) []BenchArg {
 				}
 			})
 		case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool":
-			if v.Value != "true" {
-				// false means "do not pass the flag"; keep it out of argv.
+			// YAML 1.2 spells booleans true, True or TRUE (and false alike),
+			// as the recipe's own fields read them; false means "do not pass
+			// the flag", so keep it out of argv.
+			if on, _ := d.Bool(v, what+"."+k.Value); !on {
 				return
 			}
 		default:
@@ -724,6 +748,7 @@ func (l *loader) decodeAssertions(n *yaml.Node, what string) []Assertion {
 			d.Errorf(k, "%s: %q is not a result key", what, k.Value)
 			return
 		}
+		l.metricRefs = append(l.metricRefs, metricRef{node: k, what: what, metric: k.Value, config: l.config})
 		a := Assertion{Metric: k.Value}
 		d.Fields(v, what+"."+k.Value, []strictyaml.Field{
 			{Name: "min", Decode: func(_, v *yaml.Node) {
@@ -766,6 +791,7 @@ func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
 					d.Errorf(k, "%s: %q is not a result key", what, k.Value)
 					return
 				}
+				l.metricRefs = append(l.metricRefs, metricRef{node: k, what: what + ".metrics", metric: k.Value, config: l.config})
 				var dirSet, dropSet bool
 				d.Fields(mv, mwhat, []strictyaml.Field{
 					{Name: "direction", Decode: func(_, v *yaml.Node) {
@@ -806,6 +832,44 @@ func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
 		d.Errorf(n, "%s.max_missing (%d) must be below nights (%d)", what, r.MaxMissing, r.Nights)
 	}
 	return r
+}
+
+// checkMetricRefs reports assertion and regression keys that no result of
+// their config holds: a gate on such a key could only be skipped.
+func (l *loader) checkMetricRefs(r *Recipe) {
+	if r.Bench == nil {
+		return
+	}
+	spec := r.VLLM.Serve.Speculative != nil
+	for _, ref := range l.metricRefs {
+		configs := r.Bench.Configs
+		if ref.config >= 0 {
+			// Configs index as in the file only when none was dropped;
+			// a dropped one is reported already.
+			if len(configs) != l.benchItems || ref.config >= len(configs) {
+				continue
+			}
+			configs = configs[ref.config : ref.config+1]
+		}
+		for _, c := range configs {
+			keys := BenchResultKeys(&c, spec)
+			if slices.Contains(keys, ref.metric) {
+				continue
+			}
+			msg := fmt.Sprintf("%s: vllm bench serve writes no %q for config %s", ref.what, ref.metric, c.Name)
+			if slices.Contains(benchSpecKeys, ref.metric) {
+				msg += " (it is written only when serve_args configure speculative decoding)"
+			} else if ref.metric == benchGoodputKey {
+				msg += " (it is written only with --goodput)"
+			} else if close := strictyaml.Closest(ref.metric, keys, 3); len(close) > 0 {
+				msg += "; did you mean " + strings.Join(close, ", ") + "?"
+			} else {
+				msg += " (latency keys follow its --percentile-metrics and --metric-percentiles)"
+			}
+			l.d.Errorf(ref.node, "%s", msg)
+			break
+		}
+	}
 }
 
 // defaultDirection knows which way is better for the usual bench keys.
@@ -921,6 +985,20 @@ func bfclGateTarget(listed []string, category string) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// yaml11Bool reports an unquoted scalar that YAML 1.1 reads as a boolean
+// and YAML 1.2 as text (yes, No, ON, y, ...): a recipe author means the
+// boolean, the loader would see the text.
+func yaml11Bool(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode || n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 || n.ShortTag() != "!!str" {
+		return false
+	}
+	switch strings.ToLower(n.Value) {
+	case "y", "yes", "n", "no", "on", "off":
+		return true
 	}
 	return false
 }

@@ -525,6 +525,155 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 			want: []finding{{"4:15", `vllm.model "--trust-remote-code" starts with '-': vllm serve would read it as a flag`}},
 		},
 		{
+			name: "served model name that reads as a flag",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m, serve_args: --served-model-name=--trust-remote-code}
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{{"4:34", `--served-model-name needs a name like org/model, got "--trust-remote-code"`}},
+		},
+		{
+			name: "YAML 1.1 booleans in bench args and model args",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval:
+  model_args: {tokenized_requests: no}
+  tasks: [{name: gsm8k, num_fewshot: 5}]
+vllm_bench:
+  configs:
+    - name: c
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      args:
+        disable-tqdm: yes
+        use-beam-search: On
+        save-detailed-x: [a, off]
+        quoted-ok: "yes"
+`,
+			want: []finding{
+				{"6:36", `lm_eval.model_args.tokenized_requests: no is a YAML 1.1 boolean`},
+				{"17:23", `vllm_bench.configs[0].args.disable-tqdm: yes is a YAML 1.1 boolean, which this loader (YAML 1.2) reads as the text "yes"`},
+				{"18:26", `vllm_bench.configs[0].args.use-beam-search: On is a YAML 1.1 boolean`},
+				{"19:30", `vllm_bench.configs[0].args.save-detailed-x: off is a YAML 1.1 boolean`},
+			},
+		},
+		{
+			name: "abbreviated runner-owned serve flags and --config",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm:
+  model: org/m
+  serve_args: --por 8001 --hos=0.0.0.0 --mod x --conf y --config /tmp/more.yaml --po.x 1
+lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
+`,
+			want: []finding{
+				{"6:15", "vllm.serve_args: --por abbreviates --port, which the runner sets: vLLM's argparse accepts a unique prefix"},
+				{"6:26", "vllm.serve_args: --hos abbreviates --host"},
+				{"6:40", "vllm.serve_args: --mod abbreviates --model"},
+				{"6:48", "vllm.serve_args: --conf abbreviates --config"},
+				{"6:57", "vllm.serve_args: --config cannot be set in a recipe: vLLM reads more flags from the file"},
+				{"6:81", "vllm.serve_args: --po abbreviates --port"},
+			},
+		},
+		{
+			name: "abbreviated runner-owned bench flags and --config",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  configs:
+    - name: c
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      args:
+        served-model: x
+        random-input: 5
+        config: f.yaml
+        result-fi: r.json
+`,
+			want: []finding{
+				{"14:9", "vllm_bench.configs[0].args: --served-model abbreviates --served-model-name"},
+				{"15:9", "vllm_bench.configs[0].args: --random-input abbreviates --random-input-len"},
+				{"16:9", "vllm_bench.configs[0].args: --config cannot be set here: vLLM's parser reads more flags from the file"},
+				{"17:9", "vllm_bench.configs[0].args: --result-fi abbreviates --result-filename"},
+			},
+		},
+		{
+			name: "task names that leave the results folder",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval:
+  tasks:
+    - {name: .., num_fewshot: 5}
+    - {name: ., num_fewshot: 5}
+    - {name: -x, num_fewshot: 5}
+    - {name: .hidden, num_fewshot: 5}
+bfcl: {test_categories: [..]}
+`,
+			want: []finding{
+				{"7:14", `task name "..": use letters, digits, '_', '.' and '-', starting with a letter or digit; it names a results folder`},
+				{"8:14", `task name "."`},
+				{"9:14", `task name "-x"`},
+				{"10:14", `task name ".hidden"`},
+				{"11:26", `bfcl test category ".."`},
+			},
+		},
+		{
+			name: "assertion and regression keys the bench never writes",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+vllm_bench:
+  regression:
+    metrics:
+      output_throughput_typo: {max_drop_pct: 5}
+  configs:
+    - name: c
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      assertions:
+        output_throughput_typo: {min: 1}
+        p50_ttft_ms: {max: 100}
+        spec_decode_acceptance_rate: {min: 10}
+        request_goodput: {min: 1}
+    - name: d
+      backend: openai
+      input_len: 8
+      output_len: 8
+      num_prompts: 4
+      max_concurrency: 2
+      args: {metric-percentiles: "50,99"}
+      assertions:
+        p50_ttft_ms: {max: 100}
+        p99_e2el_ms: {max: 100}
+`,
+			want: []finding{
+				{"8:7", `vllm_bench.regression.metrics: vllm bench serve writes no "output_throughput_typo" for config c; did you mean output_throughput, request_throughput?`},
+				{"17:9", `vllm_bench.configs[0].assertions: vllm bench serve writes no "output_throughput_typo" for config c; did you mean output_throughput, request_throughput?`},
+				{"18:9", `writes no "p50_ttft_ms" for config c; did you mean p99_ttft_ms`},
+				{"19:9", `writes no "spec_decode_acceptance_rate" for config c (it is written only when serve_args configure speculative decoding)`},
+				{"20:9", `writes no "request_goodput" for config c (it is written only with --goodput)`},
+			},
+		},
+		{
 			name: "percentile settings that drop keys the runner reads",
 			src: `name: ok
 gpu: MI355X

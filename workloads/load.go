@@ -47,6 +47,21 @@ type loader struct {
 	nameNode     *yaml.Node
 	numGPUsNode  *yaml.Node
 	baselineRefs []baselineRef
+	// metricRefs are the bench keys assertions and regressions name,
+	// checked once the whole recipe is known.
+	metricRefs []metricRef
+	// config is the bench config being decoded, -1 outside one.
+	config int
+	// benchItems is how many configs the file lists.
+	benchItems int
+}
+
+// metricRef is a bench result key a recipe names, and where.
+type metricRef struct {
+	node   *yaml.Node
+	what   string
+	metric string
+	config int // -1: bench-wide, for every config
 }
 
 // Parse decodes one recipe file. Problems (errors and warnings) come back
@@ -58,7 +73,7 @@ func Parse(file string, src []byte, profiles *agents.Set) (*Recipe, Problems) {
 
 func parse(file string, src []byte, profiles *agents.Set) (*Recipe, Problems, *loader) {
 	d, root := strictyaml.Parse(file, src)
-	l := &loader{d: d, profiles: profiles}
+	l := &loader{d: d, profiles: profiles, config: -1}
 	var r *Recipe
 	if root != nil {
 		r = l.decodeRecipe(root)
@@ -179,7 +194,6 @@ type parsed struct {
 	problems     Problems
 	nameNode     *yaml.Node
 	baselineRefs []baselineRef
-	err          error
 }
 
 // LoadFiles reads the named files, in parallel: on a large catalog YAML
@@ -194,9 +208,11 @@ func LoadFiles(fsys fs.FS, files []string, profiles *agents.Set, dir string) (*C
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				src, err := readLimited(fsys, files[i])
+				src, err := readRecipe(fsys, files[i])
 				if err != nil {
-					results[i].err = err
+					// One unreadable file is that file's problem, not the
+					// catalog's: the other recipes still run.
+					results[i].problems = Problems{{File: files[i], Line: 1, Col: 1, Msg: err.Error()}}
 					continue
 				}
 				r, ps, l := parse(files[i], src, profiles)
@@ -211,21 +227,13 @@ func LoadFiles(fsys fs.FS, files []string, profiles *agents.Set, dir string) (*C
 	wg.Wait()
 
 	c := &Catalog{Dir: dir, Invalid: map[string]Problems{}}
-	var readErrs []error
 	for i, p := range results {
-		if p.err != nil {
-			readErrs = append(readErrs, p.err)
-			continue
-		}
 		c.Warnings = append(c.Warnings, p.problems.Warnings()...)
 		if p.recipe == nil {
 			c.Invalid[files[i]] = p.problems.Errors()
 			continue
 		}
 		c.Recipes = append(c.Recipes, p.recipe)
-	}
-	if len(readErrs) > 0 {
-		return nil, errors.Join(readErrs...)
 	}
 	c.crossCheck(results)
 	return c, nil
@@ -278,6 +286,52 @@ func (c *Catalog) crossCheck(results []parsed) {
 		}
 	}
 	c.Recipes = kept
+}
+
+// maxLinkHops bounds a chain of symbolic links, as the kernel does.
+const maxLinkHops = 8
+
+// readRecipe reads a recipe file after checkLink allowed it.
+func readRecipe(fsys fs.FS, name string) ([]byte, error) {
+	if err := checkLink(fsys, name); err != nil {
+		return nil, err
+	}
+	return readLimited(fsys, name)
+}
+
+// checkLink follows name while it is a symbolic link and refuses any link
+// that leaves the recipe folder: a recipe is what the folder holds, and a
+// link to /etc/passwd or ~/.netrc must not be read and quoted back in
+// problems. A link may name a file beside it. On a file system that cannot
+// read links (the embedded recipes), there are none to follow.
+func checkLink(fsys fs.FS, name string) error {
+	cur := name
+	for hops := 0; ; hops++ {
+		fi, err := fs.Lstat(fsys, cur)
+		if err != nil {
+			if cur != name {
+				return fmt.Errorf("cannot read recipe: symbolic link to %s: %w", path.Base(cur), errors.Unwrap(err))
+			}
+			return fmt.Errorf("cannot read recipe: %w", err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			if !fi.Mode().IsRegular() {
+				return fmt.Errorf("cannot read recipe: not a regular file (%s)", fi.Mode().Type())
+			}
+			return nil
+		}
+		if hops == maxLinkHops {
+			return fmt.Errorf("cannot read recipe: more than %d symbolic links", maxLinkHops)
+		}
+		target, err := fs.ReadLink(fsys, cur)
+		if err != nil {
+			return fmt.Errorf("cannot read recipe: %w", err)
+		}
+		if clean := path.Clean(target); clean == "." || clean == ".." || strings.ContainsAny(clean, `/\`) {
+			return fmt.Errorf("is a symbolic link to %q, outside the recipe folder; link only to a file beside it, or copy the file in", target)
+		}
+		cur = path.Join(path.Dir(cur), path.Clean(target))
+	}
 }
 
 func readLimited(fsys fs.FS, name string) ([]byte, error) {

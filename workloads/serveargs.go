@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -265,6 +266,28 @@ var runnerOwnedServeFlags = map[string]string{
 	// the server listens on every interface.
 	"--host":  "the runner binds the server to loopback",
 	"--model": "vllm.model names the model",
+	// vLLM's parser replaces --config FILE with the flags the YAML file
+	// holds, which could set any of the above unseen.
+	"--config": "vLLM reads more flags from the file, which could set the runner's own; list them in serve_args",
+}
+
+// abbreviates returns the flags of owned that flag is a proper prefix of.
+// vLLM's FlexibleArgumentParser (vllm/utils/argparse_utils.py) is an
+// argparse parser that leaves allow_abbrev at its default, on: a unique
+// prefix such as --por is read as --port, and several matches are an
+// error. Either way such a flag is not the recipe's to give.
+func abbreviates(flag string, owned map[string]string) []string {
+	if len(flag) < 3 || !strings.HasPrefix(flag, "--") {
+		return nil
+	}
+	var out []string
+	for o := range owned {
+		if len(o) > len(flag) && strings.HasPrefix(o, flag) {
+			out = append(out, o)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // serveArgs splits and checks serve_args, filling v.ServeArgs and v.Serve.
@@ -331,8 +354,13 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 				}
 			}
 		}
-		if why, owned := runnerOwnedServeFlags[flag]; owned {
-			at(w, "vllm.serve_args: %s cannot be set in a recipe: %s", flag, why)
+		base, _, _ := strings.Cut(flag, ".")
+		if why, owned := runnerOwnedServeFlags[base]; owned {
+			at(w, "vllm.serve_args: %s cannot be set in a recipe: %s", base, why)
+			continue
+		}
+		if full := abbreviates(base, runnerOwnedServeFlags); len(full) > 0 {
+			at(w, "vllm.serve_args: %s abbreviates %s, which the runner sets: vLLM's argparse accepts a unique prefix of a flag as the flag; write flags in full", base, strings.Join(full, " or "))
 			continue
 		}
 		if prev, dup := seen[flag]; dup {
@@ -366,7 +394,9 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 		case flag == "--enable-expert-parallel":
 			si.ExpertParallel = true
 		case flag == "--served-model-name":
-			if !hasValue || !modelRE.MatchString(value) {
+			if !hasValue || !modelRE.MatchString(value) || strings.HasPrefix(value, "-") {
+				// A leading '-' would make the name a flag where the runner
+				// passes it on (vllm bench serve --model NAME).
 				at(w, "vllm.serve_args: --served-model-name needs a name like org/model, got %q", value)
 			}
 			si.ServedModelName = value

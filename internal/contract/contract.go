@@ -50,9 +50,11 @@ type Skipped struct {
 
 // EncodeSkipped writes skipped recipes as "name<TAB>reason" lines, the
 // value of SkippedEnv. Tabs and newlines inside a field become spaces so
-// that every record stays one line of two fields.
+// that every record stays one line of two fields. Backslashes are doubled:
+// the value passes through the agent's upload interpolation, which drops
+// the backslash of `\$`, and no odd run of them is left before a "$".
 func EncodeSkipped(list []Skipped) string {
-	flat := strings.NewReplacer("\t", " ", "\r", " ", "\n", " ")
+	flat := strings.NewReplacer("\t", " ", "\r", " ", "\n", " ", `\`, `\\`)
 	lines := make([]string, 0, len(list))
 	for _, s := range list {
 		lines = append(lines, flat.Replace(s.Name)+"\t"+flat.Replace(s.Reason))
@@ -60,13 +62,15 @@ func EncodeSkipped(list []Skipped) string {
 	return strings.Join(lines, "\n")
 }
 
+var unescapeSkipped = strings.NewReplacer(`\\`, `\`)
+
 // ParseSkipped reads what EncodeSkipped wrote; blank lines are ignored.
 func ParseSkipped(s string) []Skipped {
 	var out []Skipped
 	for _, line := range strings.Split(s, "\n") {
 		name, reason, _ := strings.Cut(line, "\t")
 		if name = strings.TrimSpace(name); name != "" {
-			out = append(out, Skipped{name, strings.TrimSpace(reason)})
+			out = append(out, Skipped{unescapeSkipped.Replace(name), unescapeSkipped.Replace(strings.TrimSpace(reason))})
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/steps"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -16,12 +17,17 @@ func TestSkippedRoundTrip(t *testing.T) {
 	}{
 		{"none", nil, nil},
 		{"two", []Skipped{{"a", "blocked by x"}, {"b", "not nightly"}}, []Skipped{{"a", "blocked by x"}, {"b", "not nightly"}}},
+		{"backslashes kept", []Skipped{{`a\b`, `costs \$5 \\$ \`}}, []Skipped{{`a\b`, `costs \$5 \\$ \`}}},
 		{"tabs and newlines flattened", []Skipped{{"a\tb", "line one\nline\ttwo"}}, []Skipped{{"a b", "line one line two"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := ParseSkipped(EncodeSkipped(tt.in))
+			enc := EncodeSkipped(tt.in)
+			if err := steps.CheckInterpolation(enc); err != nil {
+				t.Errorf("EncodeSkipped(%q) = %q, which upload cannot carry: %v", tt.in, enc, err)
+			}
+			got := ParseSkipped(enc)
 			if diff := cmp.Diff(got, tt.want); diff != "" {
 				t.Errorf("ParseSkipped(EncodeSkipped(%q)) diff (-got +want):\n%s", tt.in, diff)
 			}

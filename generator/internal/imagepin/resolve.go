@@ -28,7 +28,7 @@ const (
 )
 
 // SkipNote is what a build's notes must say when images are not resolved.
-const SkipNote = "**Images not pinned:** registry resolution is turned off, so steps name tags, not digests. " +
+const SkipNote = ":warning: Images not pinned: registry resolution is turned off, so steps name tags, not digests. " +
 	"Jobs that start at different times may run different vLLM builds, a missing image is found only when a GPU job " +
 	"tries to pull it, and summaries record a tag, not what ran."
 

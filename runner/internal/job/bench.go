@@ -62,7 +62,7 @@ func (j *Job) benchSpec(run workloads.BenchRun, rep int) (proc.Spec, error) {
 	// End-to-end latency is not in vLLM's default metrics; a recipe may
 	// choose its own set.
 	if !slices.Contains(run.Args, "--percentile-metrics") {
-		argv = append(argv, "--percentile-metrics", "ttft,tpot,itl,e2el")
+		argv = append(argv, "--percentile-metrics", workloads.DefaultPercentileMetrics)
 	}
 	argv = append(argv, run.Args...)
 	argv = append(argv, "--save-result", "--result-filename", j.benchFile(run, rep))

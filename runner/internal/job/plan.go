@@ -17,7 +17,15 @@ func (j *Job) Plan() []proc.Spec {
 	res, c := j.res, j.cfg
 	var specs []proc.Spec
 	if c.BaseURL == "" {
-		specs = append(specs, serveSpecs(res, c, j.getenv, nil)...)
+		serve := serveSpecs(res, c, j.getenv, nil)
+		if len(serve) == 2 {
+			list, _ := staleContainerSpecs(res.Recipe.Name, nil)
+			specs = append(specs, list)
+		}
+		specs = append(specs, serve...)
+		if len(serve) == 2 {
+			specs = append(specs, proc.Spec{Argv: []string{"docker", "inspect", "-f", "{{.State.Running}}", containerName(res, j.getenv)}})
+		}
 	}
 	for _, run := range res.BenchRuns {
 		for rep := 1; rep <= run.Repetitions; rep++ {

@@ -43,6 +43,55 @@ func containerName(res *workloads.Resolved, getenv func(string) string) string {
 	return "benchkite-" + res.Recipe.Name + "-" + id
 }
 
+// Container labels: every server container carries them, so that the
+// next job on the host can find and remove what a killed one left.
+const (
+	LabelJob    = "benchkite.job"
+	LabelRecipe = "benchkite.recipe"
+)
+
+func containerLabels(res *workloads.Resolved, getenv func(string) string) []string {
+	id := getenv("BUILDKITE_JOB_ID")
+	if id == "" {
+		id = "pid-" + strconv.Itoa(os.Getpid())
+	}
+	return []string{LabelJob + "=" + id, LabelRecipe + "=" + res.Recipe.Name}
+}
+
+// staleContainerSpecs list and remove the recipe's server containers on
+// this host: a job killed with SIGKILL (no cleanup ran) leaves its
+// container holding the GPUs and the port.
+func staleContainerSpecs(recipe string, environ []string) (list proc.Spec, remove func(ids []string) proc.Spec) {
+	list = proc.Spec{Argv: []string{"docker", "ps", "-aq", "--filter", "label=" + LabelRecipe + "=" + recipe}, Env: environ}
+	remove = func(ids []string) proc.Spec {
+		return proc.Spec{Argv: append([]string{"docker", "rm", "-f"}, ids...), Env: environ}
+	}
+	return list, remove
+}
+
+// removeStaleContainers removes what earlier jobs of this recipe left on
+// the host, saying so; failures only warn, the port check that follows
+// names what still holds the port.
+func (j *Job) removeStaleContainers(ctx context.Context) {
+	list, remove := staleContainerSpecs(j.res.Recipe.Name, j.environ)
+	var out strings.Builder
+	list.Stdout, list.Stderr = &out, io.Discard
+	if err := j.procs.Run(ctx, list); err != nil {
+		fmt.Fprintf(j.log, "runner: warning: list stale containers: %v\n", err)
+		return
+	}
+	ids := strings.Fields(out.String())
+	if len(ids) == 0 {
+		return
+	}
+	fmt.Fprintf(j.log, "runner: removing %d stale container(s) of %s left by an earlier job: %s\n", len(ids), j.res.Recipe.Name, strings.Join(ids, " "))
+	rm := remove(ids)
+	rm.Stdout, rm.Stderr = io.Discard, j.log
+	if err := j.procs.Run(ctx, rm); err != nil {
+		fmt.Fprintf(j.log, "runner: warning: remove stale containers: %v\n", err)
+	}
+}
+
 // serveSpecs are the commands that start the server: one for native, two
 // for docker (`docker run -d`, then `docker logs -f` to stream and to
 // notice the container ending).
@@ -57,6 +106,10 @@ func serveSpecs(res *workloads.Resolved, c Config, getenv func(string) string, e
 	}
 	name := containerName(res, getenv)
 	argv := []string{"docker", "run", "-d", "--rm", "--name", name, "--ipc=host"}
+	// Labels find this recipe's containers left by a killed job.
+	for _, l := range containerLabels(res, getenv) {
+		argv = append(argv, "--label", l)
+	}
 	argv = append(argv, res.Profile.DockerDeviceFlags()...)
 	for _, e := range res.Env {
 		argv = append(argv, "-e", e.Name+"="+e.Value)
@@ -88,6 +141,14 @@ func serveSpecs(res *workloads.Resolved, c Config, getenv func(string) string, e
 // server.log.
 func (j *Job) serve(ctx context.Context) error {
 	specs := serveSpecs(j.res, j.cfg, j.getenv, j.environ)
+	if len(specs) == 2 {
+		j.removeStaleContainers(ctx)
+	}
+	// A server left on the port would answer /health and every request
+	// in place of ours, and ours would fail to bind.
+	if err := ready.CheckPortFree(j.cfg.Port); err != nil {
+		return err
+	}
 	f, err := os.Create(filepath.Join(j.dir, "server.log"))
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
@@ -135,6 +196,9 @@ func (j *Job) ready(ctx context.Context) error {
 	start := j.now()
 	err := ready.Wait(ctx, opts)
 	if err == nil {
+		err = j.checkOurs(ctx)
+	}
+	if err == nil {
 		fmt.Fprintf(j.log, "runner: server ready after %s\n", j.now().Sub(start).Round(time.Millisecond))
 		return nil
 	}
@@ -164,7 +228,44 @@ func (j *Job) stillServing(ctx context.Context) error {
 		opts.Exited = j.server.done()
 		opts.ExitErr = j.server.proc.Wait
 	}
-	return ready.Wait(ctx, opts)
+	if err := ready.Wait(ctx, opts); err != nil {
+		return err
+	}
+	return j.checkOurs(ctx)
+}
+
+// checkOurs makes sure what answered is our server: its process is alive
+// and, natively, a process of its tree holds the listening socket; in
+// docker, the container is running (docker's proxy holds the port). An
+// attached server (--base-url) is taken on trust.
+func (j *Job) checkOurs(ctx context.Context) error {
+	s := j.server
+	if s == nil || s.proc == nil {
+		return nil
+	}
+	if j.serverGone() {
+		return fmt.Errorf("%w: the server process ended, yet %s answered", ready.ErrNotOurServer, j.baseURL)
+	}
+	if s.container != "" {
+		var out strings.Builder
+		err := j.procs.Run(ctx, proc.Spec{Argv: []string{"docker", "inspect", "-f", "{{.State.Running}}", s.container}, Env: j.environ, Stdout: &out, Stderr: io.Discard})
+		if err != nil || strings.TrimSpace(out.String()) != "true" {
+			return fmt.Errorf("%w: container %s is not running (%s), yet %s answered", ready.ErrNotOurServer, s.container, orText(strings.TrimSpace(out.String()), err), j.baseURL)
+		}
+		return nil
+	}
+	root := s.proc.Pid()
+	return ready.CheckOwner(j.cfg.Port, func(pid int) bool { return ready.InTree(root, pid) })
+}
+
+func orText(s string, err error) string {
+	if s != "" {
+		return s
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "no answer"
 }
 
 // noteServerExit records and shows why a server that was ready ended on

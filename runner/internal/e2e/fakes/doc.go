@@ -44,6 +44,11 @@
 //	FAKE_VLLM_TOKEN_DELAY              time spent per generated token. Default 0.
 //	FAKE_VLLM_IGNORE_SIGTERM           true: ignore SIGTERM so only SIGKILL (or SIGINT)
 //	                                   stops the server.
+//	FAKE_VLLM_NO_SPECULATION           true: accept --speculative-config but never
+//	                                   draft, so no acceptance is reported.
+//	FAKE_VLLM_ENGINE_ESCAPE            group or session: serve starts an engine-core
+//	                                   child that leaves the server's process group
+//	                                   (or session) and waits for a signal.
 //	FAKE_VLLM_ARGV_LOG                 file to which each start appends its argv as a
 //	                                   JSON array: ["vllm", "serve", MODEL, flags...].
 //	FAKE_VLLM_VERSION                  version for --version and GET /version.
@@ -70,6 +75,10 @@
 // too. Knobs:
 //
 //	FAKE_LMEVAL_DOCS                   size of the invented test set. Default 50.
+//	FAKE_LMEVAL_SCORE                  replace gsm8k exact_match,flexible-extract in
+//	                                   the results file: nan, inf (bare tokens, as
+//	                                   Python writes them), string:TEXT, or missing.
+//	FAKE_LMEVAL_NO_OUTPUT              true: exit 0 without writing --output_path.
 //	FAKE_LMEVAL_EXIT                   after the requests, exit with this status
 //	                                   (after a traceback) instead of writing results.
 //

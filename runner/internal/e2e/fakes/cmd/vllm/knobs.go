@@ -24,6 +24,7 @@ const (
 	envStatsInterval      = "FAKE_VLLM_STATS_INTERVAL"
 	envBenchExit          = "FAKE_VLLM_BENCH_EXIT"
 	envBenchRequestTimout = "FAKE_VLLM_BENCH_REQUEST_TIMEOUT"
+	envNoSpeculation      = "FAKE_VLLM_NO_SPECULATION"
 )
 
 const defaultExitMessage = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.72 GiB of which 1.06 GiB is free."

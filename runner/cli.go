@@ -145,7 +145,9 @@ func runRun(ctx context.Context, args []string, io cliutil.Streams, getenv func(
 	if err != nil {
 		return err
 	}
-	j := job.New(c.job, res, job.Deps{Procs: proc.Exec{Grace: c.job.Grace}, Log: io.Stdout, Getenv: getenv, Environ: environ})
+	deps := job.Deps{Procs: proc.Exec{Grace: c.job.Grace}, Log: io.Stdout, Getenv: getenv, Environ: environ,
+		KillLeftovers: func(ctx context.Context) []int { return proc.KillDescendants(ctx, time.Second) }}
+	j := job.New(c.job, res, deps)
 	result := j.Run(ctx)
 	return exitError(ctx, result)
 }

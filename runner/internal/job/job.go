@@ -23,7 +23,16 @@ import (
 // gives a cancelled job the agent's cancel-grace-period (10 s by default)
 // between SIGTERM and SIGKILL; teardown, summary and annotation must fit
 // in it with a margin. README's reliability section says how to raise it.
-const CleanupBudget = 8 * time.Second
+const CleanupBudget = 6 * time.Second
+
+// TeardownBudget is the part of CleanupBudget the server gets to stop
+// after a cancel before it is killed; the summary and the annotation
+// need the rest.
+const TeardownBudget = 3 * time.Second
+
+// cleanupTimeout bounds teardown and publishing when nothing hurries
+// them: the server gets its full grace period.
+const cleanupTimeout = 2 * time.Minute
 
 // Config is what a run needs besides the recipe: the runner's flags.
 type Config struct {
@@ -48,17 +57,22 @@ type Deps struct {
 	// Baselines gives past nights; nil builds the Buildkite API source
 	// from Config.Gates when a gate first needs it.
 	Baselines func(ctx context.Context) (baseline.Source, error)
+	// KillLeftovers ends whatever the runner's processes left running
+	// after teardown (proc.KillDescendants) and returns their pids; nil
+	// does nothing, for tests that share a process with others.
+	KillLeftovers func(ctx context.Context) []int
 }
 
 // Job is one run of one recipe.
 type Job struct {
-	cfg     Config
-	res     *workloads.Resolved
-	procs   proc.Runner
-	log     io.Writer
-	getenv  func(string) string
-	environ []string
-	now     func() time.Time
+	cfg           Config
+	killLeftovers func(ctx context.Context) []int
+	res           *workloads.Resolved
+	procs         proc.Runner
+	log           io.Writer
+	getenv        func(string) string
+	environ       []string
+	now           func() time.Time
 
 	dir     string // results/<name>
 	baseURL string
@@ -86,7 +100,7 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now}
+	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now, killLeftovers: d.KillLeftovers}
 	j.dir = c.ResultsDir
 	if j.dir == "" {
 		j.dir = contract.ResultsDir(res.Recipe.Name)
@@ -205,9 +219,14 @@ func (j *Job) Run(ctx context.Context) Result {
 	}
 
 	// Cleanup runs on its own clock: a cancelled ctx must not stop it.
-	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupBudget)
+	// After a cancel it must fit in the agent's grace period.
+	budget, canceled := cleanupTimeout, ctx.Err() != nil
+	if canceled {
+		budget = CleanupBudget
+	}
+	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
-	j.teardown(cleanCtx)
+	j.teardown(cleanCtx, canceled)
 	if ctx.Err() == nil {
 		j.phase(ctx, summary.PhaseGate, j.gate)
 	} else {

@@ -293,19 +293,29 @@ func containerCleanup(name string, grace time.Duration) [][]string {
 	return [][]string{{"docker", "stop", "-t", secs, name}, {"docker", "rm", "-f", name}}
 }
 
-// teardown stops the server: TERM its process group, wait the grace
-// period, KILL; for docker also stop and remove the container.
-func (j *Job) teardown(ctx context.Context) {
+// teardown stops the server: TERM its process group and session, wait
+// the grace period, KILL; for docker also stop and remove the container;
+// then end any process the server left. After a cancel (hurry) the server
+// gets TeardownBudget, not its grace period.
+func (j *Job) teardown(ctx context.Context, hurry bool) {
 	s := j.server
 	if s == nil {
 		return
 	}
+	grace := j.cfg.Grace
+	if hurry {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, TeardownBudget)
+		defer cancel()
+		grace = min(grace, TeardownBudget-time.Second)
+	}
+	defer j.endLeftovers(ctx)
 	gone := j.serverGone()
 	if gone {
 		j.noteServerExit()
 	}
 	if s.container != "" {
-		for _, argv := range containerCleanup(s.container, j.cfg.Grace) {
+		for _, argv := range containerCleanup(s.container, grace) {
 			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: j.environ, Stdout: io.Discard, Stderr: io.Discard}); err != nil && argv[1] == "rm" {
 				// rm fails when --rm already removed it; only say so.
 				fmt.Fprintf(j.log, "runner: %s: %v\n", strings.Join(argv[:2], " "), err)
@@ -322,4 +332,15 @@ func (j *Job) teardown(ctx context.Context) {
 	}
 	s.prefix.Close()
 	s.logFile.Close()
+}
+
+// endLeftovers ends the processes the server left behind (an engine that
+// left its process group and session) and says so.
+func (j *Job) endLeftovers(ctx context.Context) {
+	if j.killLeftovers == nil {
+		return
+	}
+	if pids := j.killLeftovers(ctx); len(pids) > 0 {
+		fmt.Fprintf(j.log, "runner: ended %d process(es) the server left behind: pids %v\n", len(pids), pids)
+	}
 }

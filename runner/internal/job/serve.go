@@ -111,7 +111,15 @@ func serveSpecs(res *workloads.Resolved, c Config, getenv func(string) string, e
 		argv = append(argv, "--label", l)
 	}
 	argv = append(argv, res.Profile.DockerDeviceFlags()...)
+	// A secret goes by name only, its value in docker's own environment,
+	// so that it is on no command line and in no log.
+	dockerEnv := append([]string(nil), environ...)
 	for _, e := range res.Env {
+		if proc.IsSecretName(e.Name) {
+			argv = append(argv, "-e", e.Name)
+			dockerEnv = append(dockerEnv, e.Name+"="+e.Value)
+			continue
+		}
 		argv = append(argv, "-e", e.Name+"="+e.Value)
 	}
 	// Name only: docker copies the value from its own environment, so the
@@ -132,7 +140,7 @@ func serveSpecs(res *workloads.Resolved, c Config, getenv func(string) string, e
 	// The image's entrypoint is `vllm serve`.
 	argv = append(argv, serveArgv[2:]...)
 	return []proc.Spec{
-		{Argv: argv, Env: environ},
+		{Argv: argv, Env: dockerEnv},
 		{Argv: []string{"docker", "logs", "-f", name}, Env: environ},
 	}
 }

@@ -191,7 +191,6 @@ func (j *Job) Run(ctx context.Context) Result {
 	} else {
 		j.notRun(ctx, summary.PhaseReady, "server did not start")
 	}
-	benchOK := true
 	switch {
 	case len(j.res.BenchRuns) == 0:
 	case ctx.Err() != nil:
@@ -199,7 +198,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	case !ok:
 		j.notRun(ctx, summary.PhaseBench, "server not ready")
 	default:
-		benchOK = j.phase(ctx, summary.PhaseBench, j.bench)
+		j.phase(ctx, summary.PhaseBench, j.bench)
 	}
 	switch {
 	case len(j.res.Tasks) == 0:
@@ -210,7 +209,9 @@ func (j *Job) Run(ctx context.Context) Result {
 	case !ok:
 		j.notRun(ctx, summary.PhaseLMEval, "server not serving")
 	default:
-		if why := j.notServing(ctx, !benchOK); why != "" {
+		// Ask the server, also after a bench that passed: one that died
+		// (or was replaced) since must not leave lm_eval "skipped".
+		if why := j.notServing(ctx, true); why != "" {
 			j.notRun(ctx, summary.PhaseLMEval, why)
 			fmt.Fprintf(j.log, "runner: lm_eval not run: %s\n", why)
 			break

@@ -44,6 +44,7 @@
 //	FAKE_VLLM_TOKEN_DELAY              time spent per generated token. Default 0.
 //	FAKE_VLLM_IGNORE_SIGTERM           true: ignore SIGTERM so only SIGKILL (or SIGINT)
 //	                                   stops the server.
+//	FAKE_VLLM_PID_FILE                 serve writes its pid to this file.
 //	FAKE_VLLM_NO_SPECULATION           true: accept --speculative-config but never
 //	                                   draft, so no acceptance is reported.
 //	FAKE_VLLM_ENGINE_ESCAPE            group or session: serve starts an engine-core
@@ -65,6 +66,10 @@
 //	FAKE_VLLM_BENCH_EXIT               exit with this status, after a traceback,
 //	                                   before sending any request.
 //	FAKE_VLLM_BENCH_REQUEST_TIMEOUT    per-request timeout. Default 6h, like vLLM.
+//	FAKE_VLLM_BENCH_NO_OUTPUT          true: exit 0 without writing the result file.
+//	FAKE_VLLM_BENCH_KILL_PIDFILE       after the run, SIGKILL the pid in this file
+//	                                   (a server's FAKE_VLLM_PID_FILE) and wait for it
+//	                                   to die: a server lost between two phases.
 //
 // # lm_eval
 //

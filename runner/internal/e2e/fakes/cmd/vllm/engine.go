@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // Engine-core stand-in. vLLM's API server starts its engine as separate
@@ -62,4 +66,31 @@ func runEngine(mode string) int {
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
 	<-sigs
 	return 0
+}
+
+// killFromPidFile SIGKILLs the process whose pid the file holds (a server
+// started with FAKE_VLLM_PID_FILE) and waits until it is gone or a
+// zombie: a server that dies between two phases.
+func killFromPidFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("kill server: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return fmt.Errorf("kill server: pid file %s: %w", path, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill server: %w", err)
+	}
+	for {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return nil
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -83,6 +83,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitDuringLoad
 	}
 
+	if f := getenv(envPidFile); f != "" {
+		if err := os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			fmt.Fprintf(stderr, "vllm serve: %v\n", err)
+			return 1
+		}
+	}
 	if err := startEngine(getenv, stderr); err != nil {
 		fmt.Fprintf(stderr, "vllm serve: %v\n", err)
 		return 1

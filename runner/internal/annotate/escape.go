@@ -47,12 +47,12 @@ func Text(s string) string {
 
 // InlineCode renders s in a monospace span that is safe in text and in
 // table cells. Plain text gets a Markdown code span, in which nothing is
-// interpreted; text with a backtick, "|", a backslash or a control
-// character gets an HTML <code> element around Text(s), since a code
+// interpreted; text with a backtick, "|", a backslash, "<", ">", "&" or a
+// control character gets an HTML <code> element around Text(s), since a code
 // span would need "\|" inside tables but not outside, and cannot escape
 // a backslash before it.
 func InlineCode(s string) string {
-	if s != "" && !strings.ContainsAny(s, "`|\\") && strings.IndexFunc(s, unicode.IsControl) < 0 && utf8.ValidString(s) {
+	if s != "" && !strings.ContainsAny(s, "`|\\<>&") && strings.IndexFunc(s, unicode.IsControl) < 0 && utf8.ValidString(s) {
 		return "`" + s + "`"
 	}
 	return "<code>" + Text(s) + "</code>"

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -299,6 +300,35 @@ func TestE2ESecondSignal(t *testing.T) {
 	checkCode(t, o, 128+int(syscall.SIGTERM))
 	if !strings.Contains(o.stderr, "runner: second signal (terminated): killing every process and exiting") {
 		t.Errorf("stderr does not say the second signal ended the run:\n%s", o.stderr)
+	}
+	e.checkNoLeftovers()
+}
+
+// The cancel's worst case under the default grace: nothing stops on
+// SIGTERM and an engine left the server's session. Everything still ends,
+// and the summary and annotation are still published.
+func TestE2ECancelWorstCase(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-cancel-worst"
+	e := newE2E(t, name, tinyRecipe(name, 1))
+	e.setenv("FAKE_VLLM_TOKEN_DELAY", "300ms", "FAKE_VLLM_IGNORE_SIGTERM", "true", "FAKE_VLLM_ENGINE_ESCAPE", "session")
+	r := e.start("--health-timeout", "5m")
+	e.waitFor("running vllm bench serve", r, func() bool {
+		log, _ := os.ReadFile(e.results("bench-short.log"))
+		return strings.Contains(string(log), "Starting main benchmark run")
+	})
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	o := r.waitWithin(30 * time.Second) // a bound only; BenchmarkFakeRun measures
+	checkCode(t, o, 128+int(syscall.SIGTERM))
+	if s := e.summary(); s.Verdict != summary.VerdictError {
+		t.Errorf("verdict = %q, want error", s.Verdict)
+	}
+	e.checkAnnotation("error", "**bench** canceled")
+	// The engine, and the server too when its SIGKILL had not landed yet.
+	if !regexp.MustCompile(`runner: ended [12] process\(es\) the server left behind`).MatchString(o.stdout) {
+		t.Errorf("the log does not say the escaped engine was ended:\n%s", o.stdout)
 	}
 	e.checkNoLeftovers()
 }

@@ -1,10 +1,12 @@
 package job
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/runner/internal/proc/proctest"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/benchkite/benchkite/workloads/workloadstest"
 )
@@ -29,5 +31,40 @@ func TestServeSpecsDockerSecretsByName(t *testing.T) {
 	}
 	if slices.Contains(specs[1].Env, "MY_API_KEY=sk-live-123") {
 		t.Errorf("docker logs env = %q, want no secret: it does not need one", specs[1].Env)
+	}
+}
+
+// Containers of this recipe left by a killed job are removed before the
+// server starts; a host without any runs no rm.
+func TestRemoveStaleContainers(t *testing.T) {
+	t.Parallel()
+	res := workloadstest.Resolve(t, dockerRecipe, nil)
+	tests := []struct {
+		name    string
+		ps      string
+		wantRm  bool
+		wantLog string
+	}{
+		{"two left", "3f2a9c\nb71e04\n", true, "runner: removing 2 stale container(s) of gpt_oss_120b-h200 left by an earlier job: 3f2a9c b71e04"},
+		{"none left", "", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fake := proctest.New(t)
+			fake.Expect("docker", "ps", "-aq", "--filter", "label=benchkite.recipe=gpt_oss_120b-h200").Stdout(tt.ps)
+			if tt.wantRm {
+				fake.Expect("docker", "rm", "-f", "3f2a9c", "b71e04")
+			}
+			var log strings.Builder
+			j := &Job{res: res, procs: fake, log: &log}
+			j.removeStaleContainers(context.Background())
+			if !strings.Contains(log.String(), tt.wantLog) || (tt.wantLog == "" && log.Len() > 0) {
+				t.Errorf("log = %q, want %q", log.String(), tt.wantLog)
+			}
+			if got := len(fake.Argvs()); got != 1+map[bool]int{true: 1}[tt.wantRm] {
+				t.Errorf("commands run = %q", fake.Argvs())
+			}
+		})
 	}
 }

@@ -60,24 +60,32 @@ func Descendants() []int {
 		return nil
 	}
 	children := map[int][]int{}
+	zombies := map[int]bool{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
 		st, ok := statOf(pid)
-		if !ok || st.zombie {
+		if !ok {
 			continue
 		}
 		children[st.ppid] = append(children[st.ppid], pid)
+		if st.zombie {
+			zombies[pid] = true
+		}
 	}
+	// A zombie not yet reaped (a server just killed) still parents its
+	// children: walk through it, list only the living.
 	var out []int
 	queue := []int{os.Getpid()}
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
 		for _, c := range children[p] {
-			out = append(out, c)
+			if !zombies[c] {
+				out = append(out, c)
+			}
 			queue = append(queue, c)
 		}
 	}

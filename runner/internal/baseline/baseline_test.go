@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bkapi"
-	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"

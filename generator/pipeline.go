@@ -183,6 +183,9 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		Retry:         &steps.Retry{Automatic: []steps.AutomaticRetry{{ExitStatus: steps.ExitStatuses{Codes: []int{-1}}, Limit: 2}}},
 		ArtifactPaths: []string{contract.ArtifactGlob(contract.ResultsDir(r.Name))},
 	}
+	// An unverified run (no baseline, speculation unreported) soft-fails:
+	// not red, never green.
+	s.SoftFail = steps.ExitStatuses{Codes: []int{contract.ExitUnverified}}
 	if run.SoftFail {
 		s.SoftFail = steps.ExitStatuses{Any: true}
 	}

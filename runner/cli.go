@@ -21,6 +21,8 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/report"
 	"github.com/benchkite/benchkite/runner/internal/tools"
+	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
 
@@ -171,17 +173,22 @@ func runRun(ctx context.Context, args []string, io cliutil.Streams, getenv func(
 	if err != nil {
 		return err
 	}
-	j := job.New(c.job, res, job.Deps{Procs: proc.Exec{Grace: c.job.Grace}, Log: io.Stdout, Getenv: getenv, Environ: environ})
+	deps := job.Deps{Procs: proc.Exec{Grace: c.job.Grace}, Log: io.Stdout, Getenv: getenv, Environ: environ,
+		KillLeftovers: func(ctx context.Context) []int { return proc.KillDescendants(ctx, time.Second) }}
+	j := job.New(c.job, res, deps)
 	result := j.Run(ctx)
 	return exitError(ctx, result)
 }
 
-// exitError is the run's exit status: 0 for a pass, 1 for a failure, and
-// 128+signal, as shells report it, for a run stopped by a signal (143 for
+// exitError is the run's exit status: 0 for a pass, 1 for a failure or
+// an error, contract.ExitUnverified for an unverified run, and 128+signal, as shells report it, for a run stopped by a signal (143 for
 // Buildkite's SIGTERM).
 func exitError(ctx context.Context, r job.Result) error {
 	if !r.Failed {
 		return nil
+	}
+	if r.Verdict == summary.VerdictUnverified && ctx.Err() == nil {
+		return cliutil.Exit(contract.ExitUnverified)
 	}
 	var sig signalError
 	if errors.As(context.Cause(ctx), &sig) {

@@ -5,22 +5,37 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
 func main() {
 	// Buildkite cancels a job with SIGTERM; the context carries it, as the
 	// cause, to every phase, and cleanup runs on a context of its own.
+	// Processes that lose their parent (vLLM's engines) become the
+	// runner's, so teardown can end them.
+	if err := proc.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(os.Stderr, "runner: warning: %v; orphaned grandchildren may outlive the run\n", err)
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		if sig, ok := <-sigs; ok {
-			cancel(signalError{sig})
+		sig, ok := <-sigs
+		if !ok {
+			return
+		}
+		cancel(signalError{sig})
+		// A second signal: no more cleanup, end everything now.
+		if sig, ok = <-sigs; ok {
+			fmt.Fprintf(os.Stderr, "runner: second signal (%s): killing every process and exiting\n", sig)
+			proc.KillAll()
+			os.Exit(128 + signalNumber(sig))
 		}
 	}()
 	code := run(ctx, os.Args[1:], cliutil.Streams{Stdout: os.Stdout, Stderr: os.Stderr}, os.Getenv, os.Environ())

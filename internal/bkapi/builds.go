@@ -34,6 +34,11 @@ type Job struct {
 	StepKey string
 	Label   string
 	State   string // passed, failed, running, ...
+	// SoftFailed: the job failed with an exit status its step lists under
+	// soft_fail; State is then "failed".
+	SoftFailed bool
+	// ExitStatus is the command's exit status, nil before it ends.
+	ExitStatus *int
 }
 
 // Job returns the first job of b whose step key is stepKey. Retried jobs
@@ -186,10 +191,12 @@ func buildFrom(b buildkite.Build) Build {
 			continue
 		}
 		out.Jobs = append(out.Jobs, Job{
-			ID:      deref(j.ID),
-			StepKey: deref(j.StepKey),
-			Label:   deref(j.Label),
-			State:   deref(j.State),
+			ID:         deref(j.ID),
+			StepKey:    deref(j.StepKey),
+			Label:      deref(j.Label),
+			State:      deref(j.State),
+			SoftFailed: j.SoftFailed,
+			ExitStatus: j.ExitStatus,
 		})
 	}
 	return out

@@ -231,9 +231,9 @@ func TestListScheduledBuildsDecodesBuilds(t *testing.T) {
 		CreatedAt:  created,
 		FinishedAt: finished,
 		Jobs: []bkapi.Job{
-			{ID: "job-upload", StepKey: "pipeline-upload", Label: ":pipeline: upload", State: "passed"},
+			{ID: "job-upload", StepKey: "pipeline-upload", Label: ":pipeline: upload", State: "passed", ExitStatus: exitStatus(0)},
 			{ID: "job-wait", State: "passed"},
-			{ID: "job-bench", StepKey: "bench-llama-h200", Label: "llama on h200", State: "failed"},
+			{ID: "job-bench", StepKey: "bench-llama-h200", Label: "llama on h200", State: "failed", ExitStatus: exitStatus(1)},
 		},
 	}}
 	if diff := cmp.Diff(got, want); diff != "" {
@@ -368,3 +368,5 @@ func TestCreateBuild(t *testing.T) {
 		})
 	}
 }
+
+func exitStatus(n int) *int { return &n }

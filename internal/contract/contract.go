@@ -26,6 +26,16 @@ const (
 	SkippedEnv = "BENCHKITE_SKIPPED"
 )
 
+// ExitUnverified is the runner's exit status for an unverified run:
+// everything measured passed, but a check could not be made (a gate had no
+// baseline, speculation reported no acceptance). The recipe's step lists it
+// under soft_fail, so Buildkite shows the job soft-failed, never green. 75
+// is EX_TEMPFAIL of sysexits.h ("try again later": a baseline may exist
+// tomorrow); it is none of the runner's other statuses (0 pass, 1 fail or
+// error, 2 usage, 128+N a signal) and no shell or agent status (126, 127,
+// -1).
+const ExitUnverified = 75
+
 // StepKey is the Buildkite step key of a recipe's GPU job. The generator
 // sets it and baselines find a recipe's past results by it. Recipe names
 // only hold characters step keys allow, so no escaping is needed.

@@ -173,6 +173,10 @@ func (s *Server) jobJSON(b Build, i int, j Job, buildPath, buildWebURL string) j
 	if j.State != "passed" {
 		rc = 1
 	}
+	if j.ExitStatus != nil {
+		rc = *j.ExitStatus
+	}
+	out.SoftFailed = j.SoftFailed
 	out.Name = &label
 	out.Label = &label
 	if j.StepKey != "" {

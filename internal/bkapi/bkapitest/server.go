@@ -75,6 +75,10 @@ type Job struct {
 	StepKey string
 	Label   string
 	State   string
+	// SoftFailed and ExitStatus, when set, are reported as given;
+	// ExitStatus defaults to 0 for a passed job and 1 otherwise.
+	SoftFailed bool
+	ExitStatus *int
 }
 
 // Artifact is an artifact to serve. State defaults to "finished".

@@ -22,30 +22,28 @@ func VerdictMark(v string) string {
 		return "✅"
 	case summary.VerdictFail:
 		return "❌"
-	case summary.VerdictNoBaseline, summary.VerdictSkipped:
+	case summary.VerdictNoBaseline, summary.VerdictSkipped, summary.VerdictUnverified:
 		return "⚠️"
 	}
 	return "💥"
 }
 
-// Style is the annotation style of a run: a pass whose gates lacked a baseline is a warning, so
-// a missing comparison is not painted green.
+// Style is the annotation style of a run: success only for a pass;
+// unverified (something could not be checked) is a warning, never green;
+// fail and error are errors.
 func Style(s summary.Summary) string {
-	if s.Verdict != summary.VerdictPass {
-		return "error"
-	}
-	for _, g := range s.Gates {
-		if g.Verdict == summary.VerdictNoBaseline {
-			return "warning"
+	switch s.Verdict {
+	case summary.VerdictPass:
+		for _, g := range s.Gates {
+			if g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
+				return "warning" // a pass written before unverified existed
+			}
 		}
+		return "success"
+	case summary.VerdictUnverified:
+		return "warning"
 	}
-	return "success"
-}
-
-// Markdown keeps text from results (error messages, names) from breaking
-// a table or turning into markup.
-func Markdown(s string) string {
-	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
+	return "error"
 }
 
 // Clip shortens s to at most n bytes plus an ellipsis, never splitting a
@@ -70,33 +68,43 @@ func CutUTF8(s string, n int) string {
 // and the trend picture when there is one.
 func Render(s summary.Summary, trendArtifact string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s `%s`: %s\n\n", VerdictMark(s.Verdict), s.Recipe, s.Verdict)
-	fmt.Fprintf(&b, "%s × %d · TP %d", s.GPU, s.NumGPUs, s.TP)
+	fmt.Fprintf(&b, "### %s %s: %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), Text(s.Verdict))
+	fmt.Fprintf(&b, "%s × %d · TP %d", Text(s.GPU), s.NumGPUs, s.TP)
 	if s.DP > 1 {
 		fmt.Fprintf(&b, " × DP %d", s.DP)
 	}
 	if s.Precision != "" {
-		fmt.Fprintf(&b, " · %s", s.Precision)
+		fmt.Fprintf(&b, " · %s", Text(s.Precision))
 	}
-	fmt.Fprintf(&b, " · `%s`", Markdown(s.Model))
+	fmt.Fprintf(&b, " · %s", InlineCode(s.Model))
 	if s.Image != "" {
-		fmt.Fprintf(&b, " · image `%s`", Markdown(s.Image))
+		fmt.Fprintf(&b, " · image %s", InlineCode(s.Image))
 		if s.ImageDigest == "" {
 			b.WriteString(" (tag, not pinned)")
 		}
 	}
 	if s.VLLMCommit != "" {
-		fmt.Fprintf(&b, " · vLLM `%s`", Markdown(s.VLLMCommit))
+		fmt.Fprintf(&b, " · vLLM %s", InlineCode(s.VLLMCommit))
 	}
 	b.WriteString("\n\n")
 	if s.Series != "" {
-		fmt.Fprintf(&b, "**New series:** %s. Nights before it ran another configuration and are not compared.\n\n", Markdown(s.Series))
+		fmt.Fprintf(&b, "**New series:** %s. Nights before it ran another configuration and are not compared.\n\n", Text(s.Series))
 	}
 
 	var failures []string
 	for _, p := range s.Phases {
-		if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled {
-			failures = append(failures, fmt.Sprintf("**%s** %s: %s", p.Name, p.Status, Markdown(Clip(p.Error, 600))))
+		if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled || p.Status == summary.StatusNotRun {
+			failures = append(failures, fmt.Sprintf("**%s** %s: %s", Text(p.Name), Text(p.Status), Text(Clip(p.Error, 600))))
+		}
+	}
+	for _, g := range s.Gates {
+		if g.Verdict == summary.VerdictError {
+			failures = append(failures, "**gate** error: "+Text(Clip(g.Message, 600)))
+		}
+	}
+	if len(failures) == 0 && s.Verdict == summary.VerdictError {
+		for _, p := range s.Problems {
+			failures = append(failures, Text(Clip(p, 600)))
 		}
 	}
 	if len(failures) > 0 {
@@ -106,17 +114,26 @@ func Render(s summary.Summary, trendArtifact string) string {
 		}
 		b.WriteString("\n")
 	}
+	var unchecked []string
+	for _, g := range s.Gates {
+		if g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
+			unchecked = append(unchecked, Text(Clip(g.Message, 400)))
+		}
+	}
+	if len(unchecked) > 0 {
+		b.WriteString("**Could not be checked** (unverified: a warning, not a pass)\n\n")
+		for _, u := range unchecked {
+			fmt.Fprintf(&b, "- %s\n", u)
+		}
+		b.WriteString("\n")
+	}
 	writeBenchTable(&b, s)
 	writeAccuracyTable(&b, s)
 	writeGateTable(&b, s)
 	if trendArtifact != "" {
-		fmt.Fprintf(&b, "<img src=\"artifact://%s\" alt=\"%s trend\">\n", trendArtifact, s.Recipe)
+		fmt.Fprintf(&b, "<img src=\"artifact://%s\" alt=\"%s trend\">\n", HTMLAttr(trendArtifact), HTMLAttr(s.Recipe))
 	}
-	out := b.String()
-	if len(out) > MaxBody {
-		out = CutUTF8(out, MaxBody) + "\n\n… (cut at Buildkite's annotation size limit; see summary.json)\n"
-	}
-	return out
+	return Cap(b.String(), MaxBody)
 }
 
 func writeBenchTable(b *strings.Builder, s summary.Summary) {
@@ -134,7 +151,7 @@ func writeBenchTable(b *strings.Builder, s summary.Summary) {
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, r := range s.Bench {
 		if r.Status != summary.StatusOK {
-			fmt.Fprintf(b, "| %s | %d | | | | | | | | | ❌ %s: %s |\n", Markdown(r.Name), r.Concurrency, r.Status, Markdown(Clip(r.Error, 300)))
+			fmt.Fprintf(b, "| %s | %d | | | | | | | | | ❌ %s: %s |\n", Text(r.Name), r.Concurrency, Text(r.Status), Text(Clip(r.Error, 300)))
 			continue
 		}
 		delta := ""
@@ -149,7 +166,7 @@ func writeBenchTable(b *strings.Builder, s summary.Summary) {
 			accept = fmt.Sprintf("%.1f%%, mean length %.2f", sd.AcceptanceRate, sd.AcceptanceLength)
 		}
 		fmt.Fprintf(b, "| %s | %d | %.1f | %.1f | %s | %.1f | %.1f / %.1f | %.2f | %.2f | %s | ok |\n",
-			Markdown(r.Name), r.Concurrency, r.OutputThroughput, r.OutputThroughputPerGPU, delta, r.TotalTokenThroughput,
+			Text(r.Name), r.Concurrency, r.OutputThroughput, r.OutputThroughputPerGPU, delta, r.TotalTokenThroughput,
 			r.TTFT.Median, r.TTFT.P99, r.TPOT.Median, r.ITL.Median, accept)
 	}
 	b.WriteString("\n")
@@ -168,7 +185,7 @@ func writeAccuracyTable(b *strings.Builder, s summary.Summary) {
 	b.WriteString("#### Accuracy\n\n| task | metric | score | stderr | baseline | Δ |\n|---|---|--:|--:|--:|--:|\n")
 	for _, t := range s.Accuracy {
 		if t.Status != summary.StatusOK {
-			fmt.Fprintf(b, "| %s | | | | | ❌ %s: %s |\n", Markdown(t.Task), t.Status, Markdown(Clip(t.Error, 300)))
+			fmt.Fprintf(b, "| %s | | | | | ❌ %s: %s |\n", Text(t.Task), Text(t.Status), Text(Clip(t.Error, 300)))
 			continue
 		}
 		for _, k := range summary.SortedKeys(t.Metrics) {
@@ -184,7 +201,7 @@ func writeAccuracyTable(b *strings.Builder, s summary.Summary) {
 			if v, ok := t.Stderr[k]; ok {
 				stderr = fmt.Sprintf("%.4f", v)
 			}
-			fmt.Fprintf(b, "| %s | `%s` | %.4f | %s | %s | %s |\n", Markdown(t.Task), Markdown(k), t.Metrics[k], stderr, base, delta)
+			fmt.Fprintf(b, "| %s | %s | %.4f | %s | %s | %s |\n", Text(t.Task), InlineCode(k), t.Metrics[k], stderr, base, delta)
 		}
 	}
 	b.WriteString("\n")
@@ -200,23 +217,11 @@ func writeGateTable(b *strings.Builder, s summary.Summary) {
 		if g.DeltaPct != nil {
 			delta = fmt.Sprintf("%+.1f%%", *g.DeltaPct)
 		}
-		value := fmt.Sprintf("%.4g", g.Value)
-		if g.Verdict == summary.VerdictSkipped {
-			value = "–"
+		value := "–" // not measured
+		if g.Value != nil {
+			value = fmt.Sprintf("%.4g", *g.Value)
 		}
-		fmt.Fprintf(b, "| %s %s | %s | %s | `%s` | %s | %s | %s |\n", VerdictMark(g.Verdict), g.Verdict, g.Kind, Markdown(g.Subject), Markdown(g.Metric), value, Markdown(Clip(g.Bound, 200)), delta)
-	}
-	var notes []string
-	for _, g := range s.Gates {
-		if g.Verdict == summary.VerdictNoBaseline {
-			notes = append(notes, Markdown(Clip(g.Message, 400)))
-		}
-	}
-	if len(notes) > 0 {
-		b.WriteString("\nNo baseline (a warning, not a pass):\n\n")
-		for _, n := range notes {
-			fmt.Fprintf(b, "- %s\n", n)
-		}
+		fmt.Fprintf(b, "| %s %s | %s | %s | %s | %s | %s | %s |\n", VerdictMark(g.Verdict), Text(g.Verdict), Text(g.Kind), Text(g.Subject), InlineCode(g.Metric), value, Text(Clip(g.Bound, 200)), delta)
 	}
 	b.WriteString("\n")
 }

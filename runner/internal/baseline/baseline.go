@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/contract"
 )
 
 // ErrNoBaseline means no baseline could be had: no API token, the API
@@ -29,6 +30,15 @@ const jobPassed = "passed"
 // job's working directory, exactly as uploaded.
 func SummaryPath(recipe string) string {
 	return "results/" + recipe + "/summary.json"
+}
+
+// unverifiedNight is a job that soft-failed as unverified: everything it
+// measured passed, only a comparison could not be made (on the first
+// nights of a recipe, for want of earlier ones). Its numbers are a
+// baseline; were they not, a new recipe's regression gates would never
+// get one.
+func unverifiedNight(j bkapi.Job) bool {
+	return j.SoftFailed && j.ExitStatus != nil && *j.ExitStatus == contract.ExitUnverified
 }
 
 // Night is one past nightly run of a recipe that passed.
@@ -115,7 +125,7 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 			continue
 		}
 		job, ok := b.Job(stepKey)
-		passed := ok && job.State == jobPassed
+		passed := ok && (job.State == jobPassed || unverifiedNight(job))
 		if !passed && b.FinishedAt.IsZero() {
 			continue // may yet pass; neither a night nor a miss
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -36,6 +37,7 @@ type night struct {
 	source    string    // default schedule
 	state     string    // recipe job state; default passed
 	noJob     bool      // the recipe did not run
+	soft      *int      // the job soft-failed with this exit status
 	running   bool      // build not finished
 	artifacts []art     // default: the summary at SummaryPath(recipe)
 	finished  time.Time // zero: a fixed time
@@ -59,7 +61,7 @@ func (n night) add(srv *bkapitest.Server) {
 		b.FinishedAt = time.Date(2026, 1, 1, 5, 0, 0, 0, time.UTC).AddDate(0, 0, n.number)
 	}
 	if !n.noJob {
-		b.Jobs = append(b.Jobs, bkapitest.Job{ID: jobID, StepKey: stepKey, State: n.state})
+		b.Jobs = append(b.Jobs, bkapitest.Job{ID: jobID, StepKey: stepKey, State: n.state, SoftFailed: n.soft != nil, ExitStatus: n.soft})
 	}
 	srv.AddBuild(b)
 	arts := n.artifacts
@@ -128,6 +130,22 @@ func TestLast(t *testing.T) {
 			nights: []night{{number: 1}, {number: 2}, {number: 3}, {number: 4}},
 			n:      3,
 			want:   baseline.Result{Nights: []baseline.Night{wantNight(4), wantNight(3), wantNight(2)}},
+		},
+		{
+			// A recipe's first nights have no baseline: they soft-fail as
+			// unverified, and must still become baselines.
+			name: "unverified (soft-failed, exit 75) nights count; other soft failures do not",
+			nights: []night{
+				{number: 1, state: "failed", soft: ptrInt(contract.ExitUnverified)},
+				{number: 2, state: "failed", soft: ptrInt(1)},
+				{number: 3, state: "failed", soft: ptrInt(contract.ExitUnverified)},
+			},
+			n:    3,
+			opts: []cmp.Option{ignoreDetail},
+			want: baseline.Result{
+				Nights: []baseline.Night{wantNight(3), wantNight(1)},
+				Missed: []baseline.Miss{wantMiss(2, baseline.MissJobNotPassed, "")},
+			},
 		},
 		{
 			name: "nights where the recipe failed or did not run are missed",
@@ -355,3 +373,5 @@ func TestLastErrors(t *testing.T) {
 		})
 	}
 }
+
+func ptrInt(n int) *int { return &n }

@@ -22,8 +22,11 @@ import (
 //	dead-server:  ms from the server's last words to the runner reporting
 //	              the failure, for an exit during load and mid-bench.
 //	sigterm:      ms from SIGTERM to the runner and every child gone, for
-//	              a server that stops on SIGTERM and one that needs the
-//	              SIGKILL after --grace 1s.
+//	              a server that stops on SIGTERM, one that needs the
+//	              SIGKILL after --grace 1s, and the worst case under the
+//	              default --grace 10s (nothing stops on SIGTERM, an engine
+//	              left the server's session), which the cancel budget must
+//	              keep under the agent's 10 s cancel grace period.
 func BenchmarkFakeRun(b *testing.B) {
 	b.Run("happy", func(b *testing.B) {
 		var toFirst, cpu, selfCPU time.Duration
@@ -80,13 +83,19 @@ func BenchmarkFakeRun(b *testing.B) {
 	})
 
 	b.Run("sigterm", func(b *testing.B) {
-		var graceful, killed time.Duration
+		var graceful, killed, worst time.Duration
 		for b.Loop() {
 			graceful += stopTime(b, "10s")
 			killed += stopTime(b, "1s", "FAKE_VLLM_IGNORE_SIGTERM", "true")
+			// The cancel budget's worst case: the default 10 s grace, a
+			// server and bench that ignore SIGTERM, an engine that left
+			// the server's session. It must end well inside the agent's
+			// 10 s cancel grace period.
+			worst += stopTime(b, "10s", "FAKE_VLLM_IGNORE_SIGTERM", "true", "FAKE_VLLM_ENGINE_ESCAPE", "session")
 		}
 		b.ReportMetric(millis(graceful)/float64(b.N), "ms-stop-graceful")
 		b.ReportMetric(millis(killed)/float64(b.N), "ms-stop-kill-after-1s-grace")
+		b.ReportMetric(millis(worst)/float64(b.N), "ms-stop-worst-case-default-grace")
 	})
 }
 

@@ -56,6 +56,56 @@ func (g Gater) Apply(ctx context.Context, sum *summary.Summary) []summary.GateRe
 	out = append(out, g.accuracy(ctx, sum)...)
 	out = append(out, g.assertions(sum)...)
 	out = append(out, g.regressions(ctx, sum)...)
+	out = append(out, g.specDecode(sum)...)
+	return out
+}
+
+// Speculative reports whether the serve arguments configure speculative
+// decoding in any of the spellings vLLM accepts: --speculative-config
+// with a JSON value, its dotted sub-keys (--speculative-config.method),
+// underscores for dashes, and --flag=value.
+func Speculative(res *workloads.Resolved) bool {
+	if res.Recipe.VLLM.Serve.Speculative != nil {
+		return true
+	}
+	for _, a := range res.Recipe.VLLM.ServeArgs {
+		flag, _, _ := strings.Cut(a, "=")
+		flag = strings.ReplaceAll(flag, "_", "-")
+		if flag == "--speculative-config" || strings.HasPrefix(flag, "--speculative-config.") {
+			return true
+		}
+	}
+	return false
+}
+
+// specDecode checks, when the recipe speculates, that every run reported
+// acceptance: a server that never drafted measured a different thing,
+// and the run cannot say whether speculation works.
+func (g Gater) specDecode(sum *summary.Summary) []summary.GateResult {
+	if !Speculative(g.Res) {
+		return nil
+	}
+	var out []summary.GateResult
+	for _, planned := range g.Res.BenchRuns {
+		gr := summary.GateResult{Kind: summary.GateSpecDecode, Subject: planned.Name, Metric: "spec_decode_acceptance_rate", Bound: "reported (speculative decoding is configured)"}
+		run := benchRun(sum, planned.Name)
+		if run == nil || run.Status != summary.StatusOK {
+			_, why := benchValue(run, "")
+			out = append(out, unmeasured(gr, sum, summary.PhaseBench, why))
+			continue
+		}
+		if run.SpecDecode == nil {
+			gr.Verdict = summary.VerdictUnverified
+			gr.Message = fmt.Sprintf("%s: speculative decoding is configured but %s reports no acceptance metrics: the server may not have speculated", planned.Name, orFile(run.File))
+			out = append(out, gr)
+			continue
+		}
+		v := run.SpecDecode.AcceptanceRate
+		gr.Value = &v
+		gr.Verdict = summary.VerdictPass
+		gr.Message = fmt.Sprintf("%s: acceptance rate %.1f%%, mean length %.2f", planned.Name, v, run.SpecDecode.AcceptanceLength)
+		out = append(out, gr)
+	}
 	return out
 }
 
@@ -66,22 +116,50 @@ func pct(delta float64) *float64 { return &delta }
 type judged struct {
 	Name   string
 	Expect []workloads.Expectation
+	Phase  string // the phase that measures it
 }
 
 // accuracyGates are every lm_eval task's and BFCL category's expectations.
 func (g Gater) accuracyGates() []judged {
 	var out []judged
 	for _, t := range g.Res.Tasks {
-		out = append(out, judged{t.Name, t.Expect})
+		out = append(out, judged{t.Name, t.Expect, summary.PhaseLMEval})
 	}
 	if b := g.Res.BFCL; b != nil {
 		for _, bg := range b.Gates {
 			e := bg.Expect
 			e.Metric = workloads.BFCLMetric
-			out = append(out, judged{workloads.BFCLResultName(bg.Category), []workloads.Expectation{e}})
+			out = append(out, judged{workloads.BFCLResultName(bg.Category), []workloads.Expectation{e}, summary.PhaseBFCL})
 		}
 	}
 	return out
+}
+
+// DefaultFloor is the accuracy score at or below which a task fails
+// whatever its baseline says, when the recipe gives no min: a score of 0
+// means the server answered nothing right, which no baseline excuses.
+const DefaultFloor = 0.0
+
+// notPlanned says why a subject's phase was not planned ("bench only"),
+// or "" when it was: only then is a missing value not an error.
+func notPlanned(sum *summary.Summary, phase string) string {
+	if p := sum.Phase(phase); p != nil && p.Status == summary.StatusSkipped {
+		return p.Error
+	}
+	return ""
+}
+
+// unmeasured is a gate whose value is missing: skipped when its phase was
+// not planned, an error otherwise.
+func unmeasured(gr summary.GateResult, sum *summary.Summary, phase, why string) summary.GateResult {
+	if np := notPlanned(sum, phase); np != "" {
+		gr.Verdict = summary.VerdictSkipped
+		gr.Message = fmt.Sprintf("%s %s: not planned (%s)", gr.Subject, gr.Metric, np)
+		return gr
+	}
+	gr.Verdict = summary.VerdictError
+	gr.Message = fmt.Sprintf("%s %s: not measured: %s", gr.Subject, gr.Metric, why)
+	return gr
 }
 
 func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.GateResult {
@@ -94,19 +172,31 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			}
 		}
 		for _, e := range t.Expect {
-			gr := summary.GateResult{Kind: summary.GateAccuracy, Subject: t.Name, Metric: e.Metric}
+			gr := summary.GateResult{Kind: summary.GateAccuracy, Subject: t.Name, Metric: e.Metric, Bound: describeBound(e)}
 			value, ok := 0.0, false
-			if tr != nil && tr.Status == summary.StatusOK {
-				value, ok = tr.Metrics[e.Metric]
+			why := "the task did not run"
+			if tr != nil {
+				why = fmt.Sprintf("the task is %s", tr.Status)
+				if tr.Error != "" {
+					why += ": " + tr.Error
+				}
+				if tr.Status == summary.StatusOK {
+					value, ok = tr.Metrics[e.Metric]
+					why = fmt.Sprintf("%s has no key %q (it has %s)", orFile(tr.File), e.Metric, keyList(tr.Metrics))
+				}
 			}
 			if !ok {
-				gr.Verdict = summary.VerdictSkipped
-				gr.Bound = describeBound(e)
-				gr.Message = fmt.Sprintf("%s %s: no score to judge (the task did not produce this metric)", t.Name, e.Metric)
-				out = append(out, gr)
+				out = append(out, unmeasured(gr, sum, t.Phase, why))
 				continue
 			}
-			gr.Value = value
+			gr.Value = &value
+			if e.Min == nil && value <= DefaultFloor {
+				c := gr
+				c.Bound = fmt.Sprintf("> %g", DefaultFloor)
+				c.Verdict = summary.VerdictFail
+				c.Message = fmt.Sprintf("%s %s = %.4f, at or below the floor %g: fails whatever the baseline says", t.Name, e.Metric, value, DefaultFloor)
+				out = append(out, c)
+			}
 			if e.Min != nil {
 				c := gr
 				c.Bound = fmt.Sprintf(">= %g", *e.Min)
@@ -149,6 +239,26 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 		}
 	}
 	return out
+}
+
+func orFile(f string) string {
+	if f == "" {
+		return "the results"
+	}
+	return f
+}
+
+// keyList names the keys a result has, for a missing-key message.
+func keyList(m map[string]float64) string {
+	keys := summary.SortedKeys(m)
+	if len(keys) == 0 {
+		return "no numeric keys"
+	}
+	const most = 8
+	if len(keys) > most {
+		return strings.Join(keys[:most], ", ") + fmt.Sprintf(" and %d more", len(keys)-most)
+	}
+	return strings.Join(keys, ", ")
 }
 
 // otherRecipeScore reads a task metric from another recipe's latest
@@ -194,40 +304,73 @@ func verdictOf(ok bool) string {
 }
 
 // configOf finds a bench run's config in the recipe.
-func (g Gater) configOf(run summary.BenchRun) *workloads.BenchConfig {
+func (g Gater) configOf(config string) *workloads.BenchConfig {
 	if g.Res.Recipe.Bench == nil {
 		return nil
 	}
 	for i := range g.Res.Recipe.Bench.Configs {
-		if g.Res.Recipe.Bench.Configs[i].Name == run.Config {
+		if g.Res.Recipe.Bench.Configs[i].Name == config {
 			return &g.Res.Recipe.Bench.Configs[i]
 		}
 	}
 	return nil
 }
 
-// assertions checks absolute bounds on the median result of every run;
-// a run only has a median once every repetition was valid.
+// benchRun finds the summary entry of a planned run, or nil.
+func benchRun(sum *summary.Summary, name string) *summary.BenchRun {
+	for i := range sum.Bench {
+		if sum.Bench[i].Name == name {
+			return &sum.Bench[i]
+		}
+	}
+	return nil
+}
+
+// benchValue is a planned run's metric, or why there is none.
+func benchValue(run *summary.BenchRun, metric string) (float64, string) {
+	if run == nil {
+		return 0, "the run did not happen"
+	}
+	if run.Status != summary.StatusOK {
+		why := "the run is " + run.Status
+		if run.Error != "" {
+			why += ": " + firstLine(run.Error)
+		}
+		return 0, why
+	}
+	v, ok := run.Metrics[metric]
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Sprintf("%s has no numeric key %q", orFile(run.File), metric)
+	}
+	return v, ""
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// assertions checks absolute bounds on the median result of every
+// planned run; a run only has a median once every repetition was valid.
 func (g Gater) assertions(sum *summary.Summary) []summary.GateResult {
 	var out []summary.GateResult
-	for _, run := range sum.Bench {
-		c := g.configOf(run)
+	for _, planned := range g.Res.BenchRuns {
+		c := g.configOf(planned.Config)
 		if c == nil {
 			continue
 		}
+		run := benchRun(sum, planned.Name)
 		for _, a := range c.Assertions {
-			gr := summary.GateResult{Kind: summary.GateBench, Subject: run.Name, Metric: a.Metric, Bound: boundText(a)}
-			v, ok := run.Metrics[a.Metric]
-			if run.Status != summary.StatusOK || !ok {
-				gr.Verdict = summary.VerdictSkipped
-				gr.Message = fmt.Sprintf("%s %s: no value to judge (run %s)", run.Name, a.Metric, run.Status)
-				out = append(out, gr)
+			gr := summary.GateResult{Kind: summary.GateBench, Subject: planned.Name, Metric: a.Metric, Bound: boundText(a)}
+			v, why := benchValue(run, a.Metric)
+			if why != "" {
+				out = append(out, unmeasured(gr, sum, summary.PhaseBench, why))
 				continue
 			}
-			gr.Value = v
+			gr.Value = &v
 			pass := (a.Min == nil || v >= *a.Min) && (a.Max == nil || v <= *a.Max)
 			gr.Verdict = verdictOf(pass)
-			gr.Message = fmt.Sprintf("%s %s = %.4g, must be %s", run.Name, a.Metric, v, gr.Bound)
+			gr.Message = fmt.Sprintf("%s %s = %.4g, must be %s", planned.Name, a.Metric, v, gr.Bound)
 			out = append(out, gr)
 		}
 	}
@@ -245,12 +388,12 @@ func boundText(a workloads.Assertion) string {
 	}
 }
 
-// regressions compares each run with the median of the recipe's last
-// passing nightlies.
+// regressions compares each planned run with the median of the recipe's
+// last passing nightlies.
 func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.GateResult {
 	var out []summary.GateResult
-	for _, run := range sum.Bench {
-		c := g.configOf(run)
+	for _, planned := range g.Res.BenchRuns {
+		c := g.configOf(planned.Config)
 		if c == nil {
 			continue
 		}
@@ -258,38 +401,37 @@ func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.
 		if policy == nil {
 			continue
 		}
+		run := benchRun(sum, planned.Name)
 		var history baseline.Nights
 		var histErr error
 		var series string
-		if run.Status == summary.StatusOK {
+		if run != nil && run.Status == summary.StatusOK {
 			history, histErr = g.History.Last(ctx, sum.Recipe, policy.Nights)
 			history, series = Comparable(history, sum.Fingerprint)
 		}
 		for _, m := range policy.Metrics {
-			gr := summary.GateResult{Kind: summary.GateRegression, Subject: run.Name, Metric: m.Metric}
+			gr := summary.GateResult{Kind: summary.GateRegression, Subject: planned.Name, Metric: m.Metric}
 			dir := "higher is better"
 			if !m.HigherIsBetter {
 				dir = "lower is better"
 			}
 			gr.Bound = fmt.Sprintf("within %g%% of the median of the last %d nights (%s)", m.MaxDropPct, policy.Nights, dir)
-			v, ok := run.Metrics[m.Metric]
-			if run.Status != summary.StatusOK || !ok {
-				gr.Verdict = summary.VerdictSkipped
-				gr.Message = fmt.Sprintf("%s %s: no value to compare (run %s)", run.Name, m.Metric, run.Status)
-				out = append(out, gr)
+			v, why := benchValue(run, m.Metric)
+			if why != "" {
+				out = append(out, unmeasured(gr, sum, summary.PhaseBench, why))
 				continue
 			}
-			gr.Value = v
+			gr.Value = &v
 			if histErr != nil {
 				gr.Verdict = summary.VerdictNoBaseline
-				gr.Message = fmt.Sprintf("%s %s = %.4g: no baseline (%v)", run.Name, m.Metric, v, histErr)
+				gr.Message = fmt.Sprintf("%s %s = %.4g: no baseline (%v)", planned.Name, m.Metric, v, histErr)
 				out = append(out, gr)
 				continue
 			}
-			values := pastValues(history, run.Name, m.Metric)
+			values := pastValues(history, planned.Name, m.Metric)
 			if missing := policy.Nights - len(values); missing > policy.MaxMissing || len(values) == 0 {
 				gr.Verdict = summary.VerdictNoBaseline
-				gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it (at most %d may be missing)", run.Name, m.Metric, v, len(values), policy.Nights, policy.MaxMissing)
+				gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it (at most %d may be missing)", planned.Name, m.Metric, v, len(values), policy.Nights, policy.MaxMissing)
 				if series != "" {
 					gr.Message += "; " + series
 				}
@@ -308,7 +450,7 @@ func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.
 				worse = -delta
 			}
 			gr.Verdict = verdictOf(worse <= m.MaxDropPct)
-			gr.Message = fmt.Sprintf("%s %s = %.4g vs median %.4g of %d nights (%+.1f%%, allowed %g%% worse)", run.Name, m.Metric, v, base, len(values), delta, m.MaxDropPct)
+			gr.Message = fmt.Sprintf("%s %s = %.4g vs median %.4g of %d nights (%+.1f%%, allowed %g%% worse)", planned.Name, m.Metric, v, base, len(values), delta, m.MaxDropPct)
 			if series != "" {
 				gr.Message += "; " + series
 			}

@@ -48,28 +48,28 @@ func TestSeedRecipeBaselineFrom(t *testing.T) {
 		{
 			name:  "pass within tolerance",
 			score: 0.93,
-			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.93,
+			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: ptr(0.93),
 				Bound: bound, BaselineFrom: "minimax_m3-nospec-mi355x", Tolerance: ptr(0.015), Baseline: ptr(0.94), DeltaPct: ptr(-1.0638297872340436), Verdict: summary.VerdictPass,
 				Message: "gsm8k exact_match,flexible-extract = 0.9300 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0100, tolerance 0.015)"},
 		},
 		{
 			name:  "fail below tolerance",
 			score: 0.90,
-			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.90,
+			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: ptr(0.90),
 				Bound: bound, BaselineFrom: "minimax_m3-nospec-mi355x", Tolerance: ptr(0.015), Baseline: ptr(0.94), DeltaPct: ptr(-4.25531914893617), Verdict: summary.VerdictFail,
 				Message: "gsm8k exact_match,flexible-extract = 0.9000 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0400, tolerance 0.015)"},
 		},
 		{
 			name:  "pass exactly at the tolerance",
 			score: 0.925,
-			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.925,
+			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: ptr(0.925),
 				Bound: bound, BaselineFrom: "minimax_m3-nospec-mi355x", Tolerance: ptr(0.015), Baseline: ptr(0.94), DeltaPct: ptr(-1.5957446808510585), Verdict: summary.VerdictPass,
 				Message: "gsm8k exact_match,flexible-extract = 0.9250 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0150, tolerance 0.015)"},
 		},
 		{
 			name:  "a higher score passes",
 			score: 0.97,
-			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: 0.97,
+			want: summary.GateResult{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flexible, Value: ptr(0.97),
 				Bound: bound, BaselineFrom: "minimax_m3-nospec-mi355x", Tolerance: ptr(0.015), Baseline: ptr(0.94), DeltaPct: ptr(3.191489361702131), Verdict: summary.VerdictPass,
 				Message: "gsm8k exact_match,flexible-extract = 0.9700 vs minimax_m3-nospec-mi355x #41 0.9400 (Δ +0.0300, tolerance 0.015)"},
 		},
@@ -81,7 +81,7 @@ func TestSeedRecipeBaselineFrom(t *testing.T) {
 				"minimax_m3-nospec-mi355x": {accuracyNight(t, 41, "minimax_m3-nospec-mi355x", 0.94), accuracyNight(t, 40, "minimax_m3-nospec-mi355x", 0.5)},
 			}}
 			g := Gater{Res: res, History: src.History()}
-			got := g.Apply(context.Background(), gsm8kSummary(res.Recipe.Name, tt.score))
+			got := accuracyOnly(g.Apply(context.Background(), gsm8kSummary(res.Recipe.Name, tt.score)))
 			if diff := cmp.Diff(got, []summary.GateResult{tt.want}, approx); diff != "" {
 				t.Errorf("Apply() diff (-got +want):\n%s", diff)
 			}
@@ -113,21 +113,21 @@ func TestAccuracyGates(t *testing.T) {
 			name:   "min pass",
 			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.8)},
 			sum:    gsm8kSummary("r-mi355x", 0.85),
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.85, Bound: ">= 0.8",
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.85), Bound: ">= 0.8",
 				Verdict: "pass", Message: "gsm8k exact_match,flexible-extract = 0.8500, must be >= 0.8"}},
 		},
 		{
 			name:   "min fail",
 			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.8)},
 			sum:    gsm8kSummary("r-mi355x", 0.79),
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.79, Bound: ">= 0.8",
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.79), Bound: ">= 0.8",
 				Verdict: "fail", Message: "gsm8k exact_match,flexible-extract = 0.7900, must be >= 0.8"}},
 		},
 		{
 			name:   "baseline higher score passes",
 			expect: workloads.Expectation{Metric: flexible, Baseline: ptr(0.90), Tolerance: 0.02},
 			sum:    gsm8kSummary("r-mi355x", 0.95),
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.95,
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.95),
 				Bound: ">= 0.8800 (baseline 0.9000 - 0.02)", Baseline: ptr(0.90), DeltaPct: ptr(5.555555555555552),
 				Verdict: "pass", Message: "gsm8k exact_match,flexible-extract = 0.9500 vs baseline 0.9000 (Δ +0.0500, tolerance 0.02)"}},
 		},
@@ -135,7 +135,7 @@ func TestAccuracyGates(t *testing.T) {
 			name:   "baseline within tolerance passes",
 			expect: workloads.Expectation{Metric: flexible, Baseline: ptr(0.90), Tolerance: 0.02},
 			sum:    gsm8kSummary("r-mi355x", 0.89),
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.89,
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.89),
 				Bound: ">= 0.8800 (baseline 0.9000 - 0.02)", Baseline: ptr(0.90), DeltaPct: ptr(-1.1111111111111072),
 				Verdict: "pass", Message: "gsm8k exact_match,flexible-extract = 0.8900 vs baseline 0.9000 (Δ -0.0100, tolerance 0.02)"}},
 		},
@@ -143,24 +143,50 @@ func TestAccuracyGates(t *testing.T) {
 			name:   "baseline beyond tolerance fails",
 			expect: workloads.Expectation{Metric: flexible, Baseline: ptr(0.90), Tolerance: 0.02},
 			sum:    gsm8kSummary("r-mi355x", 0.87),
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.87,
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.87),
 				Bound: ">= 0.8800 (baseline 0.9000 - 0.02)", Baseline: ptr(0.90), DeltaPct: ptr(-3.3333333333333366),
 				Verdict: "fail", Message: "gsm8k exact_match,flexible-extract = 0.8700 vs baseline 0.9000 (Δ -0.0300, tolerance 0.02)"}},
 		},
 		{
-			name:   "task failed: skipped, not passed",
+			name:   "task failed: an error, not passed",
 			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.8)},
 			sum: &summary.Summary{Recipe: "r-mi355x", Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusFailed,
 				Error: "lm_eval exited 1", Metrics: map[string]float64{flexible: 0.9}}}},
 			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Bound: ">= 0.8",
-				Verdict: "skipped", Message: "gsm8k exact_match,flexible-extract: no score to judge (the task did not produce this metric)"}},
+				Verdict: "error", Message: "gsm8k exact_match,flexible-extract: not measured: the task is failed: lm_eval exited 1"}},
 		},
 		{
-			name:   "metric missing: skipped",
+			name:   "metric missing: an error naming file and key",
 			expect: workloads.Expectation{Metric: "acc", Min: ptr(0.8)},
-			sum:    gsm8kSummary("r-mi355x", 0.9),
+			sum: &summary.Summary{Recipe: "r-mi355x", Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusOK,
+				File: "gsm8k/m/results_x.json", Metrics: map[string]float64{flexible: 0.9}}}},
 			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: "acc", Bound: ">= 0.8",
-				Verdict: "skipped", Message: "gsm8k acc: no score to judge (the task did not produce this metric)"}},
+				Verdict: "error", Message: `gsm8k acc: not measured: gsm8k/m/results_x.json has no key "acc" (it has exact_match,flexible-extract)`}},
+		},
+		{
+			name:   "lm_eval not planned (bench only): skipped",
+			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.8)},
+			sum:    &summary.Summary{Recipe: "r-mi355x", Phases: []summary.Phase{{Name: summary.PhaseLMEval, Status: summary.StatusSkipped, Error: "bench only"}}},
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Bound: ">= 0.8",
+				Verdict: "skipped", Message: "gsm8k exact_match,flexible-extract: not planned (bench only)"}},
+		},
+		{
+			name:   "lm_eval planned but not run: an error",
+			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.8)},
+			sum:    &summary.Summary{Recipe: "r-mi355x", Phases: []summary.Phase{{Name: summary.PhaseLMEval, Status: summary.StatusNotRun, Error: "server exited"}}},
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Bound: ">= 0.8",
+				Verdict: "error", Message: "gsm8k exact_match,flexible-extract: not measured: the task did not run"}},
+		},
+		{
+			name:   "a zero score fails the floor whatever the baseline",
+			expect: workloads.Expectation{Metric: flexible, BaselineFrom: "other-mi355x", Tolerance: 0.01},
+			sum:    gsm8kSummary("r-mi355x", 0),
+			want: []summary.GateResult{
+				{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.0), Bound: "> 0",
+					Verdict: "fail", Message: "gsm8k exact_match,flexible-extract = 0.0000, at or below the floor 0: fails whatever the baseline says"},
+				{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.0), Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
+					Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.0000: no baseline from other-mi355x (no baseline: no baseline source)"},
+			},
 		},
 		{
 			name:   "baseline_from with no night: no-baseline",
@@ -169,7 +195,7 @@ func TestAccuracyGates(t *testing.T) {
 			source: func(*testing.T) *baseline.History {
 				return (&baselinetest.Source{}).History()
 			},
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.9), Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: no passing night of other-mi355x)"}},
 		},
 		{
@@ -181,7 +207,7 @@ func TestAccuracyGates(t *testing.T) {
 					{BuildNumber: 7, Summary: baselinetest.Encode(t, summary.Summary{Recipe: "other-mi355x"})},
 				}}}).History()
 			},
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.9), Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: other-mi355x #7 has no gsm8k exact_match,flexible-extract)"}},
 		},
 		{
@@ -193,14 +219,14 @@ func TestAccuracyGates(t *testing.T) {
 					{BuildNumber: 7, Summary: []byte(`{"schema_version": 99}`)},
 				}}}).History()
 			},
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.9), Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: build 7: read summary: unsupported summary schema_version: file has version 99, this build reads up to 1; update benchkite)"}},
 		},
 		{
 			name:   "baseline_from without a source: no-baseline",
 			expect: workloads.Expectation{Metric: flexible, BaselineFrom: "other-mi355x", Tolerance: 0.01},
 			sum:    gsm8kSummary("r-mi355x", 0.9),
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.9), Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: no baseline source)"}},
 		},
 		{
@@ -212,7 +238,7 @@ func TestAccuracyGates(t *testing.T) {
 					return nil, fmt.Errorf("%w: BUILDKITE_API_TOKEN is not set", bkapi.ErrNoToken)
 				})
 			},
-			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.9, Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
+			want: []summary.GateResult{{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.9), Bound: "within 0.01 of other-mi355x", BaselineFrom: "other-mi355x", Tolerance: ptr(0.01),
 				Verdict: "no-baseline", Message: "gsm8k exact_match,flexible-extract = 0.9000: no baseline from other-mi355x (no baseline: no Buildkite API token: BUILDKITE_API_TOKEN is not set)"}},
 		},
 		{
@@ -220,9 +246,9 @@ func TestAccuracyGates(t *testing.T) {
 			expect: workloads.Expectation{Metric: flexible, Min: ptr(0.95), Baseline: ptr(0.9), Tolerance: 0.01},
 			sum:    gsm8kSummary("r-mi355x", 0.92),
 			want: []summary.GateResult{
-				{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.92, Bound: ">= 0.95",
+				{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.92), Bound: ">= 0.95",
 					Verdict: "fail", Message: "gsm8k exact_match,flexible-extract = 0.9200, must be >= 0.95"},
-				{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: 0.92, Bound: ">= 0.8900 (baseline 0.9000 - 0.01)",
+				{Kind: "accuracy", Subject: "gsm8k", Metric: flexible, Value: ptr(0.92), Bound: ">= 0.8900 (baseline 0.9000 - 0.01)",
 					Baseline: ptr(0.9), DeltaPct: ptr(2.2222222222222245), Verdict: "pass",
 					Message: "gsm8k exact_match,flexible-extract = 0.9200 vs baseline 0.9000 (Δ +0.0200, tolerance 0.01)"},
 			},
@@ -245,14 +271,14 @@ func TestAccuracyGates(t *testing.T) {
 
 func TestBenchAssertions(t *testing.T) {
 	t.Parallel()
-	res := &workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: &workloads.Bench{Configs: []workloads.BenchConfig{{
+	res := withRuns(&workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: &workloads.Bench{Configs: []workloads.BenchConfig{{
 		Name: "8k",
 		Assertions: []workloads.Assertion{
 			{Metric: "output_throughput", Min: ptr(1000.0)},
 			{Metric: "median_ttft_ms", Max: ptr(500.0)},
 			{Metric: "completed", Min: ptr(512.0), Max: ptr(512.0)},
 		},
-	}}}}}
+	}}}}})
 	run := func(status string, m map[string]float64) *summary.Summary {
 		return &summary.Summary{Recipe: "r-h200", Bench: []summary.BenchRun{
 			{Name: "8k", Config: "8k", Status: status, Metrics: m},
@@ -269,29 +295,49 @@ func TestBenchAssertions(t *testing.T) {
 			name: "all within bounds",
 			sum:  run(summary.StatusOK, map[string]float64{"output_throughput": 1000, "median_ttft_ms": 500, "completed": 512}),
 			want: []summary.GateResult{
-				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Value: 1000, Bound: ">= 1000", Verdict: "pass", Message: "8k output_throughput = 1000, must be >= 1000"},
-				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Value: 500, Bound: "<= 500", Verdict: "pass", Message: "8k median_ttft_ms = 500, must be <= 500"},
-				{Kind: "bench", Subject: "8k", Metric: "completed", Value: 512, Bound: "in [512, 512]", Verdict: "pass", Message: "8k completed = 512, must be in [512, 512]"},
+				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Value: ptr(1000.0), Bound: ">= 1000", Verdict: "pass", Message: "8k output_throughput = 1000, must be >= 1000"},
+				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Value: ptr(500.0), Bound: "<= 500", Verdict: "pass", Message: "8k median_ttft_ms = 500, must be <= 500"},
+				{Kind: "bench", Subject: "8k", Metric: "completed", Value: ptr(512.0), Bound: "in [512, 512]", Verdict: "pass", Message: "8k completed = 512, must be in [512, 512]"},
 			},
 		},
 		{
 			name: "below min, above max, outside range",
 			sum:  run(summary.StatusOK, map[string]float64{"output_throughput": 999.5, "median_ttft_ms": 501, "completed": 500}),
 			want: []summary.GateResult{
-				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Value: 999.5, Bound: ">= 1000", Verdict: "fail", Message: "8k output_throughput = 999.5, must be >= 1000"},
-				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Value: 501, Bound: "<= 500", Verdict: "fail", Message: "8k median_ttft_ms = 501, must be <= 500"},
-				{Kind: "bench", Subject: "8k", Metric: "completed", Value: 500, Bound: "in [512, 512]", Verdict: "fail", Message: "8k completed = 500, must be in [512, 512]"},
+				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Value: ptr(999.5), Bound: ">= 1000", Verdict: "fail", Message: "8k output_throughput = 999.5, must be >= 1000"},
+				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Value: ptr(501.0), Bound: "<= 500", Verdict: "fail", Message: "8k median_ttft_ms = 501, must be <= 500"},
+				{Kind: "bench", Subject: "8k", Metric: "completed", Value: ptr(500.0), Bound: "in [512, 512]", Verdict: "fail", Message: "8k completed = 500, must be in [512, 512]"},
 			},
 		},
 		{
-			name: "failed run and missing metric: skipped",
+			name: "failed run: an error, not skipped",
 			sum: &summary.Summary{Recipe: "r-h200", Bench: []summary.BenchRun{
-				{Name: "8k", Config: "8k", Status: summary.StatusFailed, Metrics: map[string]float64{"output_throughput": 5000}},
+				{Name: "8k", Config: "8k", Status: summary.StatusFailed, Error: "repetition 1: exit status 1", Metrics: map[string]float64{"output_throughput": 5000}},
 			}},
 			want: []summary.GateResult{
-				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Bound: ">= 1000", Verdict: "skipped", Message: "8k output_throughput: no value to judge (run failed)"},
-				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Bound: "<= 500", Verdict: "skipped", Message: "8k median_ttft_ms: no value to judge (run failed)"},
-				{Kind: "bench", Subject: "8k", Metric: "completed", Bound: "in [512, 512]", Verdict: "skipped", Message: "8k completed: no value to judge (run failed)"},
+				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Bound: ">= 1000", Verdict: "error", Message: "8k output_throughput: not measured: the run is failed: repetition 1: exit status 1"},
+				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Bound: "<= 500", Verdict: "error", Message: "8k median_ttft_ms: not measured: the run is failed: repetition 1: exit status 1"},
+				{Kind: "bench", Subject: "8k", Metric: "completed", Bound: "in [512, 512]", Verdict: "error", Message: "8k completed: not measured: the run is failed: repetition 1: exit status 1"},
+			},
+		},
+		{
+			name: "a key the bench does not write: an error naming file and key",
+			sum: &summary.Summary{Recipe: "r-h200", Bench: []summary.BenchRun{
+				{Name: "8k", Config: "8k", Status: summary.StatusOK, File: "bench-8k.json", Metrics: map[string]float64{"output_throughput": 5000, "median_ttft_ms": 1, "completed": 512}},
+			}},
+			want: []summary.GateResult{
+				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Value: ptr(5000.0), Bound: ">= 1000", Verdict: "pass", Message: "8k output_throughput = 5000, must be >= 1000"},
+				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Value: ptr(1.0), Bound: "<= 500", Verdict: "pass", Message: "8k median_ttft_ms = 1, must be <= 500"},
+				{Kind: "bench", Subject: "8k", Metric: "completed", Value: ptr(512.0), Bound: "in [512, 512]", Verdict: "pass", Message: "8k completed = 512, must be in [512, 512]"},
+			},
+		},
+		{
+			name: "the planned run is missing: an error",
+			sum:  &summary.Summary{Recipe: "r-h200"},
+			want: []summary.GateResult{
+				{Kind: "bench", Subject: "8k", Metric: "output_throughput", Bound: ">= 1000", Verdict: "error", Message: "8k output_throughput: not measured: the run did not happen"},
+				{Kind: "bench", Subject: "8k", Metric: "median_ttft_ms", Bound: "<= 500", Verdict: "error", Message: "8k median_ttft_ms: not measured: the run did not happen"},
+				{Kind: "bench", Subject: "8k", Metric: "completed", Bound: "in [512, 512]", Verdict: "error", Message: "8k completed: not measured: the run did not happen"},
 			},
 		},
 	}
@@ -360,9 +406,9 @@ func TestRegressionGates(t *testing.T) {
 			nights: fiveNights,
 			sum:    tonight(summary.StatusOK, 96, 21.8),
 			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 96, Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(-4.0),
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(96.0), Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(-4.0),
 					Verdict: "pass", Message: "8k output_throughput = 96 vs median 100 of 5 nights (-4.0%, allowed 5% worse)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 21.8, Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(9.0),
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(21.8), Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(9.0),
 					Verdict: "pass", Message: "8k median_tpot_ms = 21.8 vs median 20 of 5 nights (+9.0%, allowed 10% worse)"},
 			},
 			wantLookup: true,
@@ -373,9 +419,9 @@ func TestRegressionGates(t *testing.T) {
 			nights:    fiveNights,
 			sum:       tonight(summary.StatusOK, 94, 22.2),
 			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 94, Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(-6.0),
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(94.0), Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(-6.0),
 					Verdict: "fail", Message: "8k output_throughput = 94 vs median 100 of 5 nights (-6.0%, allowed 5% worse)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 22.2, Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(11.0),
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(22.2), Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(11.0),
 					Verdict: "fail", Message: "8k median_tpot_ms = 22.2 vs median 20 of 5 nights (+11.0%, allowed 10% worse)"},
 			},
 			wantLookup: true,
@@ -385,9 +431,9 @@ func TestRegressionGates(t *testing.T) {
 			nights: fiveNights,
 			sum:    tonight(summary.StatusOK, 150, 10),
 			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 150, Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(50.0),
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(150.0), Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(50.0),
 					Verdict: "pass", Message: "8k output_throughput = 150 vs median 100 of 5 nights (+50.0%, allowed 5% worse)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 10, Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(-50.0),
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(10.0), Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(-50.0),
 					Verdict: "pass", Message: "8k median_tpot_ms = 10 vs median 20 of 5 nights (-50.0%, allowed 10% worse)"},
 			},
 			wantLookup: true,
@@ -405,9 +451,9 @@ func TestRegressionGates(t *testing.T) {
 			},
 			sum: tonight(summary.StatusOK, 95, 21),
 			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 95, Bound: tputBound, Baseline: ptr(95.0), DeltaPct: ptr(0.0),
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(95.0), Bound: tputBound, Baseline: ptr(95.0), DeltaPct: ptr(0.0),
 					Verdict: "pass", Message: "8k output_throughput = 95 vs median 95 of 4 nights (+0.0%, allowed 5% worse)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 21, Bound: tpotBound, Baseline: ptr(20.5), DeltaPct: ptr(2.4390243902439024),
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(21.0), Bound: tpotBound, Baseline: ptr(20.5), DeltaPct: ptr(2.4390243902439024),
 					Verdict: "pass", Message: "8k median_tpot_ms = 21 vs median 20.5 of 4 nights (+2.4%, allowed 10% worse)"},
 			},
 			wantLookup: true,
@@ -426,9 +472,9 @@ func TestRegressionGates(t *testing.T) {
 			},
 			sum: tonight(summary.StatusOK, 50, 40),
 			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 50, Bound: tputBound,
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(50.0), Bound: tputBound,
 					Verdict: "no-baseline", Message: "8k output_throughput = 50: only 2 of 5 past nights have it (at most 2 may be missing)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 40, Bound: tpotBound,
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(40.0), Bound: tpotBound,
 					Verdict: "no-baseline", Message: "8k median_tpot_ms = 40: only 2 of 5 past nights have it (at most 2 may be missing)"},
 			},
 			wantLookup: true,
@@ -438,22 +484,22 @@ func TestRegressionGates(t *testing.T) {
 			err:  fmt.Errorf("%w: %w", baseline.ErrNoBaseline, bkapi.ErrUnauthorized),
 			sum:  tonight(summary.StatusOK, 50, 40),
 			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: 50, Bound: tputBound,
+				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(50.0), Bound: tputBound,
 					Verdict: "no-baseline", Message: "8k output_throughput = 50: no baseline (no baseline: " + bkapi.ErrUnauthorized.Error() + ")"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: 40, Bound: tpotBound,
+				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(40.0), Bound: tpotBound,
 					Verdict: "no-baseline", Message: "8k median_tpot_ms = 40: no baseline (no baseline: " + bkapi.ErrUnauthorized.Error() + ")"},
 			},
 			wantLookup: true,
 		},
 		{
-			name:   "run failed: skipped without looking up nights",
+			name:   "run failed: an error, without looking up nights",
 			nights: fiveNights,
 			sum:    tonight(summary.StatusFailed, 10, 100),
 			want: []summary.GateResult{
 				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Bound: tputBound,
-					Verdict: "skipped", Message: "8k output_throughput: no value to compare (run failed)"},
+					Verdict: "error", Message: "8k output_throughput: not measured: the run is failed"},
 				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Bound: tpotBound,
-					Verdict: "skipped", Message: "8k median_tpot_ms: no value to compare (run failed)"},
+					Verdict: "error", Message: "8k median_tpot_ms: not measured: the run is failed"},
 			},
 		},
 	}
@@ -470,7 +516,7 @@ func TestRegressionGates(t *testing.T) {
 			if tt.nights != nil {
 				src.Nights["r-h200"] = tt.nights(t)
 			}
-			g := Gater{Res: &workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: bench}}, History: src.History()}
+			g := Gater{Res: withRuns(&workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: bench}}), History: src.History()}
 			got := g.Apply(context.Background(), tt.sum)
 			if diff := cmp.Diff(got, tt.want, approx); diff != "" {
 				t.Errorf("Apply() diff (-got +want):\n%s", diff)
@@ -491,7 +537,7 @@ func TestBaselineLookupsAreShared(t *testing.T) {
 	policy := &workloads.Regression{Nights: 3, MaxMissing: 1, Metrics: []workloads.RegressionMetric{{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 5}}}
 	res := &workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: &workloads.Bench{
 		Regression: policy, Configs: []workloads.BenchConfig{{Name: "sweep"}},
-	}}}
+	}}, BenchRuns: []workloads.BenchRun{{Name: "sweep-conc-1", Config: "sweep"}, {Name: "sweep-conc-8", Config: "sweep"}}}
 	sum := &summary.Summary{Recipe: "r-h200", Bench: []summary.BenchRun{
 		{Name: "sweep-conc-1", Config: "sweep", Status: summary.StatusOK, Metrics: tputTPOT(10, 1)},
 		{Name: "sweep-conc-8", Config: "sweep", Status: summary.StatusOK, Metrics: tputTPOT(80, 1)},
@@ -508,3 +554,24 @@ func TestBaselineLookupsAreShared(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// withRuns plans one run per config, named as the config, as
+// workloads.Resolve does for a config with one concurrency.
+func withRuns(res *workloads.Resolved) *workloads.Resolved {
+	for _, c := range res.Recipe.Bench.Configs {
+		res.BenchRuns = append(res.BenchRuns, workloads.BenchRun{Name: c.Name, Config: c.Name})
+	}
+	return res
+}
+
+// accuracyOnly keeps the accuracy gates: the bench gates of a summary
+// without bench runs are errors, checked elsewhere.
+func accuracyOnly(gs []summary.GateResult) []summary.GateResult {
+	var out []summary.GateResult
+	for _, g := range gs {
+		if g.Kind == summary.GateAccuracy {
+			out = append(out, g)
+		}
+	}
+	return out
+}

@@ -65,7 +65,7 @@ func gated(t *testing.T, res *workloads.Resolved, s summary.Summary, history *ba
 	t.Helper()
 	j := &Job{res: res, log: &strings.Builder{}, sum: s, now: func() time.Time { return time.Time{} }, history: history}
 	j.phase(context.Background(), summary.PhaseGate, j.gate)
-	j.sum.Verdict = j.verdict(context.Background())
+	j.sum.Verdict, j.sum.Problems = j.verdict(context.Background())
 	return j.sum
 }
 
@@ -111,7 +111,7 @@ func annotationCases(t *testing.T) []struct {
 		{"pass", "results/minimax_m3-mi355x/trend.svg", summary.VerdictPass, gated(t, seed, seedRun(0.93, 1490, 20.2), withNights)},
 		{"accuracy_regression", "", summary.VerdictFail, gated(t, seed, seedRun(0.90, 1490, 20.2), withNights)},
 		{"perf_regression", "", summary.VerdictFail, gated(t, seed, seedRun(0.93, 1300, 24), withNights)},
-		{"no_baseline", "", summary.VerdictPass, gated(t, seed, seedRun(0.93, 1490, 20.2), noToken)},
+		{"no_baseline", "", summary.VerdictUnverified, gated(t, seed, seedRun(0.93, 1490, 20.2), noToken)},
 		{"partial_failure", "", summary.VerdictError, gated(t, sweep, partial, sweepNights)},
 	}
 }

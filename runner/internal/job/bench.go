@@ -87,7 +87,7 @@ func (j *Job) bench(ctx context.Context) error {
 			return err
 		},
 		func(run workloads.BenchRun, why string) {
-			j.sum.Bench = append(j.sum.Bench, summary.BenchRun{Name: run.Name, Config: run.Config, Status: summary.StatusSkipped, Error: why})
+			j.sum.Bench = append(j.sum.Bench, summary.BenchRun{Name: run.Name, Config: run.Config, Status: summary.StatusNotRun, Error: why})
 		})
 }
 

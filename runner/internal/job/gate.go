@@ -10,8 +10,9 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
-// gate is the gate phase: it fails when any gate failed. "No baseline"
-// is a warning, never a pass in disguise: it is recorded and shown.
+// gate is the gate phase: it fails when any gate failed. A gate without
+// a value is an error and one without a baseline leaves the run
+// unverified; the verdict counts both, and both are shown.
 func (j *Job) gate(ctx context.Context) error {
 	j.sum.Gates = gate.Gater{Res: j.res, History: j.history}.Apply(ctx, &j.sum)
 	j.sum.Series = gate.Series(ctx, j.history, &j.sum)

@@ -71,10 +71,10 @@ func TestSeedRecipeWithoutToken(t *testing.T) {
 	if err := j.gate(context.Background()); err != nil {
 		t.Fatalf("gate() error = %v, want nil: no baseline is a warning", err)
 	}
-	if len(j.sum.Gates) != 3 {
-		t.Fatalf("gates = %+v, want the gsm8k gate and two regression gates", j.sum.Gates)
+	if len(j.sum.Gates) != 4 || j.sum.Gates[3].Kind != summary.GateSpecDecode || j.sum.Gates[3].Verdict != summary.VerdictUnverified {
+		t.Fatalf("gates = %+v, want the gsm8k gate, two regression gates and an unverified spec_decode gate (no acceptance reported)", j.sum.Gates)
 	}
-	for _, g := range j.sum.Gates {
+	for _, g := range j.sum.Gates[:3] {
 		if g.Verdict != summary.VerdictNoBaseline {
 			t.Errorf("%s %s verdict = %q, want %q", g.Subject, g.Metric, g.Verdict, summary.VerdictNoBaseline)
 		}
@@ -82,14 +82,15 @@ func TestSeedRecipeWithoutToken(t *testing.T) {
 			t.Errorf("%s %s message = %q, want it to say why there is no baseline", g.Subject, g.Metric, g.Message)
 		}
 	}
-	if got := j.sum.Gates[0]; got.Value != 0.93 || got.Baseline != nil || got.Bound != "within 0.015 of minimax_m3-nospec-mi355x" {
+	if got := j.sum.Gates[0]; got.Value == nil || *got.Value != 0.93 || got.Baseline != nil || got.Bound != "within 0.015 of minimax_m3-nospec-mi355x" {
 		t.Errorf("gsm8k gate = %+v, want value 0.93, no baseline, bound naming the other recipe", got)
 	}
 	if !strings.Contains(log.String(), "⚠️ gsm8k") {
 		t.Errorf("log = %q, want the warning shown", log.String())
 	}
-	if got := j.verdict(context.Background()); got != summary.VerdictPass {
-		t.Errorf("verdict() = %q, want %q", got, summary.VerdictPass)
+	// Nothing failed, but nothing was compared either: unverified.
+	if got, _ := j.verdict(context.Background()); got != summary.VerdictUnverified {
+		t.Errorf("verdict() = %q, want %q", got, summary.VerdictUnverified)
 	}
 	// The one baseline history asks the agent for the token once.
 	if diff := cmp.Diff(fake.runs, [][]string{{"buildkite-agent", "secret", "get", "BENCHKITE_API_TOKEN"}}); diff != "" {
@@ -123,8 +124,18 @@ func TestJobVerdict(t *testing.T) {
 		want   string
 	}{
 		{"all ok", context.Background(), []summary.Phase{ok("serve"), ok("bench"), ok("gate")}, []summary.GateResult{gate("pass")}, "pass"},
-		{"no-baseline and skipped gates still pass", context.Background(), []summary.Phase{ok("bench"), ok("gate")},
-			[]summary.GateResult{gate("no-baseline"), gate("skipped"), gate("pass")}, "pass"},
+		{"skipped (not planned) gates pass", context.Background(), []summary.Phase{ok("bench"), {Name: "lm_eval", Status: summary.StatusSkipped}, ok("gate")},
+			[]summary.GateResult{gate("skipped"), gate("pass")}, "pass"},
+		{"a no-baseline gate leaves the run unverified", context.Background(), []summary.Phase{ok("bench"), ok("gate")},
+			[]summary.GateResult{gate("no-baseline"), gate("pass")}, "unverified"},
+		{"an unverified gate leaves the run unverified", context.Background(), []summary.Phase{ok("bench"), ok("gate")},
+			[]summary.GateResult{gate("unverified"), gate("pass")}, "unverified"},
+		{"a failed gate beats unverified", context.Background(), []summary.Phase{ok("bench"), failed("gate")},
+			[]summary.GateResult{gate("no-baseline"), gate("fail")}, "fail"},
+		{"a gate without a value is an error", context.Background(), []summary.Phase{ok("bench"), ok("gate")},
+			[]summary.GateResult{gate("error"), gate("pass")}, "error"},
+		{"a planned phase not run is an error", context.Background(), []summary.Phase{ok("bench"), {Name: "lm_eval", Status: summary.StatusNotRun}, ok("gate")},
+			[]summary.GateResult{gate("pass")}, "error"},
 		{"failed gate", context.Background(), []summary.Phase{ok("bench"), failed("gate")}, []summary.GateResult{gate("pass"), gate("fail")}, "fail"},
 		{"failed bench is an error, before a failed gate", context.Background(), []summary.Phase{failed("bench"), failed("gate")}, []summary.GateResult{gate("fail")}, "error"},
 		{"failed serve", context.Background(), []summary.Phase{failed("serve"), {Name: "ready", Status: summary.StatusSkipped}}, nil, "error"},
@@ -136,7 +147,7 @@ func TestJobVerdict(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			j := &Job{sum: summary.Summary{Phases: tt.phases, Gates: tt.gates}}
-			if got := j.verdict(tt.ctx); got != tt.want {
+			if got, _ := j.verdict(tt.ctx); got != tt.want {
 				t.Errorf("verdict() = %q, want %q", got, tt.want)
 			}
 		})
@@ -147,7 +158,7 @@ func TestJobGateFailsOnlyForFailedGates(t *testing.T) {
 	t.Parallel()
 	res := accuracyRecipe(
 		workloads.Expectation{Metric: flexible, Min: ptr(0.8)},
-		workloads.Expectation{Metric: "acc", Min: ptr(0.5)}, // not produced: skipped
+		workloads.Expectation{Metric: "acc", Min: ptr(0.5)}, // not produced: an error
 		workloads.Expectation{Metric: flexible, BaselineFrom: "other-mi355x", Tolerance: 0.01},
 	)
 	tests := []struct {
@@ -155,7 +166,7 @@ func TestJobGateFailsOnlyForFailedGates(t *testing.T) {
 		score   float64
 		wantErr string
 	}{
-		{"pass with a skipped gate and a missing baseline", 0.9, ""},
+		{"no failure with an error gate and a missing baseline", 0.9, ""},
 		{"fail", 0.7, "1 gate(s) failed: gsm8k exact_match,flexible-extract = 0.7000, must be >= 0.8"},
 	}
 	for _, tt := range tests {
@@ -178,7 +189,7 @@ func TestJobGateFailsOnlyForFailedGates(t *testing.T) {
 			if tt.wantErr != "" {
 				wantFirst = summary.VerdictFail
 			}
-			if diff := cmp.Diff(verdicts, []string{wantFirst, "skipped", "no-baseline"}); diff != "" {
+			if diff := cmp.Diff(verdicts, []string{wantFirst, "error", "no-baseline"}); diff != "" {
 				t.Errorf("gate verdicts diff (-got +want):\n%s", diff)
 			}
 			if lines := strings.Count(log.String(), "\n"); lines != 3 {
@@ -200,10 +211,8 @@ func TestJobGatePhaseRecordsFailure(t *testing.T) {
 	if p == nil || p.Status != summary.StatusFailed || !strings.Contains(p.Error, "must be >= 0.8") {
 		t.Errorf("gate phase = %+v, want failed naming the gate", p)
 	}
-	if got := j.verdict(context.Background()); got != summary.VerdictFail {
-		t.Errorf("verdict() = %q, want %q", got, summary.VerdictFail)
-	}
-	if j.finish() {
-		t.Error("finish() = true, want false for a failed gate")
+	got, problems := j.verdict(context.Background())
+	if got != summary.VerdictFail || len(problems) != 0 {
+		t.Errorf("verdict() = %q, %q; want %q and no other problem", got, problems, summary.VerdictFail)
 	}
 }

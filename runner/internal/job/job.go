@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,9 +20,20 @@ import (
 	"github.com/benchkite/benchkite/workloads"
 )
 
-// cleanupTimeout bounds teardown and publishing after a cancel: Buildkite
-// gives a cancelled job a grace period before it kills the agent's child.
-const cleanupTimeout = 45 * time.Second
+// CleanupBudget bounds teardown and publishing after a cancel. Buildkite
+// gives a cancelled job the agent's cancel-grace-period (10 s by default)
+// between SIGTERM and SIGKILL; teardown, summary and annotation must fit
+// in it with a margin. README's reliability section says how to raise it.
+const CleanupBudget = 6 * time.Second
+
+// TeardownBudget is the part of CleanupBudget the server gets to stop
+// after a cancel before it is killed; the summary and the annotation
+// need the rest.
+const TeardownBudget = 3 * time.Second
+
+// cleanupTimeout bounds teardown and publishing when nothing hurries
+// them: the server gets its full grace period.
+const cleanupTimeout = 2 * time.Minute
 
 // Config is what a run needs besides the recipe: the runner's flags.
 type Config struct {
@@ -57,17 +68,22 @@ type Deps struct {
 	Now     func() time.Time
 	// Baselines gives past nights; nil reads Config.Baselines.
 	Baselines func(ctx context.Context) (baseline.Source, error)
+	// KillLeftovers ends whatever the runner's processes left running
+	// after teardown (proc.KillDescendants) and returns their pids; nil
+	// does nothing, for tests that share a process with others.
+	KillLeftovers func(ctx context.Context) []int
 }
 
 // Job is one run of one recipe.
 type Job struct {
-	cfg     Config
-	res     *workloads.Resolved
-	procs   proc.Runner
-	log     io.Writer
-	getenv  func(string) string
-	environ []string
-	now     func() time.Time
+	cfg           Config
+	killLeftovers func(ctx context.Context) []int
+	res           *workloads.Resolved
+	procs         proc.Runner
+	log           io.Writer
+	getenv        func(string) string
+	environ       []string
+	now           func() time.Time
 
 	dir     string // results/<name>
 	absDir  string // dir, absolute: where a container sees it
@@ -88,9 +104,10 @@ type Job struct {
 // Result is what a run ends with; main turns it into an exit code.
 type Result struct {
 	Summary summary.Summary
-	// Failed: something went wrong (a phase failed, a gate failed, or the
-	// run was canceled); the closing log lines say what.
+	// Failed: the verdict is not pass; the closing log lines say why.
 	Failed bool
+	// Verdict is Summary.Verdict: pass, fail, error or unverified.
+	Verdict string
 }
 
 // New prepares a run of res; nothing is started until Run.
@@ -98,7 +115,7 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now}
+	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now, killLeftovers: d.KillLeftovers}
 	j.dir = c.ResultsDir
 	if j.dir == "" {
 		j.dir = contract.ResultsDir(res.Recipe.Name)
@@ -181,13 +198,19 @@ func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
 	}
 }
 
-// run goes through the phases. Teardown, the summary and publishing
+// Run goes through the phases. Teardown, the summary and publishing
 // always happen, also after a failure or a cancel, with what exists.
 func (j *Job) Run(ctx context.Context) Result {
 	j.sum.Started = j.now()
-	if err := os.MkdirAll(j.dir, 0o755); err != nil {
-		fmt.Fprintf(j.log, "+++ :x: %s: create results directory: %v\n", j.res.Recipe.Name, err)
-		return Result{Summary: j.sum, Failed: true}
+	if err := j.freshDir(); err != nil {
+		// Nothing can run without a place for its results, but the
+		// annotation, built in memory, still says why.
+		fmt.Fprintf(j.log, "runner: %v\n", err)
+		j.sum.Finished = j.now()
+		j.sum.Verdict, j.sum.Problems = summary.VerdictError, []string{err.Error()}
+		j.phase(context.WithoutCancel(ctx), summary.PhasePublish, j.publish)
+		j.finish()
+		return Result{Summary: j.sum, Failed: true, Verdict: summary.VerdictError}
 	}
 	r := j.res.Recipe
 	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
@@ -198,7 +221,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	}
 	switch {
 	case !ok:
-		j.skip(summary.PhaseServe, "tools not provisioned")
+		j.notRun(ctx, summary.PhaseServe, "tools not provisioned")
 	case j.cfg.BaseURL == "":
 		ok = j.phase(ctx, summary.PhaseServe, j.serve)
 	default:
@@ -206,33 +229,34 @@ func (j *Job) Run(ctx context.Context) Result {
 	}
 	if ok {
 		ok = j.phase(ctx, summary.PhaseReady, j.ready)
-	} else if j.sum.Phase(summary.PhaseTools) == nil || j.sum.Phase(summary.PhaseTools).Status == summary.StatusOK {
-		j.skip(summary.PhaseReady, "server did not start")
+	} else if p := j.sum.Phase(summary.PhaseTools); p != nil && p.Status != summary.StatusOK {
+		j.notRun(ctx, summary.PhaseReady, "tools not provisioned")
 	} else {
-		j.skip(summary.PhaseReady, "tools not provisioned")
+		j.notRun(ctx, summary.PhaseReady, "server did not start")
 	}
-	benchOK := true
 	switch {
 	case len(j.res.BenchRuns) == 0:
 	case ctx.Err() != nil:
-		j.skip(summary.PhaseBench, "canceled")
+		j.notRun(ctx, summary.PhaseBench, "canceled")
 	case !ok:
-		j.skip(summary.PhaseBench, "server not ready")
+		j.notRun(ctx, summary.PhaseBench, "server not ready")
 	default:
-		benchOK = j.phase(ctx, summary.PhaseBench, j.bench)
+		j.phase(ctx, summary.PhaseBench, j.bench)
 	}
 	switch {
 	case len(j.res.Tasks) == 0:
 	case j.cfg.BenchOnly || r.BenchOnly:
 		j.skip(summary.PhaseLMEval, "bench only")
 	case ctx.Err() != nil:
-		j.skip(summary.PhaseLMEval, "canceled")
+		j.notRun(ctx, summary.PhaseLMEval, "canceled")
 	case !ok:
-		j.skip(summary.PhaseLMEval, "server not serving")
+		j.notRun(ctx, summary.PhaseLMEval, "server not serving")
 	default:
-		if why := j.notServing(ctx, !benchOK); why != "" {
-			j.skip(summary.PhaseLMEval, why)
-			fmt.Fprintf(j.log, "runner: lm_eval skipped: %s\n", why)
+		// Ask the server, also after a bench that passed: one that died
+		// (or was replaced) since must not leave lm_eval "skipped".
+		if why := j.notServing(ctx, true); why != "" {
+			j.notRun(ctx, summary.PhaseLMEval, why)
+			fmt.Fprintf(j.log, "runner: lm_eval not run: %s\n", why)
 			break
 		}
 		j.phase(ctx, summary.PhaseLMEval, j.lmeval)
@@ -243,34 +267,40 @@ func (j *Job) Run(ctx context.Context) Result {
 	case j.cfg.BenchOnly || r.BenchOnly:
 		j.skip(summary.PhaseBFCL, "bench only")
 	case ctx.Err() != nil:
-		j.skip(summary.PhaseBFCL, "canceled")
+		j.notRun(ctx, summary.PhaseBFCL, "canceled")
 	case !ok:
-		j.skip(summary.PhaseBFCL, "server not serving")
+		j.notRun(ctx, summary.PhaseBFCL, "server not serving")
 	default:
-		if why := j.notServing(ctx, !benchOK || j.failed(summary.PhaseLMEval)); why != "" {
-			j.skip(summary.PhaseBFCL, why)
-			fmt.Fprintf(j.log, "runner: bfcl skipped: %s\n", why)
+		if why := j.notServing(ctx, true); why != "" {
+			j.notRun(ctx, summary.PhaseBFCL, why)
+			fmt.Fprintf(j.log, "runner: bfcl not run: %s\n", why)
 			break
 		}
 		j.phase(ctx, summary.PhaseBFCL, j.bfclPhase)
 	}
 
 	// Cleanup runs on its own clock: a cancelled ctx must not stop it.
-	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	// After a cancel it must fit in the agent's grace period.
+	budget, canceled := cleanupTimeout, ctx.Err() != nil
+	if canceled {
+		budget = CleanupBudget
+	}
+	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
-	j.teardown(cleanCtx)
+	j.teardown(cleanCtx, canceled)
 	if ctx.Err() == nil {
 		j.phase(ctx, summary.PhaseGate, j.gate)
 	} else {
-		j.skip(summary.PhaseGate, "canceled")
+		j.notRun(ctx, summary.PhaseGate, "canceled")
 	}
 	j.sum.Finished = j.now()
-	j.sum.Verdict = j.verdict(ctx)
+	j.sum.Verdict, j.sum.Problems = j.verdict(ctx)
 	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
 		fmt.Fprintf(j.log, "runner: write summary: %v\n", err)
 	}
 	j.phase(cleanCtx, summary.PhasePublish, j.publish)
-	return Result{Summary: j.sum, Failed: !j.finish()}
+	j.finish()
+	return Result{Summary: j.sum, Failed: j.sum.Verdict != summary.VerdictPass, Verdict: j.sum.Verdict}
 }
 
 // failed says whether the phase ran and failed.
@@ -299,8 +329,20 @@ func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) e
 	return err == nil
 }
 
+// skip records a phase this run does not plan (bench only, an attached
+// server): not an error.
 func (j *Job) skip(name, why string) {
 	j.sum.Phases = append(j.sum.Phases, summary.Phase{Name: name, Status: summary.StatusSkipped, Error: why})
+}
+
+// notRun records a planned phase that an earlier failure or a cancel kept
+// from running: the run cannot pass without it.
+func (j *Job) notRun(ctx context.Context, name, why string) {
+	status := summary.StatusNotRun
+	if ctx.Err() != nil {
+		status = summary.StatusCanceled
+	}
+	j.sum.Phases = append(j.sum.Phases, summary.Phase{Name: name, Status: status, Error: why})
 }
 
 func phaseTitle(name string) string {
@@ -353,52 +395,77 @@ func (j *Job) serverGone() bool {
 	}
 }
 
-// verdict: error when a phase could not do its work, fail when a gate
-// failed, pass otherwise.
-func (j *Job) verdict(ctx context.Context) string {
+// verdict judges the run. pass only when every planned phase ran and
+// every gate produced a value and passed; error when something planned is
+// missing (a phase failed or did not run, a gate had no value); fail when
+// a gate failed; unverified when everything measured passed but a check
+// could not be made (no baseline, speculation without acceptance). The
+// problems say, one per line, what kept the run from pass besides failed
+// gates, each naming its phase, metric, file or key.
+func (j *Job) verdict(ctx context.Context) (string, []string) {
+	var errs, unverified []string
 	if ctx.Err() != nil {
-		return summary.VerdictError
+		errs = append(errs, "canceled: "+context.Cause(ctx).Error())
 	}
 	for _, p := range j.sum.Phases {
-		if p.Status == summary.StatusFailed && p.Name != summary.PhaseGate && p.Name != summary.PhasePublish {
-			return summary.VerdictError
+		if p.Name == summary.PhasePublish || p.Name == summary.PhaseGate && p.Status == summary.StatusFailed {
+			continue // a failed gate phase is the gates' verdict
+		}
+		switch p.Status {
+		case summary.StatusFailed, summary.StatusNotRun, summary.StatusCanceled:
+			errs = append(errs, fmt.Sprintf("%s %s: %s", p.Name, p.Status, firstLine(p.Error)))
 		}
 	}
+	failed := false
 	for _, g := range j.sum.Gates {
-		if g.Verdict == summary.VerdictFail {
-			return summary.VerdictFail
+		switch g.Verdict {
+		case summary.VerdictFail:
+			failed = true
+		case summary.VerdictError:
+			errs = append(errs, "gate error: "+g.Message)
+		case summary.VerdictNoBaseline, summary.VerdictUnverified:
+			unverified = append(unverified, "not verified: "+g.Message)
 		}
 	}
-	return summary.VerdictPass
+	problems := append(errs, unverified...)
+	switch {
+	case len(errs) > 0:
+		return summary.VerdictError, problems
+	case failed:
+		return summary.VerdictFail, problems
+	case len(unverified) > 0:
+		return summary.VerdictUnverified, problems
+	}
+	return summary.VerdictPass, nil
 }
 
-// finish prints the closing lines: the verdict, and every failure with its
-// reason, so the end of the log says what went wrong. It reports whether
-// the run passed.
-func (j *Job) finish() bool {
-	var failed []string
-	for _, p := range j.sum.Phases {
-		if (p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled) && p.Name != summary.PhasePublish {
-			failed = append(failed, fmt.Sprintf("%s %s: %s", p.Name, p.Status, firstLine(p.Error)))
-		}
-	}
+// finish prints the closing lines: the verdict, and every problem and
+// failed gate with its reason, so the end of the log says what went wrong.
+func (j *Job) finish() {
+	lines := slices.Clone(j.sum.Problems)
 	for _, g := range j.sum.Gates {
 		if g.Verdict == summary.VerdictFail {
-			failed = append(failed, "gate failed: "+g.Message)
+			lines = append(lines, "gate failed: "+g.Message)
 		}
 	}
-	if len(failed) > 0 && j.serverExit != "" {
-		failed = append(failed, "server exited during the run: "+j.serverExit)
+	if p := j.sum.Phase(summary.PhasePublish); p != nil && p.Status == summary.StatusFailed {
+		lines = append(lines, "publish failed: "+firstLine(p.Error))
 	}
-	if len(failed) == 0 {
+	if j.sum.Verdict != summary.VerdictPass && j.serverExit != "" {
+		lines = append(lines, "server exited during the run: "+j.serverExit)
+	}
+	switch j.sum.Verdict {
+	case summary.VerdictPass:
 		fmt.Fprintf(j.log, "+++ :white_check_mark: %s passed\n", j.res.Recipe.Name)
-		return true
+		return
+	case summary.VerdictUnverified:
+		fmt.Fprintf(j.log, "+++ :warning: %s: unverified (what was measured passed; what could not be checked follows)\n", j.res.Recipe.Name)
+	default:
+		fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
 	}
-	fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
-	for _, f := range failed {
-		fmt.Fprintf(j.log, "  %s\n", f)
+	for _, l := range lines {
+		fmt.Fprintf(j.log, "  %s\n", l)
 	}
-	return false
 }
 
 // whileServing does every item in order: a failed one does not stop the

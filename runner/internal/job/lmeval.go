@@ -46,7 +46,7 @@ func (j *Job) lmeval(ctx context.Context) error {
 			return err
 		},
 		func(t workloads.ResolvedTask, why string) {
-			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: t.Name, NumFewshot: t.NumFewshot, Status: summary.StatusSkipped, Error: why})
+			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: t.Name, NumFewshot: t.NumFewshot, Status: summary.StatusNotRun, Error: why})
 		})
 }
 
@@ -87,7 +87,21 @@ func (j *Job) lmevalTask(ctx context.Context, t workloads.ResolvedTask) (summary
 	if rel, err := filepath.Rel(j.dir, file); err == nil {
 		tr.File = rel
 	}
+	if tr.Status == summary.StatusOK {
+		// A gated metric the file lacks is no score: say which.
+		var missing []string
+		for _, e := range t.Expect {
+			if _, ok := tr.Metrics[e.Metric]; !ok {
+				missing = append(missing, fmt.Sprintf("%q", e.Metric))
+			}
+		}
+		if len(missing) > 0 {
+			tr.Status = summary.StatusFailed
+			tr.Error = fmt.Sprintf("no key %s for task %q", strings.Join(missing, ", "), t.Name)
+		}
+	}
 	if tr.Status != summary.StatusOK {
+		tr.Error = file + ": " + tr.Error
 		return tr, errors.New(tr.Error)
 	}
 	for _, k := range summary.SortedKeys(tr.Metrics) {

@@ -35,7 +35,18 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		docker, err := j.env(childenv.Docker)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(serve) == 2 {
+			list, _ := staleContainerSpecs(res.Recipe.Name, docker)
+			specs = append(specs, list)
+		}
 		specs = append(specs, serve...)
+		if len(serve) == 2 {
+			specs = append(specs, proc.Spec{Argv: []string{"docker", "inspect", "-f", "{{.State.Running}}", containerName(res, j.getenv)}, Env: docker})
+		}
 	}
 	for _, run := range res.BenchRuns {
 		for rep := 1; rep <= run.Repetitions; rep++ {

@@ -48,6 +48,60 @@ func containerName(res *workloads.Resolved, getenv func(string) string) string {
 // loopback is where the server listens: only this machine reaches it.
 const loopback = "127.0.0.1"
 
+// Container labels: every server container carries them, so that the
+// next job on the host can find and remove what a killed one left.
+const (
+	LabelJob    = "benchkite.job"
+	LabelRecipe = "benchkite.recipe"
+)
+
+func containerLabels(res *workloads.Resolved, getenv func(string) string) []string {
+	id := getenv("BUILDKITE_JOB_ID")
+	if id == "" {
+		id = "pid-" + strconv.Itoa(os.Getpid())
+	}
+	return []string{LabelJob + "=" + id, LabelRecipe + "=" + res.Recipe.Name}
+}
+
+// staleContainerSpecs list and remove the recipe's server containers on
+// this host: a job killed with SIGKILL (no cleanup ran) leaves its
+// container holding the GPUs and the port.
+func staleContainerSpecs(recipe string, environ []string) (list proc.Spec, remove func(ids []string) proc.Spec) {
+	list = proc.Spec{Argv: []string{"docker", "ps", "-aq", "--filter", "label=" + LabelRecipe + "=" + recipe}, Env: environ}
+	remove = func(ids []string) proc.Spec {
+		return proc.Spec{Argv: append([]string{"docker", "rm", "-f"}, ids...), Env: environ}
+	}
+	return list, remove
+}
+
+// removeStaleContainers removes what earlier jobs of this recipe left on
+// the host, saying so; failures only warn, the port check that follows
+// names what still holds the port.
+func (j *Job) removeStaleContainers(ctx context.Context) {
+	env, err := j.env(childenv.Docker)
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: list stale containers: %v\n", err)
+		return
+	}
+	list, remove := staleContainerSpecs(j.res.Recipe.Name, env)
+	var out strings.Builder
+	list.Stdout, list.Stderr = &out, io.Discard
+	if err := j.procs.Run(ctx, list); err != nil {
+		fmt.Fprintf(j.log, "runner: warning: list stale containers: %v\n", err)
+		return
+	}
+	ids := strings.Fields(out.String())
+	if len(ids) == 0 {
+		return
+	}
+	fmt.Fprintf(j.log, "runner: removing %d stale container(s) of %s left by an earlier job: %s\n", len(ids), j.res.Recipe.Name, strings.Join(ids, " "))
+	rm := remove(ids)
+	rm.Stdout, rm.Stderr = io.Discard, j.log
+	if err := j.procs.Run(ctx, rm); err != nil {
+		fmt.Fprintf(j.log, "runner: warning: remove stale containers: %v\n", err)
+	}
+}
+
 // serveSpecs are the commands that start the server: one for native, two
 // for docker (`docker run -d`, then `docker logs -f` to stream and to
 // notice the container ending).
@@ -67,10 +121,22 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	}
 	name := containerName(res, j.getenv)
 	argv := []string{"docker", "run", "-d", "--rm", "--name", name}
+	// Labels find this recipe's containers left by a killed job.
+	for _, l := range containerLabels(res, j.getenv) {
+		argv = append(argv, "--label", l)
+	}
 	argv = append(argv, res.Profile.DockerRunFlags()...)
+	// A secret goes by name only, its value in docker's own environment,
+	// so that it is on no command line and in no log.
+	var secrets []childenv.Var
 	for _, e := range j.recipeEnv() {
 		if err := childenv.CheckRecipe(e.Name); err != nil {
 			return nil, err
+		}
+		if proc.IsSecretName(e.Name) {
+			argv = append(argv, "-e", e.Name)
+			secrets = append(secrets, e)
+			continue
 		}
 		argv = append(argv, "-e", e.Name+"="+e.Value)
 	}
@@ -96,7 +162,7 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	// The image's entrypoint is `vllm serve`.
 	argv = append(argv, serveArgv[2:]...)
 	argv = append(argv, "--host", "0.0.0.0")
-	runEnv, err := j.env(childenv.DockerServer)
+	runEnv, err := j.env(childenv.DockerServer, secrets...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +193,14 @@ func (j *Job) hfTokenFlags() []string {
 func (j *Job) serve(ctx context.Context) error {
 	specs, err := j.serveSpecs()
 	if err != nil {
+		return err
+	}
+	if len(specs) == 2 {
+		j.removeStaleContainers(ctx)
+	}
+	// A server left on the port would answer /health and every request
+	// in place of ours, and ours would fail to bind.
+	if err := ready.CheckPortFree(j.port); err != nil {
 		return err
 	}
 	f, err := os.Create(filepath.Join(j.dir, "server.log"))
@@ -176,6 +250,9 @@ func (j *Job) ready(ctx context.Context) error {
 	start := j.now()
 	err := ready.Wait(ctx, opts)
 	if err == nil {
+		err = j.checkOurs(ctx)
+	}
+	if err == nil {
 		fmt.Fprintf(j.log, "runner: server ready after %s\n", j.now().Sub(start).Round(time.Millisecond))
 		return nil
 	}
@@ -205,7 +282,47 @@ func (j *Job) stillServing(ctx context.Context) error {
 		opts.Exited = j.server.done()
 		opts.ExitErr = j.server.proc.Wait
 	}
-	return ready.Wait(ctx, opts)
+	if err := ready.Wait(ctx, opts); err != nil {
+		return err
+	}
+	return j.checkOurs(ctx)
+}
+
+// checkOurs makes sure what answered is our server: its process is alive
+// and, natively, a process of its tree holds the listening socket; in
+// docker, the container is running (docker's proxy holds the port). An
+// attached server (--base-url) is taken on trust.
+func (j *Job) checkOurs(ctx context.Context) error {
+	s := j.server
+	if s == nil || s.proc == nil {
+		return nil
+	}
+	if j.serverGone() {
+		return fmt.Errorf("%w: the server process ended, yet %s answered", ready.ErrNotOurServer, j.baseURL)
+	}
+	if s.container != "" {
+		var out strings.Builder
+		env, err := j.env(childenv.Docker)
+		if err == nil {
+			err = j.procs.Run(ctx, proc.Spec{Argv: []string{"docker", "inspect", "-f", "{{.State.Running}}", s.container}, Env: env, Stdout: &out, Stderr: io.Discard})
+		}
+		if err != nil || strings.TrimSpace(out.String()) != "true" {
+			return fmt.Errorf("%w: container %s is not running (%s), yet %s answered", ready.ErrNotOurServer, s.container, orText(strings.TrimSpace(out.String()), err), j.baseURL)
+		}
+		return nil
+	}
+	root := s.proc.Pid()
+	return ready.CheckOwner(j.cfg.Port, func(pid int) bool { return ready.InTree(root, pid) })
+}
+
+func orText(s string, err error) string {
+	if s != "" {
+		return s
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "no answer"
 }
 
 // noteServerExit records and shows why a server that was ready ended on
@@ -233,20 +350,30 @@ func containerCleanup(name string, grace time.Duration) [][]string {
 	return [][]string{{"docker", "stop", "-t", secs, name}, {"docker", "rm", "-f", name}}
 }
 
-// teardown stops the server: TERM its process group, wait the grace
-// period, KILL; for docker also stop and remove the container.
-func (j *Job) teardown(ctx context.Context) {
+// teardown stops the server: TERM its process group and session, wait
+// the grace period, KILL; for docker also stop and remove the container;
+// then end any process the server left. After a cancel (hurry) the server
+// gets TeardownBudget, not its grace period.
+func (j *Job) teardown(ctx context.Context, hurry bool) {
 	s := j.server
 	if s == nil {
 		return
 	}
+	grace := j.cfg.Grace
+	if hurry {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, TeardownBudget)
+		defer cancel()
+		grace = min(grace, TeardownBudget-time.Second)
+	}
+	defer j.endLeftovers(ctx)
 	gone := j.serverGone()
 	if gone {
 		j.noteServerExit()
 	}
 	if s.container != "" {
 		env, _ := j.env(childenv.Docker)
-		for _, argv := range containerCleanup(s.container, j.cfg.Grace) {
+		for _, argv := range containerCleanup(s.container, grace) {
 			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: env, Stdout: io.Discard, Stderr: io.Discard}); err != nil && argv[1] == "rm" {
 				// rm fails when --rm already removed it; only say so.
 				fmt.Fprintf(j.log, "runner: %s: %v\n", strings.Join(argv[:2], " "), err)
@@ -273,4 +400,15 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// endLeftovers ends the processes the server left behind (an engine that
+// left its process group and session) and says so.
+func (j *Job) endLeftovers(ctx context.Context) {
+	if j.killLeftovers == nil {
+		return
+	}
+	if pids := j.killLeftovers(ctx); len(pids) > 0 {
+		fmt.Fprintf(j.log, "runner: ended %d process(es) the server left behind: pids %v\n", len(pids), pids)
+	}
 }

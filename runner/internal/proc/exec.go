@@ -22,6 +22,10 @@ const (
 	// DefaultDrainTimeout is how long Wait keeps copying output after the
 	// process group is gone.
 	DefaultDrainTimeout = time.Second
+	// DefaultCancelGrace is the grace of a command whose context ended (a
+	// cancelled job): short, so that the runner's cleanup fits in the
+	// agent's cancel grace period (10 s by default).
+	DefaultCancelGrace = 1500 * time.Millisecond
 	// groupPoll is how often a stopping group is checked for members.
 	groupPoll = 50 * time.Millisecond
 )
@@ -34,8 +38,11 @@ var ErrStopped = errors.New("stopped by the runner")
 // own process group.
 type Exec struct {
 	// Grace is the time between SIGTERM and SIGKILL when a command is
-	// stopped or its context ends; zero means DefaultGrace.
+	// stopped; zero means DefaultGrace.
 	Grace time.Duration
+	// CancelGrace is that time when the command's context ends; zero
+	// means DefaultCancelGrace, and it is never longer than Grace.
+	CancelGrace time.Duration
 	// DrainTimeout bounds how long Wait keeps copying output once the
 	// process group is gone. Only a descendant that left the group and
 	// kept the pipe open hits it. Zero means DefaultDrainTimeout.
@@ -71,15 +78,16 @@ func (e Exec) Start(ctx context.Context, s Spec) (Process, error) {
 	}
 
 	p := &execProcess{
-		name:    name,
-		ctx:     ctx,
-		grace:   orDefault(e.Grace, DefaultGrace),
-		drain:   orDefault(e.DrainTimeout, DefaultDrainTimeout),
-		started: make(chan struct{}),
-		exited:  make(chan struct{}),
-		stopped: make(chan struct{}),
-		kill:    make(chan struct{}),
-		done:    make(chan struct{}),
+		name:        name,
+		ctx:         ctx,
+		grace:       orDefault(e.Grace, DefaultGrace),
+		cancelGrace: min(orDefault(e.CancelGrace, DefaultCancelGrace), orDefault(e.Grace, DefaultGrace)),
+		drain:       orDefault(e.DrainTimeout, DefaultDrainTimeout),
+		started:     make(chan struct{}),
+		exited:      make(chan struct{}),
+		stopped:     make(chan struct{}),
+		kill:        make(chan struct{}),
+		done:        make(chan struct{}),
 	}
 	cmd := exec.CommandContext(ctx, path, s.Argv[1:]...)
 	cmd.Args = slices.Clone(s.Argv)
@@ -104,6 +112,7 @@ func (e Exec) Start(ctx context.Context, s Spec) (Process, error) {
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
+	track(p.pid)
 	close(p.started)
 	for _, o := range p.pipes {
 		o.w.Close() // the child has its copy; ours would keep EOF away
@@ -153,13 +162,14 @@ func envValue(env []string, key string) (string, bool) {
 }
 
 type execProcess struct {
-	name  string
-	ctx   context.Context
-	grace time.Duration
-	drain time.Duration
-	cmd   *exec.Cmd
-	pid   int
-	pipes []*outputPipe
+	name        string
+	ctx         context.Context
+	grace       time.Duration
+	cancelGrace time.Duration
+	drain       time.Duration
+	cmd         *exec.Cmd
+	pid         int
+	pipes       []*outputPipe
 
 	started chan struct{} // pid is set
 	exited  chan struct{} // the child itself is reaped
@@ -250,7 +260,13 @@ func (p *execProcess) startStopLocked() {
 // it kills the group.
 func (p *execProcess) escalate() {
 	defer close(p.stopped)
-	grace := time.NewTimer(p.grace)
+	p.mu.Lock()
+	d := p.grace
+	if p.canceled {
+		d = p.cancelGrace
+	}
+	p.mu.Unlock()
+	grace := time.NewTimer(d)
 	defer grace.Stop()
 	tick := time.NewTicker(groupPoll)
 	defer tick.Stop()
@@ -289,6 +305,7 @@ func (p *execProcess) wait() {
 		<-p.stopped
 	}
 	p.drainOutput()
+	untrack(p.pid)
 
 	p.exitCode = p.cmd.ProcessState.ExitCode()
 	p.err = p.result(waitErr)

@@ -5,22 +5,26 @@ import (
 	"syscall"
 )
 
-// signalGroup sends sig to every process in the group pgid. A group that
-// is already gone is not an error.
+// signalGroup sends sig to every process in the group pgid, and to the
+// members of the session of that id that left the group. A group that is
+// already gone is not an error.
 func signalGroup(pgid int, sig syscall.Signal) error {
-	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
+	err := syscall.Kill(-pgid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		err = nil
 	}
-	return nil
+	if members, lerr := liveMembers(pgid); lerr == nil {
+		for _, pid := range members {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+	return err
 }
 
 // groupAlive reports whether the group pgid has a member that is not a
 // zombie. kill(2) alone also counts zombies, and those stay forever where
 // PID 1 does not reap orphans (as in some containers).
 func groupAlive(pgid int) bool {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
 	live, err := liveMembers(pgid)
 	if err != nil {
 		return true // cannot tell: assume the worst

@@ -21,17 +21,28 @@ func MaskEnv(env []string, secretNames ...string) []string {
 	return out
 }
 
+// notSecret are names that match a secret pattern but hold an
+// identifier that logs and plans must show: Buildkite's step and group
+// keys.
+var notSecret = map[string]bool{
+	"BUILDKITE_STEP_KEY":  true,
+	"BUILDKITE_GROUP_KEY": true,
+}
+
 // IsSecretName reports whether an environment variable of that name holds
-// a secret: the Hugging Face tokens, anything ending in _TOKEN, _SECRET or
-// _KEY, or containing PASSWORD (case-insensitive).
+// a secret (case-insensitive): the Hugging Face tokens, names ending in
+// _TOKEN, _SECRET, _PASSWORD or _KEY, and names containing API_KEY, APIKEY
+// or PASSWORD; except the exact names in notSecret.
 func IsSecretName(name string) bool {
 	n := strings.ToUpper(name)
 	switch {
+	case notSecret[n]:
+		return false
 	case n == "HF_TOKEN", n == "HUGGING_FACE_HUB_TOKEN":
 		return true
-	case strings.HasSuffix(n, "_TOKEN"), strings.HasSuffix(n, "_SECRET"), strings.HasSuffix(n, "_KEY"):
+	case strings.HasSuffix(n, "_TOKEN"), strings.HasSuffix(n, "_SECRET"), strings.HasSuffix(n, "_PASSWORD"), strings.HasSuffix(n, "_KEY"):
 		return true
-	case strings.Contains(n, "PASSWORD"):
+	case strings.Contains(n, "API_KEY"), strings.Contains(n, "APIKEY"), strings.Contains(n, "PASSWORD"):
 		return true
 	}
 	return false

@@ -24,6 +24,12 @@ func TestMaskEnv(t *testing.T) {
 		"KEYBOARD=us",
 		"NO_EQUALS_SIGN",
 		"EQUALS_IN_VALUE=a=b",
+		"MY_API_KEY=sk-live",
+		"MY_APIKEY_V2=sk-live",
+		"BUILDKITE_STEP_KEY=recipe:x",
+		"buildkite_group_key=g",
+		"SSH_PRIVATE_KEY=k",
+		"ADMIN_PASSWORD=p",
 	}
 	want := []string{
 		"HF_TOKEN=***",
@@ -41,6 +47,12 @@ func TestMaskEnv(t *testing.T) {
 		"KEYBOARD=us",
 		"NO_EQUALS_SIGN",
 		"EQUALS_IN_VALUE=a=b",
+		"MY_API_KEY=***",
+		"MY_APIKEY_V2=***",
+		"BUILDKITE_STEP_KEY=recipe:x",
+		"buildkite_group_key=g",
+		"SSH_PRIVATE_KEY=***",
+		"ADMIN_PASSWORD=***",
 	}
 	got := MaskEnv(env, "custom_cred")
 	if diff := cmp.Diff(got, want); diff != "" {

@@ -55,7 +55,8 @@ type Runner interface {
 
 // Process is a started command.
 type Process interface {
-	// Pid is the child's process id, which is also its process group id.
+	// Pid is the child's process id, which is also its process group and
+	// session id.
 	Pid() int
 	// Wait blocks until the command has ended, the rest of its process
 	// group is gone and its output is copied. It returns nil on exit code
@@ -66,7 +67,7 @@ type Process interface {
 	// ExitCode is the exit status once Done is closed; -1 before that or
 	// when the command was killed by a signal.
 	ExitCode() int
-	// Stop sends SIGTERM to the process group, waits the grace period and
+	// Stop sends SIGTERM to the process group (and session), waits the grace period and
 	// then sends SIGKILL. It returns once the process has ended, or with
 	// an error when ctx ends first (the group is then killed at once).
 	Stop(ctx context.Context) error

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -20,6 +21,14 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
+)
+
+var (
+	// jobIDRE is a Buildkite job id (a UUID), the only text a summary
+	// may put into a link.
+	jobIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$`)
+	// safeURLRE is a build URL that cannot end a Markdown link early.
+	safeURLRE = regexp.MustCompile(`^https?://[A-Za-z0-9._~/:%-]+$`)
 )
 
 // Context is the annotation context of the build-wide report.
@@ -49,7 +58,7 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 	}
 	sums, problems := readSummaries(*dir)
 	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
-	body := renderReport(sums, problems, skipped, getenv("BUILDKITE_BUILD_URL"))
+	body := annotate.Cap(renderReport(sums, problems, skipped, getenv("BUILDKITE_BUILD_URL")), annotate.MaxBody)
 	fmt.Fprint(io.Stdout, body)
 	if buildlog.InBuildkite(getenv) {
 		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums)}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
@@ -114,7 +123,8 @@ func reportStyle(sums []summary.Summary) string {
 		switch s.Verdict {
 		case summary.VerdictFail:
 			return "error"
-		case summary.VerdictError:
+		case summary.VerdictPass:
+		default: // error, unverified, or anything unknown
 			style = "warning"
 		}
 	}
@@ -163,29 +173,37 @@ func functionCalling(s summary.Summary) string {
 	if n == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%d scored, lowest %s %.4f", n, annotate.Markdown(lowName), low)
+	return fmt.Sprintf("%d scored, lowest %s %.4f", n, annotate.Text(lowName), low)
 }
 
 func renderReport(sums []summary.Summary, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
-	pass, fail, errs := 0, 0, 0
+	pass, fail, unverified, errs := 0, 0, 0, 0
 	for _, s := range sums {
 		switch s.Verdict {
 		case summary.VerdictPass:
 			pass++
 		case summary.VerdictFail:
 			fail++
+		case summary.VerdictUnverified:
+			unverified++
 		default:
 			errs++
 		}
 	}
-	fmt.Fprintf(&b, "### benchkite: %d passed, %d regressed, %d could not be judged\n\n", pass, fail, errs)
+	fmt.Fprintf(&b, "### benchkite: %d passed, %d regressed, ", pass, fail)
+	if unverified > 0 {
+		fmt.Fprintf(&b, "%d unverified (soft-failed), ", unverified)
+	}
+	fmt.Fprintf(&b, "%d could not be judged\n\n", errs)
 	if len(sums) > 0 {
 		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | BFCL | failed gates |\n")
 		b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|---|\n")
 		for _, s := range sums {
-			name := "`" + annotate.Markdown(s.Recipe) + "`"
-			if s.Buildkite != nil && s.Buildkite.JobID != "" && buildURL != "" {
+			name := annotate.InlineCode(s.Recipe)
+			// A job id from a summary goes into a link only when it is
+			// one: anything else could close the link and open markup.
+			if s.Buildkite != nil && jobIDRE.MatchString(s.Buildkite.JobID) && safeURLRE.MatchString(buildURL) {
 				name = fmt.Sprintf("[%s](%s#%s)", name, buildURL, s.Buildkite.JobID)
 			}
 			run, task, metric := headline(s)
@@ -199,24 +217,29 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 				}
 			}
 			if task != nil && metric != "" {
-				acc = fmt.Sprintf("%s %.4f", task.Task, task.Metrics[metric])
+				acc = fmt.Sprintf("%s %.4f", annotate.Text(task.Task), task.Metrics[metric])
 			}
 			fc := functionCalling(s)
 			var failed []string
 			for _, g := range s.Gates {
 				if g.Verdict == summary.VerdictFail {
-					failed = append(failed, annotate.Markdown(g.Subject+" "+g.Metric))
+					failed = append(failed, annotate.Text(g.Subject+" "+g.Metric))
 				}
 			}
-			if s.Verdict == summary.VerdictError {
+			if s.Verdict != summary.VerdictPass && s.Verdict != summary.VerdictFail {
 				for _, p := range s.Phases {
-					if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled {
-						failed = append(failed, annotate.Markdown(p.Name+" "+p.Status))
+					if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled || p.Status == summary.StatusNotRun {
+						failed = append(failed, annotate.Text(p.Name+" "+p.Status))
+					}
+				}
+				for _, g := range s.Gates {
+					if g.Verdict == summary.VerdictError || g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
+						failed = append(failed, annotate.Text(g.Subject+" "+g.Metric+" "+g.Verdict))
 					}
 				}
 			}
 			fmt.Fprintf(&b, "| %s | %s %s | %s × %d | %s | %s | %s | %s | %s | %s | %s |\n",
-				name, annotate.VerdictMark(s.Verdict), s.Verdict, s.GPU, s.NumGPUs, tput, ttft, tpot, accept, acc, fc, strings.Join(failed, ", "))
+				name, annotate.VerdictMark(s.Verdict), annotate.Text(s.Verdict), annotate.Text(s.GPU), s.NumGPUs, tput, ttft, tpot, accept, acc, fc, strings.Join(failed, ", "))
 		}
 		b.WriteString("\n")
 	}
@@ -224,9 +247,9 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")
 		for _, s := range skipped {
-			fmt.Fprintf(&b, "- `%s`", annotate.Markdown(s.Name))
+			fmt.Fprintf(&b, "- %s", annotate.InlineCode(s.Name))
 			if s.Reason != "" {
-				fmt.Fprintf(&b, ": %s", annotate.Markdown(s.Reason))
+				fmt.Fprintf(&b, ": %s", annotate.Text(s.Reason))
 			}
 			b.WriteString("\n")
 		}
@@ -235,7 +258,7 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 	if len(problems) > 0 {
 		b.WriteString("Results that could not be read:\n\n")
 		for _, p := range problems {
-			fmt.Fprintf(&b, "- %s\n", annotate.Markdown(p))
+			fmt.Fprintf(&b, "- %s\n", annotate.Text(p))
 		}
 		b.WriteString("\n")
 	}

@@ -27,7 +27,7 @@ func sameBuildComparisons(sums []summary.Summary) []sameBuild {
 	var out []sameBuild
 	for _, s := range sums {
 		for _, g := range s.Gates {
-			if g.Kind != summary.GateAccuracy || g.BaselineFrom == "" || g.Tolerance == nil || g.Verdict == summary.VerdictSkipped {
+			if g.Kind != summary.GateAccuracy || g.BaselineFrom == "" || g.Tolerance == nil || g.Value == nil {
 				continue
 			}
 			other, ok := score(sums, g.BaselineFrom, g.Subject, g.Metric)
@@ -35,9 +35,9 @@ func sameBuildComparisons(sums []summary.Summary) []sameBuild {
 				continue
 			}
 			out = append(out, sameBuild{Recipe: s.Recipe, From: g.BaselineFrom, Task: g.Subject, Metric: g.Metric,
-				Value: g.Value, Other: other, Tolerance: *g.Tolerance,
+				Value: *g.Value, Other: other, Tolerance: *g.Tolerance,
 				// A score may rise, but not fall by more than the tolerance.
-				Pass: g.Value >= other-*g.Tolerance-1e-12})
+				Pass: *g.Value >= other-*g.Tolerance-1e-12})
 		}
 	}
 	return out
@@ -72,7 +72,7 @@ func writeSameBuild(b *strings.Builder, cs []sameBuild) {
 			verdict = summary.VerdictFail
 		}
 		fmt.Fprintf(b, "| %s %s | `%s` | %s | `%s` | %.4f | `%s` | %.4f | %+.4f | %g |\n", annotate.VerdictMark(verdict), verdict,
-			annotate.Markdown(c.Recipe), annotate.Markdown(c.Task), annotate.Markdown(c.Metric), c.Value, annotate.Markdown(c.From), c.Other, c.Value-c.Other, c.Tolerance)
+			annotate.Text(c.Recipe), annotate.Text(c.Task), annotate.Text(c.Metric), c.Value, annotate.Text(c.From), c.Other, c.Value-c.Other, c.Tolerance)
 	}
 	b.WriteString("\n")
 }

@@ -18,7 +18,7 @@ func seedPair(seed, nospec float64) []summary.Summary {
 	return []summary.Summary{
 		{Recipe: "minimax_m3-mi355x", Verdict: summary.VerdictPass,
 			Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusOK, Metrics: map[string]float64{flex: seed}}},
-			Gates: []summary.GateResult{{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flex, Value: seed, Baseline: &last,
+			Gates: []summary.GateResult{{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: flex, Value: &seed, Baseline: &last,
 				Verdict: summary.VerdictPass, BaselineFrom: "minimax_m3-nospec-mi355x", Tolerance: &tol}}},
 		{Recipe: "minimax_m3-nospec-mi355x", Verdict: summary.VerdictPass,
 			Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusOK, Metrics: map[string]float64{flex: nospec}}},

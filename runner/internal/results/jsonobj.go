@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // object is a JSON object decoded one level deep, remembering key order.
@@ -92,6 +93,25 @@ func lastValue(data []byte) (json.RawMessage, error) {
 // sanitizePythonJSON replaces the bare NaN, Infinity and -Infinity tokens
 // that Python's json module emits by null, leaving strings untouched.
 func sanitizePythonJSON(data []byte) []byte {
+	return replacePythonTokens(data, func(string) string { return "null" })
+}
+
+// nonFiniteMark starts the string markPythonJSON puts for a bare token; no
+// JSON text Python writes has a NUL in a string.
+const nonFiniteMark = "\x00"
+
+// markPythonJSON replaces the bare tokens by strings that say which token
+// it was ("\u0000NaN"), so that a reader can name what it found.
+func markPythonJSON(data []byte) []byte {
+	return replacePythonTokens(data, func(tok string) string { return `"\u0000` + tok + `"` })
+}
+
+// nonFinite returns the token markPythonJSON replaced in s, if it did.
+func nonFinite(s string) (string, bool) {
+	return strings.CutPrefix(s, nonFiniteMark)
+}
+
+func replacePythonTokens(data []byte, with func(tok string) string) []byte {
 	var out []byte // allocated on first replacement only
 	inString, escaped := false, false
 	last := 0
@@ -124,7 +144,7 @@ func sanitizePythonJSON(data []byte) []byte {
 			continue
 		}
 		out = append(out, data[last:i]...)
-		out = append(out, "null"...)
+		out = append(out, with(string(data[i:i+n]))...)
 		i += n - 1
 		last = i + 1
 	}

@@ -50,6 +50,10 @@ type LMEvalTask struct {
 	// Stderr maps the same keys as Metrics to the standard error written as
 	// "<metric>_stderr,<filter>". A stderr of "N/A" is absent.
 	Stderr map[string]float64
+	// Invalid maps each metric key whose value is not a finite number to
+	// what was written: "NaN", "Infinity", "null", `the string "0.9"`.
+	// Such a score is no score; Metrics does not hold it.
+	Invalid map[string]string
 }
 
 // LMEvalSampleCount is a task's document count before and after --limit.
@@ -147,7 +151,7 @@ func parseLMEval(r io.Reader) (LMEvalResult, error) {
 	if err != nil {
 		return LMEvalResult{}, err
 	}
-	obj, err := decodeObject(sanitizePythonJSON(data))
+	obj, err := decodeObject(markPythonJSON(data))
 	if err != nil {
 		return LMEvalResult{}, err
 	}
@@ -256,14 +260,20 @@ func lmEvalTask(members map[string]json.RawMessage) LMEvalTask {
 			t.SampleLen, _ = integer(raw)
 			continue
 		}
-		v, ok := number(raw) // skips "N/A" and any other non-number
-		if !ok {
-			continue
-		}
-		if metric, isStderr := stderrOf(key); isStderr {
+		v, ok := number(raw)
+		metric, isStderr := stderrOf(key)
+		switch {
+		case isStderr && ok:
 			t.Stderr[metric] = v
-		} else {
+		case isStderr:
+			// "N/A" when no stderr was computed: absent.
+		case ok:
 			t.Metrics[key] = v
+		default:
+			if t.Invalid == nil {
+				t.Invalid = map[string]string{}
+			}
+			t.Invalid[key] = describeValue(raw)
 		}
 	}
 	return t
@@ -327,4 +337,19 @@ func scalarText(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return compact.String()
+}
+
+// describeValue says what a non-number value is, for an error message.
+func describeValue(raw json.RawMessage) string {
+	var s string
+	if kind(raw) == "a string" && json.Unmarshal(raw, &s) == nil {
+		if tok, ok := nonFinite(s); ok {
+			return tok
+		}
+		return fmt.Sprintf("the string %q", s)
+	}
+	if k := kind(raw); k != "a number" {
+		return k
+	}
+	return fmt.Sprintf("the number %s, out of range", raw)
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/benchkite/benchkite/runner/internal/results"
 )
@@ -69,8 +71,18 @@ func metadataInt(raw json.RawMessage) (int, bool) {
 	return n, err == nil
 }
 
+func sortedStrings(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // FromLMEval turns the metrics of task in r into a TaskResult with Status
-// "ok", or "failed" if r has no such task. NumFewshot is the n-shot r
+// "ok", or "failed" if r has no such task or one of its scores is not a
+// finite number (NaN, Infinity, a string). NumFewshot is the n-shot r
 // reports for the task, falling back to fewshot; Samples is the effective
 // document count. File is left to the caller.
 func FromLMEval(task string, fewshot int, r results.LMEvalResult) TaskResult {
@@ -83,6 +95,14 @@ func FromLMEval(task string, fewshot int, r results.LMEvalResult) TaskResult {
 		res.Status = StatusFailed
 		res.Error = fmt.Sprintf("task %q not in lm_eval results", task)
 		return res
+	}
+	if len(t.Invalid) > 0 {
+		res.Status = StatusFailed
+		var bad []string
+		for _, k := range sortedStrings(t.Invalid) {
+			bad = append(bad, fmt.Sprintf("key %q of task %q is %s, not a number", k, task, t.Invalid[k]))
+		}
+		res.Error = strings.Join(bad, "; ")
 	}
 	res.Metrics = maps.Clone(t.Metrics)
 	res.Stderr = maps.Clone(t.Stderr)

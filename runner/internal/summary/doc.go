@@ -8,6 +8,12 @@
 // map keys sorted. Times are RFC 3339 in UTC. Fields marked "optional" are
 // left out when empty; lists are always present, possibly empty.
 //
+// A value that was not measured is never written as 0: a bench run whose
+// status is not "ok" has no throughput, latency, spec_decode or metrics
+// keys, and a gate that had no value has "value": null. Summaries written
+// before this rule held zeros there; readers must look at the status (as
+// they always had to) and may meet either form within schema version 1.
+//
 // # Top level
 //
 //   - schema_version: layout version, currently 1.
@@ -24,8 +30,18 @@
 //     build_url, job_id, step_key, branch, commit, source (all strings,
 //     each optional), as Buildkite names them.
 //   - started, finished: optional; wall-clock start and end of the run.
-//   - verdict: "pass" (every gate passed or had no baseline), "fail" (a gate
-//     failed) or "error" (the run broke before it could be judged).
+//   - verdict: "pass" (every planned phase ran, every gate had a value and
+//     passed), "fail" (a gate failed), "error" (something planned is
+//     missing: a phase failed, was not run or was canceled, or a gate had
+//     no value) or "unverified" (all that was measured passed, but a check
+//     could not be made: a gate had no baseline, or speculative decoding
+//     was configured and the bench reported no acceptance). The runner
+//     exits 0, 1, 1 and contract.ExitUnverified (75) for them. Before
+//     "unverified" existed, such runs were "pass".
+//   - problems: optional; one line per reason the verdict is not "pass",
+//     besides failed gates (a failed, not-run or canceled phase, a gate
+//     without a value or a baseline), each naming the phase, metric, file
+//     or key.
 //   - phases, bench, accuracy, gates: the lists below.
 //
 // # phases
@@ -33,7 +49,11 @@
 // One entry per runner phase that was reached, in order:
 //
 //   - name: "serve", "ready", "bench", "lm_eval", "gate" or "publish".
-//   - status: "ok", "failed", "skipped" or "canceled".
+//   - status: "ok", "failed", "skipped" (not planned for this run: bench
+//     only, or an attached server with nothing to serve; not an error),
+//     "not-run" (planned, but an earlier failure kept it from running: the
+//     server exited or was never ready; an error) or "canceled". Before
+//     "not-run" existed, such phases were "skipped".
 //   - started, finished: optional; when the phase ran.
 //   - error: optional; why it failed or was canceled.
 //
@@ -50,12 +70,13 @@
 //     in tokens.
 //   - repetitions: number of repetitions the median was taken over.
 //   - backend: optional; vllm bench --backend, e.g. "openai".
-//   - status: "ok", "failed", "skipped" or "canceled"; a run in which any
+//   - status: "ok", "failed", "not-run" or "canceled"; a run in which any
 //     prompt failed or did not complete is "failed".
 //   - error: optional; why the run failed.
 //   - file: optional; path of the merged bench-<name>.json (vLLM layout),
 //     relative to the summary's directory.
-//   - request_throughput: requests/s.
+//   - request_throughput: requests/s. This and every key down to metrics
+//     are present only when status is "ok".
 //   - output_throughput, total_token_throughput: tokens/s over all GPUs,
 //     output tokens only and input plus output.
 //   - output_throughput_per_gpu, total_throughput_per_gpu: the same divided
@@ -76,7 +97,9 @@
 //
 //   - task: lm_eval task name, e.g. "gsm8k".
 //   - num_fewshot: few-shot examples used.
-//   - status, error: as for bench.
+//   - status, error: as for bench; a task whose results file holds a score
+//     that is not a finite number (NaN, Infinity, a string) or lacks a
+//     gated metric is "failed", and error names the file and key.
 //   - metrics: optional; "<metric>,<filter>" → value, e.g.
 //     "exact_match,strict-match": 0.93. Values are fractions where lm_eval
 //     reports fractions.
@@ -91,16 +114,22 @@
 // One entry per check of a metric against a bound:
 //
 //   - kind: "accuracy" (task metric vs fixed bound or expected value),
-//     "bench" (run metric vs fixed bound) or "regression" (run metric vs
-//     earlier nights).
+//     "bench" (run metric vs fixed bound), "regression" (run metric vs
+//     earlier nights) or "spec_decode" (a speculating recipe's run
+//     reported acceptance).
 //   - subject: task or bench run name the metric belongs to.
 //   - metric: metric key, as in the entry's metrics map.
-//   - value: the measured value.
+//   - value: the measured value, or null when there was none.
 //   - bound: the rule, for people, e.g. ">= 0.93", "baseline 0.930 ± 0.020",
 //     "≥ -5% vs median of 5 nights (1234.5)".
 //   - baseline: optional; the reference value the rule used.
 //   - delta_pct: optional; 100 × (value − baseline) / baseline.
-//   - verdict: "pass", "fail", "no-baseline" (too little history to judge,
-//     does not fail the run) or "skipped".
+//   - verdict: "pass", "fail", "error" (no value: the run or task failed
+//     or did not run, or the results lack the key), "no-baseline" (too
+//     little history to judge; the run is unverified), "unverified"
+//     (spec_decode: no acceptance reported) or "skipped" (its phase was
+//     not planned, e.g. bench only). An accuracy score at or below 0, with
+//     no min, also gets a failing gate with bound "> 0", whatever the
+//     baseline says.
 //   - message: optional; explanation for people.
 package summary

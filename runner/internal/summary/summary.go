@@ -13,18 +13,29 @@ const SchemaVersion = 1
 // Verdicts of a whole run (Summary.Verdict) and of a single gate
 // (GateResult.Verdict).
 const (
-	VerdictPass       = "pass"
-	VerdictFail       = "fail"
-	VerdictError      = "error"       // Summary only: the run could not be judged
+	VerdictPass = "pass"
+	VerdictFail = "fail"
+	// VerdictError: a run or a gate that could not be judged (a planned
+	// phase, value or gate is missing).
+	VerdictError = "error"
+	// VerdictUnverified: a run whose measured values passed, but something
+	// planned could not be checked (a gate had no baseline, or speculative
+	// decoding was configured and reported no acceptance).
+	VerdictUnverified = "unverified"  // Summary only
 	VerdictNoBaseline = "no-baseline" // GateResult only
-	VerdictSkipped    = "skipped"     // GateResult only
+	VerdictSkipped    = "skipped"     // GateResult only: its subject was not planned
 )
 
 // Statuses of a phase, a bench run or an accuracy task.
 const (
-	StatusOK       = "ok"
-	StatusFailed   = "failed"
-	StatusSkipped  = "skipped"
+	StatusOK     = "ok"
+	StatusFailed = "failed"
+	// StatusSkipped: not planned for this run (bench only, an attached
+	// server); not an error.
+	StatusSkipped = "skipped"
+	// StatusNotRun: planned, but an earlier failure (the server died, was
+	// never ready) kept it from running; the run is an error.
+	StatusNotRun   = "not-run"
 	StatusCanceled = "canceled"
 )
 
@@ -45,6 +56,8 @@ const (
 	GateAccuracy   = "accuracy"
 	GateBench      = "bench"
 	GateRegression = "regression"
+	// GateSpecDecode: a speculating recipe's run reported acceptance.
+	GateSpecDecode = "spec_decode"
 )
 
 // Summary is the content of results/<name>/summary.json.
@@ -78,6 +91,9 @@ type Summary struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Verdict  string    `json:"verdict"`
+	// Problems are what kept the verdict from pass other than a failed
+	// gate: each names the phase, metric, file or key; optional.
+	Problems []string `json:"problems,omitempty"`
 
 	Phases   []Phase      `json:"phases"`
 	Bench    []BenchRun   `json:"bench"`
@@ -175,7 +191,7 @@ type GateResult struct {
 	Kind     string   `json:"kind"`
 	Subject  string   `json:"subject"`
 	Metric   string   `json:"metric"`
-	Value    float64  `json:"value"`
+	Value    *float64 `json:"value"` // nil (null) when not measured
 	Bound    string   `json:"bound"`
 	Baseline *float64 `json:"baseline,omitempty"`
 	DeltaPct *float64 `json:"delta_pct,omitempty"`

@@ -104,12 +104,12 @@ func fullSummary(t *testing.T) summary.Summary {
 		Gates: []summary.GateResult{
 			{
 				Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: "exact_match,strict-match",
-				Value: 0.9310083396512509, Bound: "baseline 0.930 ± 0.020", Baseline: ptr(0.93), DeltaPct: ptr(0.108),
+				Value: ptr(0.9310083396512509), Bound: "baseline 0.930 ± 0.020", Baseline: ptr(0.93), DeltaPct: ptr(0.108),
 				Verdict: summary.VerdictPass,
 			},
 			{
 				Kind: summary.GateRegression, Subject: "8k-in-1k-out-c128", Metric: "output_throughput",
-				Value: 2908.8, Bound: "≥ -5% vs median of 5 nights (3100.0)", Baseline: ptr(3100.0), DeltaPct: ptr(-6.17),
+				Value: ptr(2908.8), Bound: "≥ -5% vs median of 5 nights (3100.0)", Baseline: ptr(3100.0), DeltaPct: ptr(-6.17),
 				Verdict: summary.VerdictFail, Message: "output_throughput 2908.8 is 6.17% below the 5-night median <3100.0>",
 			},
 			{
@@ -118,7 +118,7 @@ func fullSummary(t *testing.T) summary.Summary {
 			},
 			{
 				Kind: summary.GateRegression, Subject: "8k-in-1k-out-c128", Metric: "p99_itl_ms",
-				Value: 115.5, Bound: "≤ +10% vs median of 5 nights", Verdict: summary.VerdictNoBaseline,
+				Value: ptr(115.5), Bound: "≤ +10% vs median of 5 nights", Verdict: summary.VerdictNoBaseline,
 				Message: "2 of 5 nights available",
 			},
 		},
@@ -192,7 +192,7 @@ func TestEncodeLeavesInputAlone(t *testing.T) {
 
 func TestEncodeRejectsNonFinite(t *testing.T) {
 	t.Parallel()
-	s := summary.Summary{Gates: []summary.GateResult{{Value: math.NaN()}}}
+	s := summary.Summary{Gates: []summary.GateResult{{Value: ptr(math.NaN())}}}
 	if err := summary.Encode(&bytes.Buffer{}, s); err == nil {
 		t.Error("Encode(NaN value) error = nil, want an error")
 	}
@@ -280,7 +280,7 @@ func TestWriteFailureLeavesNoTempFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "summary.json")
-	bad := summary.Summary{Gates: []summary.GateResult{{Value: math.Inf(1)}}}
+	bad := summary.Summary{Gates: []summary.GateResult{{Value: ptr(math.Inf(1))}}}
 	if err := summary.Write(path, bad); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("Write(Inf) error = %v, want an error naming %s", err, path)
 	}

@@ -44,6 +44,12 @@
 //	FAKE_VLLM_TOKEN_DELAY              time spent per generated token. Default 0.
 //	FAKE_VLLM_IGNORE_SIGTERM           true: ignore SIGTERM so only SIGKILL (or SIGINT)
 //	                                   stops the server.
+//	FAKE_VLLM_PID_FILE                 serve writes its pid to this file.
+//	FAKE_VLLM_NO_SPECULATION           true: accept --speculative-config but never
+//	                                   draft, so no acceptance is reported.
+//	FAKE_VLLM_ENGINE_ESCAPE            group or session: serve starts an engine-core
+//	                                   child that leaves the server's process group
+//	                                   (or session) and waits for a signal.
 //	FAKE_VLLM_ARGV_LOG                 file to which each start appends its argv as a
 //	                                   JSON array: ["vllm", "serve", MODEL, flags...].
 //
@@ -52,7 +58,12 @@
 // (the only one recipes may use), the openai, vllm and openai-chat
 // backends, finite and infinite request rates, warm-ups and goodput; other
 // datasets fail. It exits 1 if the server cannot be reached at the start;
-// failed requests are reported in the result file, as vLLM does.
+// failed requests are reported in the result file, as vLLM does. Knobs:
+//
+//	FAKE_VLLM_BENCH_NO_OUTPUT          true: exit 0 without writing the result file.
+//	FAKE_VLLM_BENCH_KILL_PIDFILE       after the run, SIGKILL the pid in this file
+//	                                   (a server's FAKE_VLLM_PID_FILE) and wait for it
+//	                                   to die: a server lost between two phases.
 //
 // # lm_eval
 //
@@ -64,6 +75,10 @@
 // --apply_chat_template, JSON model_args) fail. Knobs:
 //
 //	FAKE_LMEVAL_DOCS                   size of the invented test set. Default 50.
+//	FAKE_LMEVAL_SCORE                  replace gsm8k exact_match,flexible-extract in
+//	                                   the results file: nan, inf (bare tokens, as
+//	                                   Python writes them), string:TEXT, or missing.
+//	FAKE_LMEVAL_NO_OUTPUT              true: exit 0 without writing --output_path.
 //	FAKE_LMEVAL_EXIT                   after the requests, exit with this status
 //	                                   (after a traceback) instead of writing results.
 //

@@ -136,7 +136,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	ev := score(docs[:n], prompts, resps)
 	results := buildResults(o, ev, len(docs), started, time.Now())
-	if o.outputPath != "" {
+	if err := overrideScore(results, getenv(envScore)); err != nil {
+		return pyError(stderr, "ValueError", err.Error(), 2)
+	}
+	if o.outputPath != "" && getenv(envNoOutput) != "true" {
 		paths, err := writeOutputs(o, results, ev, time.Now())
 		if err != nil {
 			return pyError(stderr, "OSError", err.Error(), 1)

@@ -107,9 +107,14 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 			out.Delete(key)
 		}
 	}
-	if o.save || o.appendResult {
+	if (o.save || o.appendResult) && getenv(envBenchNoOutput) != "true" {
 		if err := saveResult(o, modelID, now, out); err != nil {
 			return pyError(stderr, "OSError", err.Error())
+		}
+	}
+	if f := getenv(envBenchKillPidFile); f != "" {
+		if err := killFromPidFile(f); err != nil {
+			return pyError(stderr, "RuntimeError", err.Error())
 		}
 	}
 	return 0

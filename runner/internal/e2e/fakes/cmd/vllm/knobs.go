@@ -18,6 +18,10 @@ const (
 	envTokenDelay       = "FAKE_VLLM_TOKEN_DELAY"
 	envIgnoreSIGTERM    = "FAKE_VLLM_IGNORE_SIGTERM"
 	envArgvLog          = "FAKE_VLLM_ARGV_LOG"
+	envNoSpeculation    = "FAKE_VLLM_NO_SPECULATION"
+	envPidFile          = "FAKE_VLLM_PID_FILE"
+	envBenchKillPidFile = "FAKE_VLLM_BENCH_KILL_PIDFILE"
+	envBenchNoOutput    = "FAKE_VLLM_BENCH_NO_OUTPUT"
 )
 
 const defaultExitMessage = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.72 GiB of which 1.06 GiB is free."

@@ -19,6 +19,9 @@ import (
 
 func main() {
 	execlog.Record()
+	if mode := os.Getenv(envEngineRole); mode != "" {
+		os.Exit(runEngine(mode))
+	}
 	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
 	if ignore, _ := strconv.ParseBool(os.Getenv(envIgnoreSIGTERM)); ignore {
 		// Lets tests check that callers escalate to SIGKILL.

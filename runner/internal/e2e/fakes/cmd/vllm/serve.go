@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	exitDuringLoad := k.int(envExitDuringLoad, 0)
 	exitMessage := k.string(envExitMessage, defaultExitMessage)
 	argvLog := getenv(envArgvLog)
+	noSpeculation := k.bool(envNoSpeculation)
 	if k.err != nil {
 		fmt.Fprintf(stderr, "vllm serve: %v\n", k.err)
 		return 1
@@ -53,6 +54,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	cfg.Model, cfg.ServedModelNames, cfg.MaxModelLen = a.model, a.servedNames, a.maxModelLen
 	cfg.NumSpeculativeTokens = a.speculativeTokens()
+	if noSpeculation {
+		// A server that took the flag and never drafted: vLLM
+		// reports no acceptance then.
+		cfg.NumSpeculativeTokens = 0
+	}
 	if cfg.MaxModelLen == 0 {
 		cfg.MaxModelLen = openai.DefaultMaxModelLen
 	}
@@ -74,6 +80,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitDuringLoad
 	}
 
+	if f := getenv(envPidFile); f != "" {
+		if err := os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			fmt.Fprintf(stderr, "vllm serve: %v\n", err)
+			return 1
+		}
+	}
+	if err := startEngine(getenv, stderr); err != nil {
+		fmt.Fprintf(stderr, "vllm serve: %v\n", err)
+		return 1
+	}
 	srv := openai.NewServer(cfg)
 	addr := net.JoinHostPort(loopbackHost(a.host), strconv.Itoa(a.port))
 	if err := srv.Start(ctx, addr); err != nil {

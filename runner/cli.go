@@ -14,15 +14,15 @@ import (
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/calibrate"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/history"
 	"github.com/benchkite/benchkite/runner/internal/job"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/report"
-	"github.com/benchkite/benchkite/runner/internal/tools"
-	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/runner/internal/tools"
 	"github.com/benchkite/benchkite/workloads"
 )
 

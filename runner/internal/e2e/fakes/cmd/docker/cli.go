@@ -9,25 +9,24 @@ import (
 )
 
 // command is one docker subcommand: its usage line as the real CLI
-// prints it, whether flags stop at the first argument, and its flags.
+// prints it, its flags and how many arguments it takes.
 type command struct {
-	name          string
-	use           string // after "docker "
-	interspersed  bool
-	flags         *pflag.FlagSet
-	supported     map[string]bool // flags the stand-in acts on
-	minArgs       int
-	maxArgs       int // -1: no limit
-	stderr        io.Writer
-	helpShorthand bool // root's persistent -h/--help (not on run: -h is --hostname)
+	name      string
+	use       string // after "docker "
+	flags     *pflag.FlagSet
+	supported map[string]bool // flags the stand-in acts on
+	minArgs   int
+	maxArgs   int // -1: no limit
 }
 
+// newCommand: with interspersed false, flags end at the first argument
+// (run and exec, whose arguments are a command line).
 func newCommand(name, use string, interspersed bool, minArgs, maxArgs int, stderr io.Writer) *command {
 	fs := pflag.NewFlagSet("docker "+name, pflag.ContinueOnError)
 	fs.SetOutput(stderr) // deprecation notices, as docker prints them
 	fs.Usage = func() {}
 	fs.SetInterspersed(interspersed)
-	return &command{name: name, use: use, interspersed: interspersed, flags: fs, supported: map[string]bool{}, minArgs: minArgs, maxArgs: maxArgs, stderr: stderr}
+	return &command{name: name, use: use, flags: fs, supported: map[string]bool{}, minArgs: minArgs, maxArgs: maxArgs}
 }
 
 // support marks flags the stand-in emulates; every other real flag is
@@ -40,6 +39,8 @@ func (c *command) support(names ...string) {
 
 // parse parses args as docker does and returns the positional arguments.
 func (c *command) parse(args []string) ([]string, error) {
+	// The root command's --help (and its deprecated -h), on every
+	// command but run, whose -h is --hostname.
 	if c.flags.Lookup("help") == nil {
 		c.flags.BoolP("help", "h", false, "Print usage")
 		_ = c.flags.MarkShorthandDeprecated("help", "use --help")

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -211,6 +212,24 @@ func (h *harness) killAll() {
 	}
 }
 
+// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func freePort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -290,26 +309,27 @@ func TestContainerLifecycle(t *testing.T) {
 	// logs -f follows until the container ends, then exits 0.
 	logs := exec.Command(h.bin, "logs", "-f", "life")
 	logs.Env = h.env
-	var lout, lerr bytes.Buffer
-	logs.Stdout, logs.Stderr = &lout, &lerr
+	var lout syncBuffer
+	logs.Stdout, logs.Stderr = &lout, &lout
 	if err := logs.Start(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "server listening", func() bool {
-		c, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	// Following (else --rm could remove the container before logs finds
+	// it) and listening.
+	eventually(t, "server started in the log", func() bool { return strings.Contains(lout.String(), "Application startup complete") })
+	if c, err := net.Dial("tcp", "127.0.0.1:"+port); err != nil {
+		t.Errorf("the published port does not reach the server: %v", err)
+	} else {
+		c.Close()
+	}
 	if got := h.must("stop", "-t", "5", "life"); got != "life\n" {
 		t.Errorf("stop printed %q", got)
 	}
 	if err := logs.Wait(); err != nil {
 		t.Errorf("logs -f: %v", err)
 	}
-	if !strings.Contains(lerr.String()+lout.String(), "Shutting down") {
-		t.Errorf("logs lack the graceful shutdown:\n%s%s", lout.String(), lerr.String())
+	if !strings.Contains(lout.String(), "Shutting down") {
+		t.Errorf("logs lack the graceful shutdown:\n%s", lout.String())
 	}
 
 	// --rm: gone once it ended.

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -139,7 +138,7 @@ func (d *daemon) run(args []string) error {
 	ctr := &container{
 		ID: newID(), Name: o.name, Image: image,
 		Entrypoint: []string{"vllm", "serve"}, Args: cmdArgs,
-		Labels: labels, Ports: ports, AutoRemove: o.rm, StopTimout: 10, Created: time.Now(),
+		Labels: labels, Ports: ports, AutoRemove: o.rm, StopTimeout: 10, Created: time.Now(),
 	}
 	if ctr.Name == "" {
 		ctr.Name = "fake_" + shortID(ctr.ID)
@@ -336,14 +335,3 @@ func (d *daemon) start(st *store, ctr *container) error {
 func shimEnv(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(e string) bool { return strings.HasPrefix(e, "FAKE_EXEC_LOG=") })
 }
-
-// portsString is docker ps's view of the ports, for inspect.
-func portsString(ps []portBinding) string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, orAll(p.HostIP)+":"+p.HostPort+"->"+p.ContainerPort)
-	}
-	return strings.Join(out, ", ")
-}
-
-var _ = strconv.Itoa

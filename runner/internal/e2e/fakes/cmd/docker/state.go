@@ -32,17 +32,17 @@ const (
 // container is what the daemon keeps about a container, in
 // <state>/containers/<id>/config.json.
 type container struct {
-	ID         string            `json:"id"`
-	Name       string            `json:"name"`
-	Image      string            `json:"image"`
-	Entrypoint []string          `json:"entrypoint"`
-	Args       []string          `json:"args"`
-	Env        []string          `json:"env"`
-	Labels     map[string]string `json:"labels"`
-	Ports      []portBinding     `json:"ports"`
-	AutoRemove bool              `json:"auto_remove"`
-	StopTimout int               `json:"stop_timeout"`
-	Created    time.Time         `json:"created"`
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Image       string            `json:"image"`
+	Entrypoint  []string          `json:"entrypoint"`
+	Args        []string          `json:"args"`
+	Env         []string          `json:"env"`
+	Labels      map[string]string `json:"labels"`
+	Ports       []portBinding     `json:"ports"`
+	AutoRemove  bool              `json:"auto_remove"`
+	StopTimeout int               `json:"stop_timeout"`
+	Created     time.Time         `json:"created"`
 }
 
 // portBinding is one published port.

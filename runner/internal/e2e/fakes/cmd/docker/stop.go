@@ -68,7 +68,7 @@ func (d *daemon) stop(args []string) error {
 			errs = append(errs, err)
 			continue
 		}
-		wait := time.Duration(ctr.StopTimout) * time.Second
+		wait := time.Duration(ctr.StopTimeout) * time.Second
 		if f.Changed("timeout") || f.Changed("time") {
 			wait = time.Duration(*timeout) * time.Second
 		}

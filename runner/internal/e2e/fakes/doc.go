@@ -9,7 +9,9 @@
 //   - cmd/lm_eval: lm-evaluation-harness's CLI for gsm8k over an invented
 //     arithmetic dataset.
 //   - cmd/buildkite-agent: a recording buildkite-agent.
-//   - fakebin: builds the three executables for tests.
+//   - cmd/docker: the docker CLI and daemon for a server container on a
+//     machine without containers.
+//   - fakebin: builds the four executables for tests.
 //   - argparse, pyjson: Python-compatible argument parsing and JSON output
 //     shared by the stand-ins.
 //
@@ -103,4 +105,66 @@
 //	FAKE_AGENT_SECRETS                 JSON file of secret key to value.
 //
 // Unset directories mean the command is only recorded.
+//
+// # docker
+//
+// Supported: run -d, exec, logs, stop, rm, ps -q and inspect. Flags are
+// parsed by spf13/pflag with docker/cli's own option types (ListOpts with
+// its validators, UlimitOpt, GpuOpts, MemBytes, FilterOpt, ...), so every
+// real flag of these commands is known, with its shorthand and value
+// type, and a malformed value fails with docker's message and status 125
+// ("unknown flag: --x" and the usage lines likewise). The client's and
+// daemon's checks of the values the runner uses are done as docker does
+// them: -p (docker's port parser; also the long published=,target= form),
+// -v ([SOURCE:]TARGET[:MODE], TARGET absolute, volume names), --device
+// (path and mode; the host device must exist), --ipc (none, private,
+// shareable, host, container:NAME), --security-opt, --cap-add (known
+// capabilities), --name ([a-zA-Z0-9][a-zA-Z0-9_.-]+, unique), the image
+// reference, and a host port already held. A real flag the stand-in does
+// not act on (--cpus, --entrypoint, --network, ...) parses, then fails
+// with "fake docker: ... does not emulate it" (status 125); so do docker
+// commands and global options it does not emulate, and run without -d.
+// Daemon errors are docker's: "Conflict. The container name "/N" is
+// already in use by container "ID". ...", "No such container: N",
+// "container ID is not running"; run prefixes them with "docker: " and
+// exits 125, the other commands exit 1.
+//
+// A container is its image's entrypoint, `vllm serve` (the stand-in vllm
+// beside the docker stand-in) with the arguments after the image, started
+// by a supervisor process in a session of its own, in a process group of
+// its own, working in a directory of the container's. Its environment is
+// the image's (PATH with the stand-ins' directory first, HOME, HOSTNAME
+// and FAKE_DOCKER_IMAGE_ENV's variables) and the -e values: NAME=V as
+// given, a bare NAME copied from docker's own environment, or dropped if
+// docker has none. Its output goes to a JSON-lines log per stream; logs
+// -f prints it from the start on the streams it was written to and exits
+// 0 when the container ends. exec runs a command with the container's
+// environment plus its -e values; a signal ends docker exec with 128+n
+// but not the command, which docker does not forward signals to. stop -t S
+// sends SIGTERM (or -s) to the entrypoint only, waits S seconds, then
+// kills every process of the container; when the entrypoint ends, by
+// itself or so, its group and every exec's are killed, as at the end of
+// a PID namespace. --rm removes the container once it has ended. rm -f
+// kills and removes; a missing container is no error. ps -q [-a]
+// [--no-trunc] [--filter label=K[=V]|name=RE|id=PREFIX|status=S] lists IDs,
+// newest first. inspect [-f TEMPLATE] renders Go templates over the
+// fields Id, Name, Created, Path, Args, State (Status, Running, Pid,
+// ExitCode, StartedAt, FinishedAt, ...), Config (Image, Env, Labels, Cmd,
+// Entrypoint, Hostname) and HostConfig.AutoRemove, or prints them as JSON.
+//
+// Simplifications: containers share the host's filesystem, network and
+// PID space. The server listens on the host's loopback at its --port, so
+// run refuses a server whose --port is not published on the same host
+// port to an address loopback reaches (127.0.0.1, 0.0.0.0, ::, none) or
+// that binds a specific address (--host other than 0.0.0.0 or ::), which
+// docker would start but nothing could reach; a bind mount must mount a
+// path onto itself, and a missing source is not created. Images are never
+// pulled; --gpus is accepted as on a GPU host. Knobs:
+//
+//	FAKE_DOCKER_STATE                  directory of the daemon's state. Default
+//	                                   $HOME/.fake-docker.
+//	FAKE_DOCKER_IMAGE_ENV              comma-separated names of docker's own
+//	                                   variables every container starts with, as
+//	                                   if the image's ENV set them: how a test
+//	                                   hands the vllm inside its FAKE_VLLM_* knobs.
 package fakes

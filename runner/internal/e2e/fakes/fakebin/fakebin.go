@@ -1,5 +1,5 @@
 // Package fakebin builds the stand-in executables (vllm, lm_eval,
-// buildkite-agent) for tests that run the runner end to end.
+// buildkite-agent, docker) for tests that run the runner end to end.
 package fakebin
 
 import (
@@ -25,6 +25,7 @@ const (
 	VLLM           = "vllm"
 	LMEval         = "lm_eval"
 	BuildkiteAgent = "buildkite-agent"
+	Docker         = "docker"
 )
 
 const (
@@ -38,7 +39,7 @@ var (
 	buildErr error
 )
 
-// Build returns a directory holding the three stand-ins, to prepend to
+// Build returns a directory holding the stand-ins, to prepend to
 // PATH. They are built once per test binary; the directory is named after
 // a hash of the stand-ins' sources, so later test runs reuse it until the
 // sources change.
@@ -76,7 +77,7 @@ func build() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	args := []string{"build", "-o", tmp + string(filepath.Separator)}
-	for _, name := range []string{VLLM, LMEval, BuildkiteAgent} {
+	for _, name := range []string{VLLM, LMEval, BuildkiteAgent, Docker} {
 		args = append(args, "./"+fakesDir+"/cmd/"+name)
 	}
 	cmd := exec.CommandContext(ctx, goBin, args...)
@@ -99,7 +100,7 @@ func build() (string, error) {
 }
 
 func complete(dir string) bool {
-	for _, name := range []string{VLLM, LMEval, BuildkiteAgent} {
+	for _, name := range []string{VLLM, LMEval, BuildkiteAgent, Docker} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Mode()&0o111 == 0 {
 			return false
 		}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"io"
+	"net"
+
+	"github.com/docker/cli/opts"
+)
+
+// runOptions holds what `docker run` was given, parsed by docker's own
+// option types so values are validated as the real CLI validates them.
+type runOptions struct {
+	detach, rm, sigProxy, quiet bool
+	name, pull                  string
+	env, labels, volumes        opts.ListOpts
+	publish, devices, groupAdd  opts.ListOpts
+	capAdd, securityOpt         opts.ListOpts
+	gpus                        opts.GpuOpts
+	ulimits                     *opts.UlimitOpt
+	shmSize                     opts.MemBytes
+	ipc, restart                string
+}
+
+// newRunCommand declares every flag of `docker run` (docker/cli
+// cli/command/container/run.go and opts.go), with the same names,
+// shorthands and value types. Those the stand-in acts on are marked
+// supported; the rest parse and validate, then are refused.
+func newRunCommand(stderr io.Writer) (*command, *runOptions) {
+	c := newCommand("run", "run [OPTIONS] IMAGE [COMMAND] [ARG...]", false, 1, -1, stderr)
+	o := &runOptions{
+		env:         opts.NewListOpts(opts.ValidateEnv),
+		labels:      opts.NewListOpts(opts.ValidateLabel),
+		volumes:     opts.NewListOpts(nil),
+		publish:     opts.NewListOpts(nil),
+		devices:     opts.NewListOpts(nil),
+		groupAdd:    opts.NewListOpts(nil),
+		capAdd:      opts.NewListOpts(nil),
+		securityOpt: opts.NewListOpts(nil),
+		ulimits:     opts.NewUlimitOpt(nil),
+	}
+	f := c.flags
+	// run's own flags.
+	f.BoolVarP(&o.detach, "detach", "d", false, "")
+	f.BoolVar(&o.sigProxy, "sig-proxy", true, "")
+	f.StringVar(&o.name, "name", "", "")
+	f.String("detach-keys", "", "")
+	f.StringVar(&o.pull, "pull", "missing", "")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "")
+	f.Bool("use-api-socket", false, "")
+	f.Bool("help", false, "")
+	f.String("platform", "", "")
+	f.Bool("disable-content-trust", true, "")
+	_ = f.MarkDeprecated("disable-content-trust", "support for docker content trust was removed")
+
+	// containerOptions.
+	list := func(name, short string, v func(string) (string, error)) {
+		l := opts.NewListOpts(v)
+		f.VarP(&l, name, short, "")
+	}
+	list("attach", "a", nil)
+	list("device-cgroup-rule", "", nil)
+	f.Var(&o.devices, "device", "")
+	f.Var(&o.gpus, "gpus", "")
+	f.VarP(&o.env, "env", "e", "")
+	list("env-file", "", nil)
+	f.String("entrypoint", "", "")
+	f.Var(&o.groupAdd, "group-add", "")
+	f.StringP("hostname", "h", "", "")
+	f.String("domainname", "", "")
+	f.BoolP("interactive", "i", false, "")
+	f.VarP(&o.labels, "label", "l", "")
+	list("label-file", "", nil)
+	f.Bool("read-only", false, "")
+	f.StringVar(&o.restart, "restart", "no", "")
+	f.String("stop-signal", "", "")
+	f.Int("stop-timeout", 0, "")
+	f.Var(opts.NewMapOpts(nil, opts.ValidateSysctl), "sysctl", "")
+	f.BoolP("tty", "t", false, "")
+	f.Var(o.ulimits, "ulimit", "")
+	f.StringP("user", "u", "", "")
+	f.StringP("workdir", "w", "", "")
+	f.BoolVar(&o.rm, "rm", false, "")
+
+	f.Var(&o.capAdd, "cap-add", "")
+	list("cap-drop", "", nil)
+	f.Bool("privileged", false, "")
+	f.Var(&o.securityOpt, "security-opt", "")
+	f.String("userns", "", "")
+	f.String("cgroupns", "", "")
+
+	list("add-host", "", opts.ValidateExtraHost)
+	list("dns", "", opts.ValidateIPAddress)
+	dnsOptions := opts.NewListOpts(nil)
+	f.Var(&dnsOptions, "dns-opt", "")
+	f.Var(&dnsOptions, "dns-option", "")
+	_ = f.MarkHidden("dns-opt")
+	list("dns-search", "", opts.ValidateDNSSearch)
+	list("expose", "", nil)
+	var ip4, ip6 net.IP
+	f.IPVar(&ip4, "ip", nil, "")
+	f.IPVar(&ip6, "ip6", nil, "")
+	list("link", "", opts.ValidateLink)
+	list("link-local-ip", "", nil)
+	f.String("mac-address", "", "")
+	f.VarP(&o.publish, "publish", "p", "")
+	f.BoolP("publish-all", "P", false, "")
+	var netMode opts.NetworkOpt
+	f.Var(&netMode, "net", "")
+	f.Var(&netMode, "network", "")
+	_ = f.MarkHidden("net")
+	aliases := opts.NewListOpts(nil)
+	f.Var(&aliases, "net-alias", "")
+	f.Var(&aliases, "network-alias", "")
+	_ = f.MarkHidden("net-alias")
+
+	f.String("log-driver", "", "")
+	f.String("volume-driver", "", "")
+	list("log-opt", "", nil)
+	list("storage-opt", "", nil)
+	list("tmpfs", "", nil)
+	list("volumes-from", "", nil)
+	f.VarP(&o.volumes, "volume", "v", "")
+	var mounts opts.MountOpt
+	f.Var(&mounts, "mount", "")
+
+	f.String("health-cmd", "", "")
+	f.Duration("health-interval", 0, "")
+	f.Int("health-retries", 0, "")
+	f.Duration("health-timeout", 0, "")
+	f.Duration("health-start-period", 0, "")
+	f.Duration("health-start-interval", 0, "")
+	f.Bool("no-healthcheck", false, "")
+
+	f.Uint16("blkio-weight", 0, "")
+	weight := opts.NewWeightdeviceOpt(opts.ValidateWeightDevice)
+	f.Var(&weight, "blkio-weight-device", "")
+	f.String("cidfile", "", "")
+	f.String("cpuset-cpus", "", "")
+	f.String("cpuset-mems", "", "")
+	f.Int64("cpu-count", 0, "")
+	f.Int64("cpu-percent", 0, "")
+	f.Int64("cpu-period", 0, "")
+	f.Int64("cpu-quota", 0, "")
+	f.Int64("cpu-rt-period", 0, "")
+	f.Int64("cpu-rt-runtime", 0, "")
+	f.Int64P("cpu-shares", "c", 0, "")
+	var cpus opts.NanoCPUs
+	f.Var(&cpus, "cpus", "")
+	for _, name := range []string{"device-read-bps", "device-write-bps"} {
+		t := opts.NewThrottledeviceOpt(opts.ValidateThrottleBpsDevice)
+		f.Var(&t, name, "")
+	}
+	for _, name := range []string{"device-read-iops", "device-write-iops"} {
+		t := opts.NewThrottledeviceOpt(opts.ValidateThrottleIOpsDevice)
+		f.Var(&t, name, "")
+	}
+	var ioMax, memory, memoryReservation, kernelMemory opts.MemBytes
+	f.Var(&ioMax, "io-maxbandwidth", "")
+	f.Uint64("io-maxiops", 0, "")
+	f.VarP(&memory, "memory", "m", "")
+	f.Var(&memoryReservation, "memory-reservation", "")
+	var memorySwap opts.MemSwapBytes
+	f.Var(&memorySwap, "memory-swap", "")
+	f.Int64("memory-swappiness", -1, "")
+	f.Bool("oom-kill-disable", false, "")
+	f.Int("oom-score-adj", 0, "")
+	f.Int64("pids-limit", 0, "")
+
+	f.String("cgroup-parent", "", "")
+	f.StringVar(&o.ipc, "ipc", "", "")
+	f.String("isolation", "", "")
+	f.String("pid", "", "")
+	f.Var(&o.shmSize, "shm-size", "")
+	f.String("uts", "", "")
+	f.String("runtime", "", "")
+	f.Bool("init", false, "")
+	f.Var(opts.NewMapOpts(nil, nil), "annotation", "")
+	f.Var(&kernelMemory, "kernel-memory", "")
+	_ = f.MarkDeprecated("kernel-memory", "and no longer supported by the kernel")
+
+	c.support("detach", "rm", "name", "env", "label", "volume", "publish", "ulimit", "gpus", "device",
+		"ipc", "group-add", "security-opt", "cap-add", "shm-size", "sig-proxy", "pull", "quiet",
+		"disable-content-trust", "restart")
+	return c, o
+}

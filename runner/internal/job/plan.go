@@ -44,9 +44,17 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 			specs = append(specs, list)
 		}
 		specs = append(specs, serve...)
-		if len(serve) == 2 {
-			specs = append(specs, proc.Spec{Argv: []string{"docker", "inspect", "-f", "{{.State.Running}}", containerName(res, j.getenv)}, Env: docker})
+	}
+	// Whether the container still runs is asked once it is ready, and
+	// again before each accuracy phase.
+	alive := func() error {
+		if c.BaseURL != "" || res.Profile.Runtime != agents.Docker {
+			return nil
 		}
+		return add(j.inspectSpec())
+	}
+	if err := alive(); err != nil {
+		return nil, nil, err
 	}
 	for _, run := range res.BenchRuns {
 		for rep := 1; rep <= run.Repetitions; rep++ {
@@ -55,7 +63,10 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 			}
 		}
 	}
-	if j.runsAccuracy() {
+	if j.runsAccuracy() && len(res.Tasks) > 0 {
+		if err := alive(); err != nil {
+			return nil, nil, err
+		}
 		for _, t := range res.Tasks {
 			if err := add(j.lmevalSpec(t)); err != nil {
 				return nil, nil, err
@@ -66,6 +77,11 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 		plans, err := j.bfclPlans()
 		if err != nil {
 			return nil, nil, err
+		}
+		if len(plans) > 0 {
+			if err := alive(); err != nil {
+				return nil, nil, err
+			}
 		}
 		for _, p := range plans {
 			if err := add(j.bfclSpec(p)); err != nil {

@@ -23,6 +23,10 @@ import (
 // serverLogTail is how much server log a failure shows.
 const serverLogTail = 80
 
+// logsDrain bounds the wait for `docker logs -f` to end on its own after
+// the container was removed.
+const logsDrain = time.Second
+
 // server is the running vLLM server: a native process group, or a docker
 // container followed by `docker logs -f`.
 type server struct {
@@ -302,9 +306,10 @@ func (j *Job) checkOurs(ctx context.Context) error {
 	}
 	if s.container != "" {
 		var out strings.Builder
-		env, err := j.env(childenv.Docker)
+		spec, err := j.inspectSpec()
 		if err == nil {
-			err = j.procs.Run(ctx, proc.Spec{Argv: []string{"docker", "inspect", "-f", "{{.State.Running}}", s.container}, Env: env, Stdout: &out, Stderr: io.Discard})
+			spec.Stdout, spec.Stderr = &out, io.Discard
+			err = j.procs.Run(ctx, spec)
 		}
 		if err != nil || strings.TrimSpace(out.String()) != "true" {
 			return fmt.Errorf("%w: container %s is not running (%s), yet %s answered", ready.ErrNotOurServer, s.container, orText(strings.TrimSpace(out.String()), err), j.baseURL)
@@ -379,6 +384,15 @@ func (j *Job) teardown(ctx context.Context, hurry bool) {
 				fmt.Fprintf(j.log, "runner: %s: %v\n", strings.Join(argv[:2], " "), err)
 			}
 		}
+		// `docker logs -f` ends by itself once the container has; let it
+		// copy the server's last lines (its shutdown) before it is stopped.
+		if s.proc != nil {
+			select {
+			case <-s.done():
+			case <-time.After(logsDrain):
+			case <-ctx.Done():
+			}
+		}
 	}
 	if s.proc != nil {
 		if err := s.proc.Stop(ctx); err != nil {
@@ -411,4 +425,10 @@ func (j *Job) endLeftovers(ctx context.Context) {
 	if pids := j.killLeftovers(ctx); len(pids) > 0 {
 		fmt.Fprintf(j.log, "runner: ended %d process(es) the server left behind: pids %v\n", len(pids), pids)
 	}
+}
+
+// inspectSpec asks docker whether the server's container still runs.
+func (j *Job) inspectSpec() (proc.Spec, error) {
+	env, err := j.env(childenv.Docker)
+	return proc.Spec{Argv: []string{"docker", "inspect", "-f", "{{.State.Running}}", containerName(j.res, j.getenv)}, Env: env}, err
 }

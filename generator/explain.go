@@ -179,7 +179,7 @@ func newExplanation(res *workloads.Resolved, getenv func(string) string) explana
 	for _, t := range res.Tasks {
 		te := taskExpl{Name: t.Name, NumFewshot: t.NumFewshot, ModelArgs: modelArgsString(t.ModelArgs)}
 		for _, e := range t.Expect {
-			te.Gates = append(te.Gates, describeExpectation(e))
+			te.Gates = append(te.Gates, e.Describe())
 		}
 		ex.Tasks = append(ex.Tasks, te)
 	}
@@ -193,7 +193,7 @@ func newExplanation(res *workloads.Resolved, getenv func(string) string) explana
 			}
 			for _, g := range b.Gates {
 				if g.Category == c || contains(be.SubCategories, g.Category) {
-					be.Gates = append(be.Gates, "bfcl_"+g.Category+" "+describeExpectation(g.Expect))
+					be.Gates = append(be.Gates, workloads.BFCLResultName(g.Category)+" "+g.Expect.Describe())
 				}
 			}
 			ex.BFCL = append(ex.BFCL, be)
@@ -278,20 +278,6 @@ func modelArgsString(args []workloads.Arg) string {
 		parts[i] = a.Key + "=" + a.Value
 	}
 	return strings.Join(parts, ",")
-}
-
-func describeExpectation(e workloads.Expectation) string {
-	var parts []string
-	if e.Min != nil {
-		parts = append(parts, fmt.Sprintf(">= %g", *e.Min))
-	}
-	if e.Baseline != nil {
-		parts = append(parts, fmt.Sprintf(">= %g (baseline %g - %g)", *e.Baseline-e.Tolerance, *e.Baseline, e.Tolerance))
-	}
-	if e.BaselineFrom != "" {
-		parts = append(parts, fmt.Sprintf(">= the latest passing nightly of %s - %g", e.BaselineFrom, e.Tolerance))
-	}
-	return e.Metric + " " + strings.Join(parts, " and ")
 }
 
 func (ex explanation) writeText(w io.Writer) error {

@@ -1,5 +1,10 @@
 package workloads
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Recipe is one (model, GPU) combination, decoded and validated. Everything
 // downstream takes this value, never the YAML.
 type Recipe struct {
@@ -85,6 +90,22 @@ type Expectation struct {
 	Tolerance    float64
 	BaselineFrom string
 	Line         int
+}
+
+// Describe says what the expectation demands of its metric, as a reviewer
+// reads it.
+func (e Expectation) Describe() string {
+	var parts []string
+	if e.Min != nil {
+		parts = append(parts, fmt.Sprintf(">= %g", *e.Min))
+	}
+	if e.Baseline != nil {
+		parts = append(parts, fmt.Sprintf(">= %g (baseline %g - %g)", *e.Baseline-e.Tolerance, *e.Baseline, e.Tolerance))
+	}
+	if e.BaselineFrom != "" {
+		parts = append(parts, fmt.Sprintf(">= the latest passing nightly of %s - %g", e.BaselineFrom, e.Tolerance))
+	}
+	return e.Metric + " " + strings.Join(parts, " and ")
 }
 
 // Bench is the throughput part.

@@ -197,18 +197,7 @@ func (p Plan) String() string {
 
 // DescribeGate says what a gate demands, as a reviewer reads it.
 func DescribeGate(g workloads.BFCLGate) string {
-	e := g.Expect
-	var parts []string
-	if e.Min != nil {
-		parts = append(parts, fmt.Sprintf(">= %g", *e.Min))
-	}
-	if e.Baseline != nil {
-		parts = append(parts, fmt.Sprintf(">= %g (baseline %g - %g)", *e.Baseline-e.Tolerance, *e.Baseline, e.Tolerance))
-	}
-	if e.BaselineFrom != "" {
-		parts = append(parts, fmt.Sprintf(">= the latest passing nightly of %s - %g", e.BaselineFrom, e.Tolerance))
-	}
-	return ResultName(g.Category) + " " + e.Metric + " " + strings.Join(parts, " and ")
+	return ResultName(g.Category) + " " + g.Expect.Describe()
 }
 
 func contains(list []string, s string) bool {

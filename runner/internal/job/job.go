@@ -243,41 +243,8 @@ func (j *Job) Run(ctx context.Context) Result {
 	default:
 		j.phase(ctx, summary.PhaseBench, j.bench)
 	}
-	switch {
-	case len(j.res.Tasks) == 0:
-	case j.cfg.BenchOnly || r.BenchOnly:
-		j.skip(summary.PhaseLMEval, "bench only")
-	case ctx.Err() != nil:
-		j.notRun(ctx, summary.PhaseLMEval, "canceled")
-	case !ok:
-		j.notRun(ctx, summary.PhaseLMEval, "server not serving")
-	default:
-		// Ask the server, also after a bench that passed: one that died
-		// (or was replaced) since must not leave lm_eval "skipped".
-		if why := j.notServing(ctx, true); why != "" {
-			j.notRun(ctx, summary.PhaseLMEval, why)
-			fmt.Fprintf(j.log, "runner: lm_eval not run: %s\n", why)
-			break
-		}
-		j.phase(ctx, summary.PhaseLMEval, j.lmeval)
-	}
-
-	switch {
-	case j.res.BFCL == nil:
-	case j.cfg.BenchOnly || r.BenchOnly:
-		j.skip(summary.PhaseBFCL, "bench only")
-	case ctx.Err() != nil:
-		j.notRun(ctx, summary.PhaseBFCL, "canceled")
-	case !ok:
-		j.notRun(ctx, summary.PhaseBFCL, "server not serving")
-	default:
-		if why := j.notServing(ctx, true); why != "" {
-			j.notRun(ctx, summary.PhaseBFCL, why)
-			fmt.Fprintf(j.log, "runner: bfcl not run: %s\n", why)
-			break
-		}
-		j.phase(ctx, summary.PhaseBFCL, j.bfclPhase)
-	}
+	j.accuracyPhase(ctx, summary.PhaseLMEval, len(j.res.Tasks) > 0, ok, j.lmeval)
+	j.accuracyPhase(ctx, summary.PhaseBFCL, j.res.BFCL != nil, ok, j.bfclPhase)
 
 	// Cleanup runs on its own clock: a cancelled ctx must not stop it.
 	// After a cancel it must fit in the agent's grace period.
@@ -303,10 +270,27 @@ func (j *Job) Run(ctx context.Context) Result {
 	return Result{Summary: j.sum, Failed: j.sum.Verdict != summary.VerdictPass, Verdict: j.sum.Verdict}
 }
 
-// failed says whether the phase ran and failed.
-func (j *Job) failed(name string) bool {
-	p := j.sum.Phase(name)
-	return p != nil && p.Status == summary.StatusFailed
+// accuracyPhase runs an accuracy phase (lm_eval, bfcl) the recipe has on
+// the server the bench used. It asks the server first, also after a bench
+// that passed: one that died (or was replaced) since must not leave the
+// phase looking skipped.
+func (j *Job) accuracyPhase(ctx context.Context, name string, planned, ready bool, fn func(context.Context) error) {
+	switch {
+	case !planned:
+	case j.cfg.BenchOnly || j.res.Recipe.BenchOnly:
+		j.skip(name, "bench only")
+	case ctx.Err() != nil:
+		j.notRun(ctx, name, "canceled")
+	case !ready:
+		j.notRun(ctx, name, "server not serving")
+	default:
+		if why := j.notServing(ctx, true); why != "" {
+			j.notRun(ctx, name, why)
+			fmt.Fprintf(j.log, "runner: %s not run: %s\n", name, why)
+			return
+		}
+		j.phase(ctx, name, fn)
+	}
 }
 
 // phase runs fn in a collapsed log group and records it. A failed phase's

@@ -49,7 +49,7 @@ func BenchmarkPipeline10000(b *testing.B) {
 			if _, err := assemble(sel, profiles, pipelineOptions{getenv: getenv}); err != nil {
 				b.Fatal(err)
 			}
-			_ = selectionNotes(sel, env)
+			_ = selection.Notes(sel, env)
 		}
 	})
 
@@ -70,7 +70,7 @@ func BenchmarkPipeline10000(b *testing.B) {
 			if _, err := assemble(sel, profiles, pipelineOptions{getenv: getenv}); err != nil {
 				b.Fatal(err)
 			}
-			_ = selectionNotes(sel, env)
+			_ = selection.Notes(sel, env)
 		}
 	})
 

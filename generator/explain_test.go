@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/generator/internal/explain"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -137,14 +138,14 @@ func TestExplainGolden(t *testing.T) {
 			checkGolden(t, filepath.Join("testdata", "explain", tc.golden+".json"), []byte(js.stdout))
 
 			// The two forms tell the same story.
-			var ex explanation
+			var ex explain.Explanation
 			dec := json.NewDecoder(strings.NewReader(js.stdout))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&ex); err != nil {
 				t.Fatalf("explain --json output does not decode: %v", err)
 			}
 			var again strings.Builder
-			if err := ex.writeText(&again); err != nil {
+			if err := ex.WriteText(&again); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(text.stdout, again.String()); diff != "" {

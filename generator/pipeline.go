@@ -68,7 +68,7 @@ func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv 
 	if err != nil {
 		return err
 	}
-	notes := selectionNotes(sel, env)
+	notes := selection.Notes(sel, env)
 	if *notesFile != "" {
 		if err := os.WriteFile(*notesFile, []byte(notes), 0o644); err != nil {
 			return fmt.Errorf("write notes: %w", err)
@@ -177,7 +177,7 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		DependsOn:        []steps.Dependency{{Step: contract.HistoryStepKey, AllowFailure: true}},
 		Agents:           map[string]string{"queue": res.Queue},
 		Env:              env,
-		TimeoutInMinutes: timeoutOf(r),
+		TimeoutInMinutes: r.StepTimeout(),
 		// Retry a job whose agent vanished (a preempted or restarted GPU
 		// node), never one whose benchmark failed: that is the result.
 		Retry:         &steps.Retry{Automatic: []steps.AutomaticRetry{{ExitStatus: steps.ExitStatuses{Codes: []int{-1}}, Limit: 2}}},

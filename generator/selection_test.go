@@ -368,7 +368,7 @@ func TestSelectionNotesListBlockedRecipes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes := selectionNotes(sel, env)
+	notes := selection.Notes(sel, env)
 	for _, want := range []string{
 		"### benchkite: 3 recipes in the nightly (scheduled build)\n",
 		"| `alpha-h200` | H200 | scheduled build |\n",

@@ -92,6 +92,18 @@ type Expectation struct {
 	Line         int
 }
 
+// DefaultTimeout is a recipe step's timeout in minutes when the recipe
+// sets none.
+const DefaultTimeout = 120
+
+// StepTimeout is the recipe's step timeout in minutes.
+func (r *Recipe) StepTimeout() int {
+	if r.TimeoutInMinutes > 0 {
+		return r.TimeoutInMinutes
+	}
+	return DefaultTimeout
+}
+
 // Describe says what the expectation demands of its metric, as a reviewer
 // reads it.
 func (e Expectation) Describe() string {

@@ -1,10 +1,9 @@
-package main
+package selection
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/workloads"
 )
 
@@ -32,18 +31,18 @@ func TestMDText(t *testing.T) {
 func TestSelectionNotesEscapeBlockedBy(t *testing.T) {
 	t.Parallel()
 	reason := "blocked by <img src=x onerror=alert(1)> [x](javascript:y) | `z`"
-	sel := &selection.Selection{
-		Mode:    selection.ModeNightly,
-		Runs:    []selection.Selected{{Recipe: &workloads.Recipe{Name: "a", GPU: "H200"}, Why: "why | <b>"}},
-		Skipped: []selection.Skipped{{Name: "b", Reason: reason}},
+	sel := &Selection{
+		Mode:    ModeNightly,
+		Runs:    []Selected{{Recipe: &workloads.Recipe{Name: "a", GPU: "H200"}, Why: "why | <b>"}},
+		Skipped: []Skipped{{Name: "b", Reason: reason}},
 	}
-	notes := selectionNotes(sel, selection.BuildEnv{})
+	notes := Notes(sel, BuildEnv{})
 	for _, raw := range []string{"<img", "<b>", "[x](", "| `z`", "why | "} {
 		if strings.Contains(notes, raw) {
-			t.Errorf("selectionNotes() holds %q unescaped:\n%s", raw, notes)
+			t.Errorf("Notes() holds %q unescaped:\n%s", raw, notes)
 		}
 	}
 	if want := "- `b`: " + mdText(reason) + "\n"; !strings.Contains(notes, want) {
-		t.Errorf("selectionNotes() = %q, want the line %q", notes, want)
+		t.Errorf("Notes() = %q, want the line %q", notes, want)
 	}
 }

@@ -1,21 +1,19 @@
-package main
+package selection
 
 import (
 	"fmt"
 	"strings"
-
-	"github.com/benchkite/benchkite/generator/internal/selection"
 )
 
-// selectionNotes tells a person what the build runs and why, as markdown
+// Notes tells a person what the build runs and why, as markdown
 // for `buildkite-agent annotate`.
-func selectionNotes(sel *selection.Selection, env selection.BuildEnv) string {
+func Notes(sel *Selection, env BuildEnv) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### benchkite: %s\n\n", modeTitle(sel, env))
 	for _, n := range sel.Notes {
 		fmt.Fprintf(&b, "%s\n\n", mdText(n))
 	}
-	if sel.Mode == selection.ModePR && len(sel.Changed) > 0 {
+	if sel.Mode == ModePR && len(sel.Changed) > 0 {
 		fmt.Fprintf(&b, "Files changed in this PR: %d\n\n", len(sel.Changed))
 	}
 	if len(sel.Runs) > 0 {
@@ -32,7 +30,7 @@ func selectionNotes(sel *selection.Selection, env selection.BuildEnv) string {
 		}
 		b.WriteString("```\n\n")
 	}
-	var blocked []selection.Skipped
+	var blocked []Skipped
 	for _, s := range sel.Skipped {
 		if strings.HasPrefix(s.Reason, "blocked") {
 			blocked = append(blocked, s)
@@ -48,17 +46,17 @@ func selectionNotes(sel *selection.Selection, env selection.BuildEnv) string {
 	return b.String()
 }
 
-func modeTitle(sel *selection.Selection, env selection.BuildEnv) string {
+func modeTitle(sel *Selection, env BuildEnv) string {
 	n := fmt.Sprintf("%d recipe", len(sel.Runs))
 	if len(sel.Runs) != 1 {
 		n += "s"
 	}
 	switch sel.Mode {
-	case selection.ModeExplicit:
+	case ModeExplicit:
 		return n + " named in WORKLOADS"
-	case selection.ModeNightly:
+	case ModeNightly:
 		return n + " in the nightly (scheduled build)"
-	case selection.ModePR:
+	case ModePR:
 		return fmt.Sprintf("%s for PR #%s", n, env.PullRequest)
 	}
 	return n + " in the nightly set"

@@ -1,0 +1,305 @@
+// Package explain is what `generator explain` shows of a resolved recipe:
+// the decisions (device, parallelism, precision, queue, image) with what
+// decided each, the exact vllm serve argv and env, every expanded bench
+// run, lm_eval task and BFCL category with its gates, as text or JSON.
+package explain
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/benchkite/benchkite/internal/shell"
+	"github.com/benchkite/benchkite/workloads"
+)
+
+// explainPort is the port shown in the serve argv; the runner's default.
+const explainPort = 8000
+
+// Explanation is the resolved recipe as shown to people and machines.
+type Explanation struct {
+	Name        string           `json:"name"`
+	Path        string           `json:"path"`
+	GPU         string           `json:"gpu"`
+	NumGPUs     int              `json:"num_gpus"`
+	Device      string           `json:"device"`
+	TP          int              `json:"tp"`
+	DP          int              `json:"dp"`
+	PP          int              `json:"pp"`
+	Precision   string           `json:"precision"`
+	Queue       string           `json:"queue"`
+	QueueSource string           `json:"queue_source"`
+	Runtime     string           `json:"runtime"`
+	Image       string           `json:"image"`
+	ImageSource string           `json:"image_source"`
+	ImageNote   string           `json:"image_note,omitempty"`
+	VLLMCommit  string           `json:"vllm_commit,omitempty"`
+	Nightly     bool             `json:"nightly"`
+	BenchOnly   bool             `json:"bench_only"`
+	BlockedBy   []string         `json:"blocked_by,omitempty"`
+	Timeout     int              `json:"timeout_in_minutes"`
+	Speculative *specExplanation `json:"speculative,omitempty"`
+	ServeArgv   []string         `json:"serve_argv"`
+	ServeEnv    []envExplanation `json:"serve_env"`
+	BenchRuns   []benchRunExpl   `json:"bench_runs"`
+	BenchGates  []string         `json:"bench_gates,omitempty"`
+	Tasks       []taskExpl       `json:"lm_eval_tasks"`
+	BFCL        []bfclExpl       `json:"bfcl_categories"`
+	BFCLVersion string           `json:"bfcl_version,omitempty"`
+}
+
+type specExplanation struct {
+	Method    string `json:"method"`
+	Model     string `json:"model,omitempty"`
+	NumTokens int    `json:"num_speculative_tokens,omitempty"`
+}
+
+type envExplanation struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type benchRunExpl struct {
+	Name        string   `json:"name"`
+	Backend     string   `json:"backend"`
+	InputLen    int      `json:"input_len"`
+	OutputLen   int      `json:"output_len"`
+	NumPrompts  int      `json:"num_prompts"`
+	Concurrency int      `json:"max_concurrency"`
+	Repetitions int      `json:"repetitions"`
+	Args        []string `json:"args"`
+}
+
+type taskExpl struct {
+	Name       string   `json:"name"`
+	NumFewshot int      `json:"num_fewshot"`
+	ModelArgs  string   `json:"model_args"`
+	Gates      []string `json:"gates,omitempty"`
+}
+
+// bfclExpl is one BFCL category run as the recipe sets it; zero settings
+// are the runner's defaults, and the runner's env may override the step
+// limit and max_test_cases.
+type bfclExpl struct {
+	Category         string   `json:"category"`
+	SubCategories    []string `json:"sub_categories,omitempty"`
+	NumThreads       int      `json:"num_threads,omitempty"`
+	Temperature      *float64 `json:"temperature,omitempty"`
+	MaximumStepLimit int      `json:"maximum_step_limit,omitempty"`
+	MaxTestCases     int      `json:"max_test_cases,omitempty"`
+	Gates            []string `json:"gates,omitempty"`
+}
+
+
+func New(res *workloads.Resolved, getenv func(string) string) Explanation {
+	r := res.Recipe
+	ex := Explanation{
+		Name: r.Name, Path: r.Path, GPU: r.GPU, NumGPUs: r.NumGPUs,
+		Device: res.Device, TP: res.TP, DP: res.DP, PP: res.PP, Precision: res.Precision,
+		Queue: res.Queue, QueueSource: res.QueueSource, Runtime: string(res.Profile.Runtime),
+		Image: res.Image.Image, ImageSource: res.Image.Source, ImageNote: res.Image.Note, VLLMCommit: res.Image.Commit,
+		Nightly: r.Nightly, BenchOnly: r.BenchOnly, BlockedBy: r.BlockedBy, Timeout: r.StepTimeout(),
+		ServeArgv: res.ServeArgv(explainPort),
+		ServeEnv:  []envExplanation{},
+		BenchRuns: []benchRunExpl{},
+		Tasks:     []taskExpl{},
+		BFCL:      []bfclExpl{},
+	}
+	if sp := r.VLLM.Serve.Speculative; sp != nil {
+		ex.Speculative = &specExplanation{Method: sp.Method, Model: sp.Model, NumTokens: sp.NumTokens}
+	}
+	for _, e := range res.Env {
+		ex.ServeEnv = append(ex.ServeEnv, envExplanation{Name: e.Name, Value: e.Value})
+	}
+	for _, b := range res.BenchRuns {
+		ex.BenchRuns = append(ex.BenchRuns, benchRunExpl{Name: b.Name, Backend: b.Backend, InputLen: b.InputLen, OutputLen: b.OutputLen,
+			NumPrompts: b.NumPrompts, Concurrency: b.Concurrency, Repetitions: b.Repetitions, Args: append([]string{}, b.Args...)})
+	}
+	if r.Bench != nil {
+		ex.BenchGates = benchGates(r.Bench)
+	}
+	for _, t := range res.Tasks {
+		te := taskExpl{Name: t.Name, NumFewshot: t.NumFewshot, ModelArgs: modelArgsString(t.ModelArgs)}
+		for _, e := range t.Expect {
+			te.Gates = append(te.Gates, e.Describe())
+		}
+		ex.Tasks = append(ex.Tasks, te)
+	}
+	if b := res.BFCL; b != nil {
+		ex.BFCLVersion = workloads.BFCLVersion
+		for _, c := range b.TestCategories {
+			be := bfclExpl{Category: c, NumThreads: b.NumThreads, Temperature: b.Temperature,
+				MaximumStepLimit: b.MaximumStepLimit, MaxTestCases: b.MaxTestCases[c]}
+			if workloads.BFCLIsGroup(c) {
+				be.SubCategories, _ = workloads.BFCLLeaves(c)
+			}
+			for _, g := range b.Gates {
+				if g.Category == c || contains(be.SubCategories, g.Category) {
+					be.Gates = append(be.Gates, workloads.BFCLResultName(g.Category)+" "+g.Expect.Describe())
+				}
+			}
+			ex.BFCL = append(ex.BFCL, be)
+		}
+	}
+	return ex
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// settings says how a BFCL category runs, as the recipe decides it.
+func (b bfclExpl) settings() string {
+	parts := []string{"threads default", "temperature default", "step limit default"}
+	if b.NumThreads > 0 {
+		parts[0] = fmt.Sprintf("%d threads", b.NumThreads)
+	}
+	if b.Temperature != nil {
+		parts[1] = fmt.Sprintf("temperature %g", *b.Temperature)
+	}
+	if b.MaximumStepLimit > 0 {
+		parts[2] = fmt.Sprintf("step limit %d", b.MaximumStepLimit)
+	}
+	switch {
+	case b.MaxTestCases > 0 && len(b.SubCategories) > 1:
+		parts = append(parts, fmt.Sprintf("first %d test entries split over %d sub-categories, partial evaluation", b.MaxTestCases, len(b.SubCategories)))
+	case b.MaxTestCases > 0:
+		parts = append(parts, fmt.Sprintf("first %d test entries, partial evaluation", b.MaxTestCases))
+	default:
+		parts = append(parts, "every test entry")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// benchGates describes the assertions and regression policies of every
+// bench config, as a reviewer reads them.
+func benchGates(b *workloads.Bench) []string {
+	var out []string
+	for _, c := range b.Configs {
+		for _, a := range c.Assertions {
+			var bounds []string
+			if a.Min != nil {
+				bounds = append(bounds, fmt.Sprintf(">= %g", *a.Min))
+			}
+			if a.Max != nil {
+				bounds = append(bounds, fmt.Sprintf("<= %g", *a.Max))
+			}
+			out = append(out, fmt.Sprintf("%s: %s %s", c.Name, a.Metric, strings.Join(bounds, " and ")))
+		}
+		policy := b.RegressionFor(&c)
+		if policy == nil {
+			continue
+		}
+		for _, m := range policy.Metrics {
+			dir := "higher"
+			if !m.HigherIsBetter {
+				dir = "lower"
+			}
+			out = append(out, fmt.Sprintf("%s: %s at most %g%% worse than the median of the last %d nights (%s is better; up to %d missing)",
+				c.Name, m.Metric, m.MaxDropPct, policy.Nights, dir, policy.MaxMissing))
+		}
+	}
+	return out
+}
+
+func modelArgsString(args []workloads.Arg) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = a.Key + "=" + a.Value
+	}
+	return strings.Join(parts, ",")
+}
+
+func (ex Explanation) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("recipe", fmt.Sprintf("%s (%s)", ex.Name, ex.Path))
+	row("gpu", fmt.Sprintf("%s × %d (device %s)", ex.GPU, ex.NumGPUs, ex.Device))
+	row("parallel", fmt.Sprintf("TP %d × DP %d × PP %d", ex.TP, ex.DP, ex.PP))
+	row("precision", ex.Precision)
+	row("queue", fmt.Sprintf("%s (from %s)", ex.Queue, ex.QueueSource))
+	row("runtime", ex.Runtime)
+	row("image", fmt.Sprintf("%s (from %s)", ex.Image, ex.ImageSource))
+	if ex.ImageNote != "" {
+		row("", ex.ImageNote)
+	}
+	commit := ex.VLLMCommit
+	if commit == "" {
+		commit = "unknown (image tag names no commit)"
+	}
+	row("vllm commit", commit)
+	row("nightly", fmt.Sprint(ex.Nightly))
+	if ex.BenchOnly {
+		row("bench only", "true")
+	}
+	if len(ex.BlockedBy) > 0 {
+		row("blocked by", strings.Join(ex.BlockedBy, ", "))
+	}
+	row("timeout", fmt.Sprintf("%d min", ex.Timeout))
+	if sp := ex.Speculative; sp != nil {
+		s := sp.Method
+		if sp.Model != "" {
+			s += ", drafter " + sp.Model
+		}
+		if sp.NumTokens > 0 {
+			s += fmt.Sprintf(", %d tokens", sp.NumTokens)
+		}
+		row("speculative", s)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nserve argv\n  %s\n", shell.Join(ex.ServeArgv))
+	fmt.Fprintln(w, "\nserve env")
+	for _, e := range ex.ServeEnv {
+		fmt.Fprintf(w, "  %s=%s\n", e.Name, shell.Quote(e.Value))
+	}
+	if len(ex.BenchRuns) > 0 {
+		fmt.Fprintln(w, "\nbench runs")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NAME\tBACKEND\tIN\tOUT\tPROMPTS\tCONC\tREPS\tEXTRA ARGS")
+		for _, b := range ex.BenchRuns {
+			extra := shell.Join(b.Args)
+			if extra == "" {
+				extra = "-"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, b.InputLen, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, g := range ex.BenchGates {
+			fmt.Fprintf(w, "  gate  %s\n", g)
+		}
+	}
+	if len(ex.Tasks) > 0 {
+		fmt.Fprintln(w, "\nlm_eval tasks")
+		for _, t := range ex.Tasks {
+			fmt.Fprintf(w, "  %s, %d-shot\n    model_args %s\n", t.Name, t.NumFewshot, t.ModelArgs)
+			for _, g := range t.Gates {
+				fmt.Fprintf(w, "    gate       %s\n", g)
+			}
+		}
+	}
+	if len(ex.BFCL) > 0 {
+		fmt.Fprintf(w, "\nbfcl categories (bfcl-eval %s; env BFCL_MAXIMUM_STEP_LIMIT and BFCL_MAX_TEST_CASES override)\n", ex.BFCLVersion)
+		for _, b := range ex.BFCL {
+			if len(b.SubCategories) > 0 {
+				fmt.Fprintf(w, "  %s (%s)\n", b.Category, strings.Join(b.SubCategories, ", "))
+			} else {
+				fmt.Fprintf(w, "  %s\n", b.Category)
+			}
+			fmt.Fprintf(w, "    settings   %s\n", b.settings())
+			for _, g := range b.Gates {
+				fmt.Fprintf(w, "    gate       %s\n", g)
+			}
+		}
+	}
+	return nil
+}

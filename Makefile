@@ -8,9 +8,9 @@ AGENT_BIN := bin/buildkite-agent
 
 all: generator runner
 
-# Print the nightly pipeline for the built-in recipes.
+# Print the nightly pipeline for the built-in recipes, images as tags.
 pipeline:
-	$(GO) run ./generator
+	$(GO) run ./generator --no-resolve
 
 # Validate the recipes in this checkout.
 lint:

@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -386,101 +384,4 @@ func boundText(a workloads.Assertion) string {
 	default:
 		return fmt.Sprintf("<= %g", *a.Max)
 	}
-}
-
-// regressions compares each planned run with the median of the recipe's
-// last passing nightlies.
-func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.GateResult {
-	var out []summary.GateResult
-	for _, planned := range g.Res.BenchRuns {
-		c := g.configOf(planned.Config)
-		if c == nil {
-			continue
-		}
-		policy := g.Res.Recipe.Bench.RegressionFor(c)
-		if policy == nil {
-			continue
-		}
-		run := benchRun(sum, planned.Name)
-		var history baseline.Nights
-		var histErr error
-		var series string
-		if run != nil && run.Status == summary.StatusOK {
-			history, histErr = g.History.Last(ctx, sum.Recipe, policy.Nights)
-			history, series = Comparable(history, sum.Fingerprint)
-		}
-		for _, m := range policy.Metrics {
-			gr := summary.GateResult{Kind: summary.GateRegression, Subject: planned.Name, Metric: m.Metric}
-			dir := "higher is better"
-			if !m.HigherIsBetter {
-				dir = "lower is better"
-			}
-			gr.Bound = fmt.Sprintf("within %g%% of the median of the last %d nights (%s)", m.MaxDropPct, policy.Nights, dir)
-			v, why := benchValue(run, m.Metric)
-			if why != "" {
-				out = append(out, unmeasured(gr, sum, summary.PhaseBench, why))
-				continue
-			}
-			gr.Value = &v
-			if histErr != nil {
-				gr.Verdict = summary.VerdictNoBaseline
-				gr.Message = fmt.Sprintf("%s %s = %.4g: no baseline (%v)", planned.Name, m.Metric, v, histErr)
-				out = append(out, gr)
-				continue
-			}
-			values := pastValues(history, planned.Name, m.Metric)
-			if missing := policy.Nights - len(values); missing > policy.MaxMissing || len(values) == 0 {
-				gr.Verdict = summary.VerdictNoBaseline
-				gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it (at most %d may be missing)", planned.Name, m.Metric, v, len(values), policy.Nights, policy.MaxMissing)
-				if series != "" {
-					gr.Message += "; " + series
-				}
-				out = append(out, gr)
-				continue
-			}
-			base := median(values)
-			gr.Baseline = &base
-			delta := 0.0
-			if base != 0 {
-				delta = (v - base) / base * 100
-			}
-			gr.DeltaPct = pct(delta)
-			worse := delta
-			if m.HigherIsBetter {
-				worse = -delta
-			}
-			gr.Verdict = verdictOf(worse <= m.MaxDropPct)
-			gr.Message = fmt.Sprintf("%s %s = %.4g vs median %.4g of %d nights (%+.1f%%, allowed %g%% worse)", planned.Name, m.Metric, v, base, len(values), delta, m.MaxDropPct)
-			if series != "" {
-				gr.Message += "; " + series
-			}
-			out = append(out, gr)
-		}
-	}
-	return out
-}
-
-// pastValues reads one metric of one run out of every night's summary;
-// nights without it count as missing.
-func pastValues(r baseline.Nights, run, metric string) []float64 {
-	var out []float64
-	for _, n := range r.Nights {
-		for _, b := range n.Summary.Bench {
-			if b.Name == run && b.Status == summary.StatusOK {
-				if v, ok := b.Metrics[metric]; ok && !math.IsNaN(v) {
-					out = append(out, v)
-				}
-			}
-		}
-	}
-	return out
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -57,11 +57,15 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 		}
 	}
 	sums, problems := readSummaries(*dir)
+	if *download {
+		downloadSamples(ctx, procs, *dir, sums, environ, io)
+	}
+	same := sameBuildComparisons(sums, *dir)
 	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
-	body := annotate.Cap(renderReport(sums, problems, skipped, getenv("BUILDKITE_BUILD_URL")), annotate.MaxBody)
+	body := annotate.Cap(renderReport(sums, same, problems, skipped, getenv("BUILDKITE_BUILD_URL")), annotate.MaxBody)
 	fmt.Fprint(io.Stdout, body)
 	if buildlog.InBuildkite(getenv) {
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums)}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums, same)}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
 		if err := procs.Run(ctx, spec); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: annotate: %v\n", err)
 		}
@@ -70,7 +74,7 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) regressed\n", n)
 		return cliutil.Exit(1)
 	}
-	if n := sameBuildFailures(sameBuildComparisons(sums)); n > 0 {
+	if n := sameBuildFailures(same); n > 0 {
 		fmt.Fprintf(io.Stdout, "+++ :x: %d same-build comparison(s) failed\n", n)
 		return cliutil.Exit(1)
 	}
@@ -110,12 +114,12 @@ func regressions(sums []summary.Summary) int {
 	return n
 }
 
-func reportStyle(sums []summary.Summary) string {
+func reportStyle(sums []summary.Summary, same []sameBuild) string {
 	if len(sums) == 0 {
 		// Nothing to show is not a success.
 		return "warning"
 	}
-	if sameBuildFailures(sameBuildComparisons(sums)) > 0 {
+	if sameBuildFailures(same) > 0 {
 		return "error"
 	}
 	style := "success"
@@ -176,7 +180,7 @@ func functionCalling(s summary.Summary) string {
 	return fmt.Sprintf("%d scored, lowest %s %.4f", n, annotate.Text(lowName), low)
 }
 
-func renderReport(sums []summary.Summary, problems []string, skipped []contract.Skipped, buildURL string) string {
+func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
 	pass, fail, unverified, errs := 0, 0, 0, 0
 	for _, s := range sums {
@@ -243,7 +247,7 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 		}
 		b.WriteString("\n")
 	}
-	writeSameBuild(&b, sameBuildComparisons(sums))
+	writeSameBuild(&b, same)
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")
 		for _, s := range skipped {

@@ -5,7 +5,9 @@ package gate
 import (
 	"context"
 	"fmt"
+	"github.com/benchkite/benchkite/internal/contract"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -211,11 +213,11 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 				c.BaselineFrom, c.Tolerance = e.BaselineFrom, &tol
 			}
 			var base float64
-			var source string
+			var source, note string
 			if e.Baseline != nil {
 				base, source = *e.Baseline, "baseline"
 			} else {
-				b, from, err := g.otherRecipeScore(ctx, e.BaselineFrom, t.Name, e.Metric)
+				b, from, n, err := g.otherRecipeScore(ctx, sum, e.BaselineFrom, t.Name, e.Metric)
 				if err != nil {
 					c.Verdict = summary.VerdictNoBaseline
 					c.Bound = fmt.Sprintf("within %g of %s", e.Tolerance, e.BaselineFrom)
@@ -223,7 +225,7 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 					out = append(out, c)
 					continue
 				}
-				base, source = b, from
+				base, source, note = b, from, n
 			}
 			c.Baseline = &base
 			if base != 0 {
@@ -232,7 +234,7 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			c.Bound = fmt.Sprintf(">= %.4f (%s %.4f - %g)", base-e.Tolerance, source, base, e.Tolerance)
 			// A score may rise, but not fall by more than the tolerance.
 			c.Verdict = verdictOf(value >= base-e.Tolerance-1e-12)
-			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %g)", t.Name, e.Metric, value, source, base, value-base, e.Tolerance)
+			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %g)%s", t.Name, e.Metric, value, source, base, value-base, e.Tolerance, note)
 			out = append(out, c)
 		}
 	}
@@ -259,25 +261,49 @@ func keyList(m map[string]float64) string {
 	return strings.Join(keys, ", ")
 }
 
+// BaselineFromNights is how many of another recipe's nights a
+// baseline_from gate looks through for one that ran tonight's image.
+const BaselineFromNights = contract.TrendNights
+
 // otherRecipeScore reads a task metric from another recipe's latest
-// passing nightly.
-func (g Gater) otherRecipeScore(ctx context.Context, recipe, task, metric string) (float64, string, error) {
-	r, err := g.History.Last(ctx, recipe, 1)
+// passing nightly that ran the same model on the same image digest as
+// tonight, else from its latest passing nightly, saying that the images
+// differ. (The report step compares per question when both recipes ran
+// in the same build; a GPU job has only the other recipe's summaries.)
+func (g Gater) otherRecipeScore(ctx context.Context, sum *summary.Summary, recipe, task, metric string) (value float64, source, note string, err error) {
+	r, err := g.History.Last(ctx, recipe, BaselineFromNights)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	if len(r.Nights) == 0 {
-		return 0, "", fmt.Errorf("%w: no passing nightly of %s", baseline.ErrNoBaseline, recipe)
+		return 0, "", "", fmt.Errorf("%w: no passing nightly of %s", baseline.ErrNoBaseline, recipe)
 	}
 	n := r.Nights[0]
+	if sum.ImageDigest != "" {
+		same := slices.IndexFunc(r.Nights, func(p baseline.Past) bool {
+			return p.Summary.ImageDigest == sum.ImageDigest && p.Summary.Model == sum.Model
+		})
+		if same >= 0 {
+			n = r.Nights[same]
+		} else {
+			note = fmt.Sprintf("; the images differ (tonight %s, #%d %s): a change may be the image's, not speculation's", sum.ImageDigest, n.BuildNumber, orUnpinned(n.Summary.ImageDigest))
+		}
+	}
 	for _, a := range n.Summary.Accuracy {
-		if a.Task == task {
+		if a.Task == task && a.Status == summary.StatusOK {
 			if v, ok := a.Metrics[metric]; ok {
-				return v, fmt.Sprintf("%s #%d", recipe, n.BuildNumber), nil
+				return v, fmt.Sprintf("%s #%d", recipe, n.BuildNumber), note, nil
 			}
 		}
 	}
-	return 0, "", fmt.Errorf("%w: %s #%d has no %s %s", baseline.ErrNoBaseline, recipe, n.BuildNumber, task, metric)
+	return 0, "", "", fmt.Errorf("%w: %s #%d has no %s %s", baseline.ErrNoBaseline, recipe, n.BuildNumber, task, metric)
+}
+
+func orUnpinned(digest string) string {
+	if digest == "" {
+		return "an unpinned image"
+	}
+	return digest
 }
 
 func describeBound(e workloads.Expectation) string {

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/bkapi"
@@ -85,7 +86,7 @@ func TestSeedRecipeBaselineFrom(t *testing.T) {
 			if diff := cmp.Diff(got, []summary.GateResult{tt.want}, approx); diff != "" {
 				t.Errorf("Apply() diff (-got +want):\n%s", diff)
 			}
-			wantCalls := []baselinetest.Call{{Recipe: "minimax_m3-nospec-mi355x", StepKey: "recipe:minimax_m3-nospec-mi355x", N: 1}}
+			wantCalls := []baselinetest.Call{{Recipe: "minimax_m3-nospec-mi355x", StepKey: "recipe:minimax_m3-nospec-mi355x", N: BaselineFromNights}}
 			if diff := cmp.Diff(src.Calls(), wantCalls); diff != "" {
 				t.Errorf("baseline lookups diff (-got +want):\n%s", diff)
 			}
@@ -411,4 +412,44 @@ func accuracyOnly(gs []summary.GateResult) []summary.GateResult {
 		}
 	}
 	return out
+}
+
+func TestBaselineFromPrefersTonightsImage(t *testing.T) {
+	t.Parallel()
+	res := workloadstest.Resolve(t, seedRecipe, nil)
+	digest := func(c byte) string { return "sha256:" + strings.Repeat(string(c), 64) }
+	night := func(build int, score float64, model, image string) baseline.Night {
+		return baseline.Night{BuildNumber: build, Summary: baselinetest.Encode(t, summary.Summary{
+			Recipe: "minimax_m3-nospec-mi355x", Model: model, ImageDigest: image, Verdict: summary.VerdictPass,
+			Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusOK, Metrics: map[string]float64{flexible: score}}},
+		})}
+	}
+	model := res.Recipe.VLLM.Model
+	tests := []struct {
+		name    string
+		nights  []baseline.Night
+		tonight string
+		want    string
+	}{
+		{"the newest night on tonight's image and model", []baseline.Night{
+			night(43, 0.5, model, digest('b')), night(42, 0.6, "other/model", digest('a')), night(41, 0.94, model, digest('a'))},
+			digest('a'), "vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0100, tolerance 0.015)"},
+		{"none on tonight's image: the newest, with a note", []baseline.Night{
+			night(43, 0.94, model, digest('b')), night(42, 0.6, model, "")},
+			digest('a'), "vs minimax_m3-nospec-mi355x #43 0.9400 (Δ -0.0100, tolerance 0.015); the images differ (tonight " + digest('a') + ", #43 " + digest('b') + "): a change may be the image's"},
+		{"tonight unpinned: the newest", []baseline.Night{night(43, 0.94, model, digest('b'))},
+			"", "vs minimax_m3-nospec-mi355x #43 0.9400"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := &baselinetest.Source{Nights: map[string][]baseline.Night{"minimax_m3-nospec-mi355x": tt.nights}}
+			sum := gsm8kSummary(res.Recipe.Name, 0.93)
+			sum.Model, sum.ImageDigest = model, tt.tonight
+			got := accuracyOnly(Gater{Res: res, History: src.History()}.Apply(context.Background(), sum))
+			if len(got) != 1 || got[0].Verdict != summary.VerdictPass || !strings.Contains(got[0].Message, tt.want) {
+				t.Errorf("Apply() = %+v, want one pass whose message contains %q", got, tt.want)
+			}
+		})
+	}
 }

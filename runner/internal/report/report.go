@@ -180,6 +180,33 @@ func functionCalling(s summary.Summary) string {
 	return fmt.Sprintf("%d scored, lowest %s %.4f", n, annotate.Text(lowName), low)
 }
 
+// spread is the headline throughput's spread, per GPU: tonight's
+// repetitions, the history's noise and the detector's threshold, when the
+// run has a regression gate on it.
+func spread(s summary.Summary, run *summary.BenchRun) string {
+	for _, g := range s.Gates {
+		d := g.Detector
+		if g.Kind != summary.GateRegression || g.Subject != run.Name || g.Metric != "output_throughput" || d == nil {
+			continue
+		}
+		per := func(v float64) float64 {
+			if s.NumGPUs > 0 {
+				return v / float64(s.NumGPUs)
+			}
+			return v
+		}
+		out := ""
+		if d.Repetitions > 1 {
+			out = fmt.Sprintf("%.1f–%.1f, ", per(d.RepMin), per(d.RepMax))
+		}
+		if g.Baseline == nil {
+			return " (" + out + "not judged)"
+		}
+		return fmt.Sprintf(" (%snoise %.1f%%, limit −%.1f%%)", out, d.NoiseCVPct, d.ThresholdPct)
+	}
+	return ""
+}
+
 func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
 	pass, fail, unverified, errs := 0, 0, 0, 0
@@ -201,7 +228,7 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 	}
 	fmt.Fprintf(&b, "%d could not be judged\n\n", errs)
 	if len(sums) > 0 {
-		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | BFCL | failed gates |\n")
+		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU (reps; noise, limit) | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | BFCL | failed gates |\n")
 		b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|---|\n")
 		for _, s := range sums {
 			name := annotate.InlineCode(s.Recipe)
@@ -213,7 +240,7 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 			run, task, metric := headline(s)
 			tput, ttft, tpot, accept, acc := "–", "–", "–", "–", "–"
 			if run != nil {
-				tput = fmt.Sprintf("%.1f", run.OutputThroughputPerGPU)
+				tput = fmt.Sprintf("%.1f", run.OutputThroughputPerGPU) + spread(s, run)
 				ttft = fmt.Sprintf("%.1f", run.TTFT.Median)
 				tpot = fmt.Sprintf("%.2f", run.TPOT.Median)
 				if run.SpecDecode != nil {

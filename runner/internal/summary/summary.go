@@ -210,9 +210,6 @@ type GateResult struct {
 	Detector *Detector `json:"detector,omitempty"`
 	// ChangePoint names where a flagged regression began.
 	ChangePoint *ChangePoint `json:"change_point,omitempty"`
-	// Paired is the per-question comparison of a speculating recipe with
-	// its no-speculation twin (baseline_from gates).
-	Paired *Paired `json:"paired,omitempty"`
 }
 
 // Detector is the regression detector's reading of one metric: the
@@ -274,27 +271,6 @@ type NightRef struct {
 	Value       float64 `json:"value"`
 	ImageDigest string  `json:"image_digest,omitempty"`
 	VLLMCommit  string  `json:"vllm_commit,omitempty"`
-}
-
-// Paired is a paired.Result as written: per-question agreement of the
-// speculating and the non-speculating run, McNemar's discordant counts
-// and exact p.
-type Paired struct {
-	// Against says which run the speculative one was paired with: "same
-	// build", "night #N, same image" or "night #N, another image".
-	Against   string  `json:"against"`
-	Filter    string  `json:"filter"`
-	Pairs     int     `json:"pairs"`
-	Agreement float64 `json:"agreement"` // same outcome, fraction of pairs
-	// B: right without speculation only; C: right with it only.
-	B         int     `json:"b"`
-	C         int     `json:"c"`
-	P         float64 `json:"p"`
-	Alpha     float64 `json:"alpha"`
-	SpecScore float64 `json:"spec_score"`
-	BaseScore float64 `json:"base_score"`
-	Fail      bool    `json:"fail"`
-	Note      string  `json:"note,omitempty"`
 }
 
 // Phase returns the phase called name, or nil if there is none. The pointer

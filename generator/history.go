@@ -10,7 +10,8 @@ import (
 
 // historyNeeds lists the past nights the build compares with: every
 // selected recipe's own (enough for its regression gates and its trend
-// picture) and the latest night of every recipe a baseline_from names.
+// picture) and the nights of every recipe a baseline_from names, among
+// which the gate looks for one that ran tonight's image.
 func historyNeeds(sel *selection.Selection) []contract.Need {
 	var out []contract.Need
 	at := map[string]int{}
@@ -37,7 +38,7 @@ func historyNeeds(sel *selection.Selection) []contract.Need {
 	for _, run := range sel.Runs {
 		for _, e := range expectations(run.Recipe) {
 			if e.BaselineFrom != "" {
-				need(e.BaselineFrom, 1)
+				need(e.BaselineFrom, contract.TrendNights)
 			}
 		}
 	}

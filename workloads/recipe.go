@@ -167,10 +167,12 @@ type Assertion struct {
 // Regression is the policy for comparing a night with its predecessors.
 type Regression struct {
 	Metrics []RegressionMetric
-	// Nights is how many passing nightlies the baseline is the median of.
+	// Nights is how many comparable passing nightlies the regression
+	// detector judges tonight against.
 	Nights int
 	// MaxMissing is how many of the wanted nights may be missing before the
-	// gate says "no baseline" instead of judging on too little.
+	// gate says "no baseline" instead of judging on too little;
+	// Nights − MaxMissing is the fewest judged by.
 	MaxMissing int
 }
 
@@ -179,7 +181,9 @@ type RegressionMetric struct {
 	Metric string
 	// HigherIsBetter: throughput true, latency false.
 	HigherIsBetter bool
-	// MaxDropPct is the allowed worsening in percent of the baseline.
+	// MaxDropPct is the smallest worsening, in percent of the baseline,
+	// that is flagged: the detector's floor, below which noise-sized
+	// changes never fail.
 	MaxDropPct float64
 }
 

@@ -201,8 +201,8 @@ func benchGates(b *workloads.Bench) []string {
 			if !m.HigherIsBetter {
 				dir = "lower"
 			}
-			out = append(out, fmt.Sprintf("%s: %s at most %g%% worse than the median of the last %d nights (%s is better; up to %d missing)",
-				c.Name, m.Metric, m.MaxDropPct, policy.Nights, dir, policy.MaxMissing))
+			out = append(out, fmt.Sprintf("%s: %s flagged when over %g%% worse and beyond the noise of the last %d comparable nights (%s is better; judged from %d nights)",
+				c.Name, m.Metric, m.MaxDropPct, policy.Nights, dir, policy.Nights-policy.MaxMissing))
 		}
 	}
 	return out

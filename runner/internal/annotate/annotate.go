@@ -128,6 +128,7 @@ func Render(s summary.Summary, trendArtifact string) string {
 		b.WriteString("\n")
 	}
 	writeBenchTable(&b, s)
+	writeDetectorTable(&b, s)
 	writeAccuracyTable(&b, s)
 	writeGateTable(&b, s)
 	if trendArtifact != "" {
@@ -224,4 +225,96 @@ func writeGateTable(b *strings.Builder, s summary.Summary) {
 		fmt.Fprintf(b, "| %s %s | %s | %s | %s | %s | %s | %s |\n", VerdictMark(g.Verdict), Text(g.Verdict), Text(g.Kind), Text(g.Subject), InlineCode(g.Metric), value, Text(Clip(g.Bound, 200)), delta)
 	}
 	b.WriteString("\n")
+}
+
+// Spread is a regression gate's reading in a few words: tonight's
+// repetitions (their range when several) and the history's noise, for a
+// table cell.
+func Spread(g summary.GateResult) string {
+	d := g.Detector
+	if d == nil {
+		return ""
+	}
+	reps := "1 run"
+	if d.Repetitions > 1 {
+		reps = fmt.Sprintf("%d reps %.4g–%.4g", d.Repetitions, d.RepMin, d.RepMax)
+	}
+	return fmt.Sprintf("%s; noise CV %.1f%% over %d nights", reps, d.NoiseCVPct, d.Used)
+}
+
+// writeDetectorTable shows, per regression gate the detector judged, the
+// spread it judged by, its threshold and why it did or did not flag, and
+// where a flagged regression began.
+func writeDetectorTable(b *strings.Builder, s summary.Summary) {
+	var gates []summary.GateResult
+	for _, g := range s.Gates {
+		if g.Kind == summary.GateRegression && g.Detector != nil {
+			gates = append(gates, g)
+		}
+	}
+	if len(gates) == 0 {
+		return
+	}
+	b.WriteString("#### Regression detector\n\n")
+	b.WriteString("| verdict | run | metric | tonight | spread | baseline | Δ | worse by | threshold (floor, noise) | why |\n|---|---|---|--:|---|--:|--:|--:|---|---|\n")
+	for _, g := range gates {
+		d := g.Detector
+		base, delta, thr := "–", "", fmt.Sprintf("floor %g%%", d.FloorPct)
+		if g.Baseline != nil {
+			base = fmt.Sprintf("%.4g", *g.Baseline)
+			thr = fmt.Sprintf("%.1f%% (%g%%, %.1f%%)", d.ThresholdPct, d.FloorPct, d.NoiseThresholdPct)
+		}
+		if g.DeltaPct != nil {
+			delta = fmt.Sprintf("%+.1f%%", *g.DeltaPct)
+		}
+		worse := ""
+		if g.Baseline != nil {
+			worse = fmt.Sprintf("%.1f%%", d.WorsePct)
+		}
+		why := d.Why
+		if d.ReducedPower {
+			why += fmt.Sprintf(" (only %d nights: reduced power)", d.Used)
+		}
+		fmt.Fprintf(b, "| %s %s | %s | %s | %.4g | %s | %s | %s | %s | %s | %s |\n", VerdictMark(g.Verdict), Text(g.Verdict), Text(g.Subject), InlineCode(g.Metric),
+			d.Tonight, Text(Spread(g)), base, delta, worse, thr, Text(Clip(why, 400)))
+	}
+	b.WriteString("\n")
+	for _, g := range gates {
+		cp := g.ChangePoint
+		if cp == nil {
+			continue
+		}
+		how := "no significant change point; the last night and tonight"
+		if cp.Found {
+			how = fmt.Sprintf("change point p = %.2g, mean %.4g then %.4g", cp.P, cp.Before, cp.After)
+		}
+		fmt.Fprintf(b, "**%s %s began** (%s): last good %s, first bad %s.\n\n", Text(g.Subject), InlineCode(g.Metric), Text(how), nightText(cp.LastGood), nightText(cp.FirstBad))
+		if len(cp.Bisect) > 0 {
+			b.WriteString("To bisect between them:\n\n")
+			for _, line := range cp.Bisect {
+				fmt.Fprintf(b, "- %s\n", InlineCode(line))
+			}
+			b.WriteString("\nthen trigger the middle commit of that list the same way, and halve again.\n\n")
+		}
+	}
+}
+
+func nightText(r summary.NightRef) string {
+	var parts []string
+	switch {
+	case r.Tonight && r.Build > 0:
+		parts = append(parts, fmt.Sprintf("tonight (#%d)", r.Build))
+	case r.Tonight:
+		parts = append(parts, "tonight")
+	default:
+		parts = append(parts, fmt.Sprintf("#%d", r.Build))
+	}
+	parts = append(parts, fmt.Sprintf("%.4g", r.Value))
+	if r.VLLMCommit != "" {
+		parts = append(parts, "vLLM "+InlineCode(r.VLLMCommit))
+	}
+	if r.ImageDigest != "" {
+		parts = append(parts, "image "+InlineCode(r.ImageDigest))
+	}
+	return strings.Join(parts, " ")
 }

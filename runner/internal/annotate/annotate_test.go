@@ -121,3 +121,32 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderDetector(t *testing.T) {
+	t.Parallel()
+	nasty := "x | y <b> `z`"
+	v, base, delta := 90.0, 100.0, -10.0
+	s := summary.Summary{Recipe: "r-h200", GPU: "H200", NumGPUs: 1, TP: 1, Model: "m", Verdict: summary.VerdictFail,
+		Bench: []summary.BenchRun{{Name: "8k", Status: summary.StatusOK, OutputThroughput: 90}},
+		Gates: []summary.GateResult{{Kind: summary.GateRegression, Subject: "8k", Metric: "output_throughput", Value: &v, Baseline: &base, DeltaPct: &delta,
+			Verdict: summary.VerdictFail, Message: "m",
+			Detector: &summary.Detector{Nights: 30, Used: 29, Outliers: 1, Repetitions: 3, RepMin: 89.5, RepMax: 90.5, Tonight: 90,
+				NoiseCVPct: 0.8, FloorPct: 5, NoiseThresholdPct: 1.9, ThresholdPct: 5, WorsePct: 10, Rule: "single-night", Why: "flagged: " + nasty},
+			ChangePoint: &summary.ChangePoint{Found: true, P: 1e-9, Before: 100, After: 90,
+				LastGood: summary.NightRef{Build: 100, Value: 99.6, VLLMCommit: "abc0064", ImageDigest: "sha256:aa"},
+				FirstBad: summary.NightRef{Tonight: true, Build: 101, Value: 90, VLLMCommit: "def4567"},
+				Bisect:   []string{"git -C vllm rev-list --first-parent --reverse abc0064..def4567", "generator trigger --vllm-commit abc0064 --workloads-list r-h200 --bench-only --message 'a | b'"}}}},
+	}
+	got := Render(s, "")
+	testutil.CheckMarkdownTables(t, got)
+	for _, want := range []string{
+		"| ❌ fail | 8k | `output_throughput` | 90 | 3 reps 89.5–90.5; noise CV 0.8% over 29 nights | 100 | -10.0% | 10.0% | 5.0% (5%, 1.9%) | flagged: x &#124; y &lt;b&gt; &#96;z&#96; |",
+		"**8k `output_throughput` began** (change point p = 1e-09, mean 100 then 90): last good #100 99.6 vLLM `abc0064` image `sha256:aa`, first bad tonight (#101) 90 vLLM `def4567`.",
+		"- `git -C vllm rev-list --first-parent --reverse abc0064..def4567`",
+		"- <code>generator trigger --vllm-commit abc0064 --workloads-list r-h200 --bench-only --message 'a &#124; b'</code>",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("annotation lacks %q:\n%s", want, got)
+		}
+	}
+}

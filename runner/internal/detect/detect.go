@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Defaults chosen with `runner calibrate` (see its TABLE.md): with them and
+// Defaults chosen with `runner calibrate` (the README has the table): with them and
 // 30 nights of history the measured false-positive rate is 0.8 % per night
 // and a step of three times the noise is flagged on the night it starts or
 // the next in 92 % of trials. Below 20 nights the false-positive rate

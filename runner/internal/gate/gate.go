@@ -5,9 +5,9 @@ package gate
 import (
 	"context"
 	"fmt"
+	"github.com/benchkite/benchkite/internal/contract"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -213,11 +213,11 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 				c.BaselineFrom, c.Tolerance = e.BaselineFrom, &tol
 			}
 			var base float64
-			var source string
+			var source, note string
 			if e.Baseline != nil {
 				base, source = *e.Baseline, "baseline"
 			} else {
-				b, from, err := g.otherRecipeScore(ctx, e.BaselineFrom, t.Name, e.Metric)
+				b, from, n, err := g.otherRecipeScore(ctx, sum, e.BaselineFrom, t.Name, e.Metric)
 				if err != nil {
 					c.Verdict = summary.VerdictNoBaseline
 					c.Bound = fmt.Sprintf("within %g of %s", e.Tolerance, e.BaselineFrom)
@@ -225,7 +225,7 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 					out = append(out, c)
 					continue
 				}
-				base, source = b, from
+				base, source, note = b, from, n
 			}
 			c.Baseline = &base
 			if base != 0 {
@@ -234,7 +234,7 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			c.Bound = fmt.Sprintf(">= %.4f (%s %.4f - %g)", base-e.Tolerance, source, base, e.Tolerance)
 			// A score may rise, but not fall by more than the tolerance.
 			c.Verdict = verdictOf(value >= base-e.Tolerance-1e-12)
-			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %g)", t.Name, e.Metric, value, source, base, value-base, e.Tolerance)
+			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %g)%s", t.Name, e.Metric, value, source, base, value-base, e.Tolerance, note)
 			out = append(out, c)
 		}
 	}
@@ -261,25 +261,49 @@ func keyList(m map[string]float64) string {
 	return strings.Join(keys, ", ")
 }
 
+// BaselineFromNights is how many of another recipe's nights a
+// baseline_from gate looks through for one that ran tonight's image.
+const BaselineFromNights = contract.TrendNights
+
 // otherRecipeScore reads a task metric from another recipe's latest
-// passing nightly.
-func (g Gater) otherRecipeScore(ctx context.Context, recipe, task, metric string) (float64, string, error) {
-	r, err := g.History.Last(ctx, recipe, 1)
+// passing nightly that ran the same model on the same image digest as
+// tonight, else from its latest passing nightly, saying that the images
+// differ. (The report step compares per question when both recipes ran
+// in the same build; a GPU job has only the other recipe's summaries.)
+func (g Gater) otherRecipeScore(ctx context.Context, sum *summary.Summary, recipe, task, metric string) (value float64, source, note string, err error) {
+	r, err := g.History.Last(ctx, recipe, BaselineFromNights)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
 	if len(r.Nights) == 0 {
-		return 0, "", fmt.Errorf("%w: no passing nightly of %s", baseline.ErrNoBaseline, recipe)
+		return 0, "", "", fmt.Errorf("%w: no passing nightly of %s", baseline.ErrNoBaseline, recipe)
 	}
 	n := r.Nights[0]
+	if sum.ImageDigest != "" {
+		same := slices.IndexFunc(r.Nights, func(p baseline.Past) bool {
+			return p.Summary.ImageDigest == sum.ImageDigest && p.Summary.Model == sum.Model
+		})
+		if same >= 0 {
+			n = r.Nights[same]
+		} else {
+			note = fmt.Sprintf("; the images differ (tonight %s, #%d %s): a change may be the image's, not speculation's", sum.ImageDigest, n.BuildNumber, orUnpinned(n.Summary.ImageDigest))
+		}
+	}
 	for _, a := range n.Summary.Accuracy {
-		if a.Task == task {
+		if a.Task == task && a.Status == summary.StatusOK {
 			if v, ok := a.Metrics[metric]; ok {
-				return v, fmt.Sprintf("%s #%d", recipe, n.BuildNumber), nil
+				return v, fmt.Sprintf("%s #%d", recipe, n.BuildNumber), note, nil
 			}
 		}
 	}
-	return 0, "", fmt.Errorf("%w: %s #%d has no %s %s", baseline.ErrNoBaseline, recipe, n.BuildNumber, task, metric)
+	return 0, "", "", fmt.Errorf("%w: %s #%d has no %s %s", baseline.ErrNoBaseline, recipe, n.BuildNumber, task, metric)
+}
+
+func orUnpinned(digest string) string {
+	if digest == "" {
+		return "an unpinned image"
+	}
+	return digest
 }
 
 func describeBound(e workloads.Expectation) string {
@@ -386,101 +410,4 @@ func boundText(a workloads.Assertion) string {
 	default:
 		return fmt.Sprintf("<= %g", *a.Max)
 	}
-}
-
-// regressions compares each planned run with the median of the recipe's
-// last passing nightlies.
-func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.GateResult {
-	var out []summary.GateResult
-	for _, planned := range g.Res.BenchRuns {
-		c := g.configOf(planned.Config)
-		if c == nil {
-			continue
-		}
-		policy := g.Res.Recipe.Bench.RegressionFor(c)
-		if policy == nil {
-			continue
-		}
-		run := benchRun(sum, planned.Name)
-		var history baseline.Nights
-		var histErr error
-		var series string
-		if run != nil && run.Status == summary.StatusOK {
-			history, histErr = g.History.Last(ctx, sum.Recipe, policy.Nights)
-			history, series = Comparable(history, sum.Fingerprint)
-		}
-		for _, m := range policy.Metrics {
-			gr := summary.GateResult{Kind: summary.GateRegression, Subject: planned.Name, Metric: m.Metric}
-			dir := "higher is better"
-			if !m.HigherIsBetter {
-				dir = "lower is better"
-			}
-			gr.Bound = fmt.Sprintf("within %g%% of the median of the last %d nights (%s)", m.MaxDropPct, policy.Nights, dir)
-			v, why := benchValue(run, m.Metric)
-			if why != "" {
-				out = append(out, unmeasured(gr, sum, summary.PhaseBench, why))
-				continue
-			}
-			gr.Value = &v
-			if histErr != nil {
-				gr.Verdict = summary.VerdictNoBaseline
-				gr.Message = fmt.Sprintf("%s %s = %.4g: no baseline (%v)", planned.Name, m.Metric, v, histErr)
-				out = append(out, gr)
-				continue
-			}
-			values := pastValues(history, planned.Name, m.Metric)
-			if missing := policy.Nights - len(values); missing > policy.MaxMissing || len(values) == 0 {
-				gr.Verdict = summary.VerdictNoBaseline
-				gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it (at most %d may be missing)", planned.Name, m.Metric, v, len(values), policy.Nights, policy.MaxMissing)
-				if series != "" {
-					gr.Message += "; " + series
-				}
-				out = append(out, gr)
-				continue
-			}
-			base := median(values)
-			gr.Baseline = &base
-			delta := 0.0
-			if base != 0 {
-				delta = (v - base) / base * 100
-			}
-			gr.DeltaPct = pct(delta)
-			worse := delta
-			if m.HigherIsBetter {
-				worse = -delta
-			}
-			gr.Verdict = verdictOf(worse <= m.MaxDropPct)
-			gr.Message = fmt.Sprintf("%s %s = %.4g vs median %.4g of %d nights (%+.1f%%, allowed %g%% worse)", planned.Name, m.Metric, v, base, len(values), delta, m.MaxDropPct)
-			if series != "" {
-				gr.Message += "; " + series
-			}
-			out = append(out, gr)
-		}
-	}
-	return out
-}
-
-// pastValues reads one metric of one run out of every night's summary;
-// nights without it count as missing.
-func pastValues(r baseline.Nights, run, metric string) []float64 {
-	var out []float64
-	for _, n := range r.Nights {
-		for _, b := range n.Summary.Bench {
-			if b.Name == run && b.Status == summary.StatusOK {
-				if v, ok := b.Metrics[metric]; ok && !math.IsNaN(v) {
-					out = append(out, v)
-				}
-			}
-		}
-	}
-	return out
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/bkapi"
@@ -85,7 +86,7 @@ func TestSeedRecipeBaselineFrom(t *testing.T) {
 			if diff := cmp.Diff(got, []summary.GateResult{tt.want}, approx); diff != "" {
 				t.Errorf("Apply() diff (-got +want):\n%s", diff)
 			}
-			wantCalls := []baselinetest.Call{{Recipe: "minimax_m3-nospec-mi355x", StepKey: "recipe:minimax_m3-nospec-mi355x", N: 1}}
+			wantCalls := []baselinetest.Call{{Recipe: "minimax_m3-nospec-mi355x", StepKey: "recipe:minimax_m3-nospec-mi355x", N: BaselineFromNights}}
 			if diff := cmp.Diff(src.Calls(), wantCalls); diff != "" {
 				t.Errorf("baseline lookups diff (-got +want):\n%s", diff)
 			}
@@ -369,169 +370,6 @@ func tputTPOT(tput, tpot float64) map[string]float64 {
 	return map[string]float64{"output_throughput": tput, "median_tpot_ms": tpot}
 }
 
-func TestRegressionGates(t *testing.T) {
-	t.Parallel()
-	policy := &workloads.Regression{Nights: 5, MaxMissing: 2, Metrics: []workloads.RegressionMetric{
-		{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 5},
-		{Metric: "median_tpot_ms", HigherIsBetter: false, MaxDropPct: 10},
-	}}
-	const (
-		tputBound = "within 5% of the median of the last 5 nights (higher is better)"
-		tpotBound = "within 10% of the median of the last 5 nights (lower is better)"
-	)
-	// Medians: throughput 100, TPOT 20; the outliers do not move them.
-	fiveNights := func(t *testing.T) []baseline.Night {
-		return []baseline.Night{
-			benchNight(t, 50, "8k", tputTPOT(100, 20)),
-			benchNight(t, 49, "8k", tputTPOT(60, 19)),
-			benchNight(t, 48, "8k", tputTPOT(104, 45)),
-			benchNight(t, 47, "8k", tputTPOT(99, 21)),
-			benchNight(t, 46, "8k", tputTPOT(101, 18)),
-		}
-	}
-	tonight := func(status string, tput, tpot float64) *summary.Summary {
-		return &summary.Summary{Recipe: "r-h200", Bench: []summary.BenchRun{{Name: "8k", Config: "8k", Status: status, Metrics: tputTPOT(tput, tpot)}}}
-	}
-	tests := []struct {
-		name       string
-		configPol  bool // policy on the config rather than the bench section
-		nights     func(t *testing.T) []baseline.Night
-		err        error
-		sum        *summary.Summary
-		want       []summary.GateResult
-		wantLookup bool
-	}{
-		{
-			name:   "within the allowed drop",
-			nights: fiveNights,
-			sum:    tonight(summary.StatusOK, 96, 21.8),
-			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(96.0), Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(-4.0),
-					Verdict: "pass", Message: "8k output_throughput = 96 vs median 100 of 5 nights (-4.0%, allowed 5% worse)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(21.8), Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(9.0),
-					Verdict: "pass", Message: "8k median_tpot_ms = 21.8 vs median 20 of 5 nights (+9.0%, allowed 10% worse)"},
-			},
-			wantLookup: true,
-		},
-		{
-			name:      "beyond the allowed drop, policy on the config",
-			configPol: true,
-			nights:    fiveNights,
-			sum:       tonight(summary.StatusOK, 94, 22.2),
-			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(94.0), Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(-6.0),
-					Verdict: "fail", Message: "8k output_throughput = 94 vs median 100 of 5 nights (-6.0%, allowed 5% worse)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(22.2), Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(11.0),
-					Verdict: "fail", Message: "8k median_tpot_ms = 22.2 vs median 20 of 5 nights (+11.0%, allowed 10% worse)"},
-			},
-			wantLookup: true,
-		},
-		{
-			name:   "better in the right direction passes however far",
-			nights: fiveNights,
-			sum:    tonight(summary.StatusOK, 150, 10),
-			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(150.0), Bound: tputBound, Baseline: ptr(100.0), DeltaPct: ptr(50.0),
-					Verdict: "pass", Message: "8k output_throughput = 150 vs median 100 of 5 nights (+50.0%, allowed 5% worse)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(10.0), Bound: tpotBound, Baseline: ptr(20.0), DeltaPct: ptr(-50.0),
-					Verdict: "pass", Message: "8k median_tpot_ms = 10 vs median 20 of 5 nights (-50.0%, allowed 10% worse)"},
-			},
-			wantLookup: true,
-		},
-		{
-			name: "missing nights within the allowance: median of an even count",
-			nights: func(t *testing.T) []baseline.Night {
-				return []baseline.Night{
-					benchNight(t, 50, "8k", tputTPOT(100, 20)),
-					benchNight(t, 49, "8k", nil), // the run failed that night
-					benchNight(t, 48, "8k", tputTPOT(90, 22)),
-					benchNight(t, 47, "8k", tputTPOT(96, 19)),
-					benchNight(t, 46, "8k", tputTPOT(94, 21)),
-				}
-			},
-			sum: tonight(summary.StatusOK, 95, 21),
-			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(95.0), Bound: tputBound, Baseline: ptr(95.0), DeltaPct: ptr(0.0),
-					Verdict: "pass", Message: "8k output_throughput = 95 vs median 95 of 4 nights (+0.0%, allowed 5% worse)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(21.0), Bound: tpotBound, Baseline: ptr(20.5), DeltaPct: ptr(2.4390243902439024),
-					Verdict: "pass", Message: "8k median_tpot_ms = 21 vs median 20.5 of 4 nights (+2.4%, allowed 10% worse)"},
-			},
-			wantLookup: true,
-		},
-		{
-			name: "too many missing nights: no-baseline",
-			nights: func(t *testing.T) []baseline.Night {
-				// Fewer nights than asked for, one without the run, one
-				// where it failed.
-				return []baseline.Night{
-					benchNight(t, 50, "8k", tputTPOT(100, 20)),
-					benchNight(t, 49, "other", tputTPOT(100, 20)),
-					benchNight(t, 48, "8k", nil),
-					benchNight(t, 47, "8k", tputTPOT(1, 1)),
-				}
-			},
-			sum: tonight(summary.StatusOK, 50, 40),
-			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(50.0), Bound: tputBound,
-					Verdict: "no-baseline", Message: "8k output_throughput = 50: only 2 of 5 past nights have it (at most 2 may be missing)"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(40.0), Bound: tpotBound,
-					Verdict: "no-baseline", Message: "8k median_tpot_ms = 40: only 2 of 5 past nights have it (at most 2 may be missing)"},
-			},
-			wantLookup: true,
-		},
-		{
-			name: "baseline API refuses: no-baseline",
-			err:  fmt.Errorf("%w: %w", baseline.ErrNoBaseline, bkapi.ErrUnauthorized),
-			sum:  tonight(summary.StatusOK, 50, 40),
-			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Value: ptr(50.0), Bound: tputBound,
-					Verdict: "no-baseline", Message: "8k output_throughput = 50: no baseline (no baseline: " + bkapi.ErrUnauthorized.Error() + ")"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Value: ptr(40.0), Bound: tpotBound,
-					Verdict: "no-baseline", Message: "8k median_tpot_ms = 40: no baseline (no baseline: " + bkapi.ErrUnauthorized.Error() + ")"},
-			},
-			wantLookup: true,
-		},
-		{
-			name:   "run failed: an error, without looking up nights",
-			nights: fiveNights,
-			sum:    tonight(summary.StatusFailed, 10, 100),
-			want: []summary.GateResult{
-				{Kind: "regression", Subject: "8k", Metric: "output_throughput", Bound: tputBound,
-					Verdict: "error", Message: "8k output_throughput: not measured: the run is failed"},
-				{Kind: "regression", Subject: "8k", Metric: "median_tpot_ms", Bound: tpotBound,
-					Verdict: "error", Message: "8k median_tpot_ms: not measured: the run is failed"},
-			},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			bench := &workloads.Bench{Configs: []workloads.BenchConfig{{Name: "8k"}}}
-			if tt.configPol {
-				bench.Configs[0].Regression = policy
-			} else {
-				bench.Regression = policy
-			}
-			src := &baselinetest.Source{Err: tt.err, Nights: map[string][]baseline.Night{}}
-			if tt.nights != nil {
-				src.Nights["r-h200"] = tt.nights(t)
-			}
-			g := Gater{Res: withRuns(&workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: bench}}), History: src.History()}
-			got := g.Apply(context.Background(), tt.sum)
-			if diff := cmp.Diff(got, tt.want, approx); diff != "" {
-				t.Errorf("Apply() diff (-got +want):\n%s", diff)
-			}
-			var wantCalls []baselinetest.Call
-			if tt.wantLookup {
-				wantCalls = []baselinetest.Call{{Recipe: "r-h200", StepKey: "recipe:r-h200", N: 5}}
-			}
-			if diff := cmp.Diff(src.Calls(), wantCalls); diff != "" {
-				t.Errorf("baseline lookups diff (-got +want):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestBaselineLookupsAreShared(t *testing.T) {
 	t.Parallel()
 	policy := &workloads.Regression{Nights: 3, MaxMissing: 1, Metrics: []workloads.RegressionMetric{{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 5}}}
@@ -574,4 +412,44 @@ func accuracyOnly(gs []summary.GateResult) []summary.GateResult {
 		}
 	}
 	return out
+}
+
+func TestBaselineFromPrefersTonightsImage(t *testing.T) {
+	t.Parallel()
+	res := workloadstest.Resolve(t, seedRecipe, nil)
+	digest := func(c byte) string { return "sha256:" + strings.Repeat(string(c), 64) }
+	night := func(build int, score float64, model, image string) baseline.Night {
+		return baseline.Night{BuildNumber: build, Summary: baselinetest.Encode(t, summary.Summary{
+			Recipe: "minimax_m3-nospec-mi355x", Model: model, ImageDigest: image, Verdict: summary.VerdictPass,
+			Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusOK, Metrics: map[string]float64{flexible: score}}},
+		})}
+	}
+	model := res.Recipe.VLLM.Model
+	tests := []struct {
+		name    string
+		nights  []baseline.Night
+		tonight string
+		want    string
+	}{
+		{"the newest night on tonight's image and model", []baseline.Night{
+			night(43, 0.5, model, digest('b')), night(42, 0.6, "other/model", digest('a')), night(41, 0.94, model, digest('a'))},
+			digest('a'), "vs minimax_m3-nospec-mi355x #41 0.9400 (Δ -0.0100, tolerance 0.015)"},
+		{"none on tonight's image: the newest, with a note", []baseline.Night{
+			night(43, 0.94, model, digest('b')), night(42, 0.6, model, "")},
+			digest('a'), "vs minimax_m3-nospec-mi355x #43 0.9400 (Δ -0.0100, tolerance 0.015); the images differ (tonight " + digest('a') + ", #43 " + digest('b') + "): a change may be the image's"},
+		{"tonight unpinned: the newest", []baseline.Night{night(43, 0.94, model, digest('b'))},
+			"", "vs minimax_m3-nospec-mi355x #43 0.9400"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := &baselinetest.Source{Nights: map[string][]baseline.Night{"minimax_m3-nospec-mi355x": tt.nights}}
+			sum := gsm8kSummary(res.Recipe.Name, 0.93)
+			sum.Model, sum.ImageDigest = model, tt.tonight
+			got := accuracyOnly(Gater{Res: res, History: src.History()}.Apply(context.Background(), sum))
+			if len(got) != 1 || got[0].Verdict != summary.VerdictPass || !strings.Contains(got[0].Message, tt.want) {
+				t.Errorf("Apply() = %+v, want one pass whose message contains %q", got, tt.want)
+			}
+		})
+	}
 }

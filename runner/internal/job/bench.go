@@ -148,7 +148,46 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	out2.Config, out2.Concurrency, out2.NumPrompts = run.Config, run.Concurrency, run.NumPrompts
 	out2.InputLen, out2.OutputLen, out2.Repetitions, out2.Backend = run.InputLen, run.OutputLen, run.Repetitions, run.Backend
 	out2.File = filepath.Base(file)
+	out2.RepetitionValues = j.repetitionValues(run, reps)
 	fmt.Fprintf(j.log, "runner: %s: %.1f output tok/s (%.1f per GPU), median TTFT %.1f ms, median TPOT %.2f ms\n",
 		run.Name, out2.OutputThroughput, out2.OutputThroughputPerGPU, out2.TTFT.Median, out2.TPOT.Median)
 	return out2, nil
+}
+
+// repetitionValues are the gated metrics' values of every repetition, for
+// the regression detector and the spread people see; nil with one
+// repetition, whose value is the run's.
+func (j *Job) repetitionValues(run workloads.BenchRun, reps []results.BenchResult) map[string][]float64 {
+	b := j.res.Recipe.Bench
+	if len(reps) < 2 || b == nil {
+		return nil
+	}
+	var policy *workloads.Regression
+	for i := range b.Configs {
+		if b.Configs[i].Name == run.Config {
+			policy = b.RegressionFor(&b.Configs[i])
+		}
+	}
+	if policy == nil {
+		return nil
+	}
+	out := map[string][]float64{}
+	for _, m := range policy.Metrics {
+		var values []float64
+		for _, r := range reps {
+			v, ok := r.Numeric[m.Metric]
+			if !ok {
+				values = nil
+				break
+			}
+			values = append(values, v)
+		}
+		if values != nil {
+			out[m.Metric] = values
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

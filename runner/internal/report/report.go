@@ -57,11 +57,15 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 		}
 	}
 	sums, problems := readSummaries(*dir)
+	if *download {
+		downloadSamples(ctx, procs, *dir, sums, environ, io)
+	}
+	same := sameBuildComparisons(sums, *dir)
 	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
-	body := annotate.Cap(renderReport(sums, problems, skipped, getenv("BUILDKITE_BUILD_URL")), annotate.MaxBody)
+	body := annotate.Cap(renderReport(sums, same, problems, skipped, getenv("BUILDKITE_BUILD_URL")), annotate.MaxBody)
 	fmt.Fprint(io.Stdout, body)
 	if buildlog.InBuildkite(getenv) {
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums)}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums, same)}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
 		if err := procs.Run(ctx, spec); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: annotate: %v\n", err)
 		}
@@ -70,7 +74,7 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) regressed\n", n)
 		return cliutil.Exit(1)
 	}
-	if n := sameBuildFailures(sameBuildComparisons(sums)); n > 0 {
+	if n := sameBuildFailures(same); n > 0 {
 		fmt.Fprintf(io.Stdout, "+++ :x: %d same-build comparison(s) failed\n", n)
 		return cliutil.Exit(1)
 	}
@@ -110,12 +114,12 @@ func regressions(sums []summary.Summary) int {
 	return n
 }
 
-func reportStyle(sums []summary.Summary) string {
+func reportStyle(sums []summary.Summary, same []sameBuild) string {
 	if len(sums) == 0 {
 		// Nothing to show is not a success.
 		return "warning"
 	}
-	if sameBuildFailures(sameBuildComparisons(sums)) > 0 {
+	if sameBuildFailures(same) > 0 {
 		return "error"
 	}
 	style := "success"
@@ -176,7 +180,34 @@ func functionCalling(s summary.Summary) string {
 	return fmt.Sprintf("%d scored, lowest %s %.4f", n, annotate.Text(lowName), low)
 }
 
-func renderReport(sums []summary.Summary, problems []string, skipped []contract.Skipped, buildURL string) string {
+// spread is the headline throughput's spread, per GPU: tonight's
+// repetitions, the history's noise and the detector's threshold, when the
+// run has a regression gate on it.
+func spread(s summary.Summary, run *summary.BenchRun) string {
+	for _, g := range s.Gates {
+		d := g.Detector
+		if g.Kind != summary.GateRegression || g.Subject != run.Name || g.Metric != "output_throughput" || d == nil {
+			continue
+		}
+		per := func(v float64) float64 {
+			if s.NumGPUs > 0 {
+				return v / float64(s.NumGPUs)
+			}
+			return v
+		}
+		out := ""
+		if d.Repetitions > 1 {
+			out = fmt.Sprintf("%.1f–%.1f, ", per(d.RepMin), per(d.RepMax))
+		}
+		if g.Baseline == nil {
+			return " (" + out + "not judged)"
+		}
+		return fmt.Sprintf(" (%snoise %.1f%%, limit −%.1f%%)", out, d.NoiseCVPct, d.ThresholdPct)
+	}
+	return ""
+}
+
+func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
 	pass, fail, unverified, errs := 0, 0, 0, 0
 	for _, s := range sums {
@@ -197,7 +228,7 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 	}
 	fmt.Fprintf(&b, "%d could not be judged\n\n", errs)
 	if len(sums) > 0 {
-		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | BFCL | failed gates |\n")
+		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU (reps; noise, limit) | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | BFCL | failed gates |\n")
 		b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|---|\n")
 		for _, s := range sums {
 			name := annotate.InlineCode(s.Recipe)
@@ -209,7 +240,7 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 			run, task, metric := headline(s)
 			tput, ttft, tpot, accept, acc := "–", "–", "–", "–", "–"
 			if run != nil {
-				tput = fmt.Sprintf("%.1f", run.OutputThroughputPerGPU)
+				tput = fmt.Sprintf("%.1f", run.OutputThroughputPerGPU) + spread(s, run)
 				ttft = fmt.Sprintf("%.1f", run.TTFT.Median)
 				tpot = fmt.Sprintf("%.2f", run.TPOT.Median)
 				if run.SpecDecode != nil {
@@ -243,7 +274,7 @@ func renderReport(sums []summary.Summary, problems []string, skipped []contract.
 		}
 		b.WriteString("\n")
 	}
-	writeSameBuild(&b, sameBuildComparisons(sums))
+	writeSameBuild(&b, same)
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")
 		for _, s := range skipped {

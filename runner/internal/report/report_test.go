@@ -36,7 +36,7 @@ func TestRenderReportGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			sums, problems := readSummaries(tt.dir)
-			got := renderReport(sums, problems, contract.ParseSkipped(tt.skipped), tt.buildURL)
+			got := renderReport(sums, sameBuildComparisons(sums, tt.dir), problems, contract.ParseSkipped(tt.skipped), tt.buildURL)
 			testutil.CheckMarkdownTables(t, got)
 			testutil.Golden(t, "testdata/report/"+tt.name+".md", []byte(got))
 		})
@@ -78,7 +78,7 @@ func TestReportStyle(t *testing.T) {
 		{sum("error", "fail", "pass"), "error"},
 	}
 	for _, tt := range tests {
-		if got := reportStyle(tt.sums); got != tt.want {
+		if got := reportStyle(tt.sums, sameBuildComparisons(tt.sums, "")); got != tt.want {
 			t.Errorf("reportStyle(%v) = %q, want %q", tt.sums, got, tt.want)
 		}
 	}

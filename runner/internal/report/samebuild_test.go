@@ -44,7 +44,7 @@ func TestSameBuildComparisons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := sameBuildComparisons(tt.sums)
+			got := sameBuildComparisons(tt.sums, "")
 			if diff := cmp.Diff(got, tt.want); diff != "" {
 				t.Errorf("sameBuildComparisons() diff (-got +want):\n%s", diff)
 			}
@@ -55,13 +55,13 @@ func TestSameBuildComparisons(t *testing.T) {
 func TestReportShowsSameBuildFailure(t *testing.T) {
 	t.Parallel()
 	sums := seedPair(0.91, 0.95)
-	body := renderReport(sums, nil, nil, "")
+	body := renderReport(sums, sameBuildComparisons(sums, ""), nil, nil, "")
 	for _, want := range []string{"#### Same-build comparisons", "| ❌ fail | `minimax_m3-mi355x` | gsm8k |", "| 0.9100 | `minimax_m3-nospec-mi355x` | 0.9500 | -0.0400 | 0.015 |"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("report lacks %q:\n%s", want, body)
 		}
 	}
-	if got := reportStyle(sums); got != "error" {
+	if got := reportStyle(sums, sameBuildComparisons(sums, "")); got != "error" {
 		t.Errorf("reportStyle() = %q, want error", got)
 	}
 }

@@ -90,6 +90,9 @@
 //     (0-1), position 0 first.
 //   - metrics: optional; every numeric top-level value of the vLLM result,
 //     under vLLM's key names, e.g. "p99_ttft_ms", "duration".
+//   - repetition_values: optional; with several repetitions, each
+//     regression-gated metric's value of every repetition, in order, e.g.
+//     "output_throughput": [2901.5, 2908.8, 2915.0].
 //
 // # accuracy
 //
@@ -132,4 +135,18 @@
 //     no min, also gets a failing gate with bound "> 0", whatever the
 //     baseline says.
 //   - message: optional; explanation for people.
+//   - baseline_from, tolerance: optional; an accuracy gate that compares
+//     with another recipe, and the drop it allows.
+//   - detector: optional, regression gates the detector judged: nights
+//     (comparable past nights with the metric), used, outliers,
+//     repetitions, repetition_min, repetition_max, tonight (geometric mean
+//     of the repetitions), noise_cv_pct, floor_pct (max_drop_pct),
+//     noise_threshold_pct, threshold_pct (the larger), worse_pct (worse is
+//     positive), rule ("single-night" or "two-night" when flagged),
+//     reduced_power (judged on fewer nights than calibrated), why.
+//   - change_point: optional, a flagged regression: last_good and
+//     first_bad nights ({build, tonight, value, image_digest,
+//     vllm_commit}), p and found (false: no significant split, the last
+//     night and tonight are named), before and after (the means), bisect
+//     (command lines; only when both vLLM commits are known).
 package summary

@@ -158,6 +158,10 @@ type BenchRun struct {
 
 	SpecDecode *SpecDecode        `json:"spec_decode,omitempty"`
 	Metrics    map[string]float64 `json:"metrics,omitempty"`
+	// RepetitionValues are the gated metrics' values of every repetition,
+	// in order, when there were several: the regression detector judges
+	// tonight by all of them, and people see their spread.
+	RepetitionValues map[string][]float64 `json:"repetition_values,omitempty"`
 }
 
 // Latency is one latency metric in milliseconds.
@@ -202,6 +206,71 @@ type GateResult struct {
 	// that recipe ran in the same build.
 	BaselineFrom string   `json:"baseline_from,omitempty"`
 	Tolerance    *float64 `json:"tolerance,omitempty"`
+	// Detector is what the regression detector saw (regression gates).
+	Detector *Detector `json:"detector,omitempty"`
+	// ChangePoint names where a flagged regression began.
+	ChangePoint *ChangePoint `json:"change_point,omitempty"`
+}
+
+// Detector is the regression detector's reading of one metric: the
+// spread it judged by, its threshold and why it did or did not flag.
+// Percentages are of the baseline; worse is positive whatever the
+// metric's direction.
+type Detector struct {
+	// Nights are the comparable past nights with the metric; Used of them
+	// were kept and Outliers set aside.
+	Nights   int `json:"nights"`
+	Used     int `json:"used"`
+	Outliers int `json:"outliers"`
+	// Repetitions, RepMin and RepMax are tonight's values: their count
+	// and range.
+	Repetitions int     `json:"repetitions"`
+	RepMin      float64 `json:"repetition_min"`
+	RepMax      float64 `json:"repetition_max"`
+	// Tonight is the geometric mean of the repetitions.
+	Tonight float64 `json:"tonight"`
+	// NoiseCVPct is the night-to-night coefficient of variation.
+	NoiseCVPct float64 `json:"noise_cv_pct"`
+	// FloorPct is the recipe's max_drop_pct; NoiseThresholdPct what the
+	// noise allows; ThresholdPct the larger, what tonight alone needed.
+	FloorPct          float64 `json:"floor_pct"`
+	NoiseThresholdPct float64 `json:"noise_threshold_pct"`
+	ThresholdPct      float64 `json:"threshold_pct"`
+	WorsePct          float64 `json:"worse_pct"`
+	// Rule is "single-night" or "two-night" when flagged.
+	Rule string `json:"rule,omitempty"`
+	// ReducedPower: judged on fewer nights than the detector was
+	// calibrated with; a step is caught less often.
+	ReducedPower bool   `json:"reduced_power,omitempty"`
+	Why          string `json:"why"`
+}
+
+// ChangePoint is where a flagged regression began: the last good and the
+// first bad night of the series (past nights and tonight), and the
+// `generator trigger` commands that would bisect between their vLLM
+// commits.
+type ChangePoint struct {
+	LastGood NightRef `json:"last_good"`
+	FirstBad NightRef `json:"first_bad"`
+	// P is the t-test's p-value of the split; 0 with Found false.
+	P float64 `json:"p"`
+	// Found is false when no split was significant: then the last past
+	// night and tonight are named.
+	Found bool `json:"found"`
+	// Before and After are the series' means on either side.
+	Before float64 `json:"before"`
+	After  float64 `json:"after"`
+	// Bisect are command lines, present only when both commits are known.
+	Bisect []string `json:"bisect,omitempty"`
+}
+
+// NightRef names one night of a series.
+type NightRef struct {
+	Build       int     `json:"build,omitempty"` // 0 when unknown
+	Tonight     bool    `json:"tonight,omitempty"`
+	Value       float64 `json:"value"`
+	ImageDigest string  `json:"image_digest,omitempty"`
+	VLLMCommit  string  `json:"vllm_commit,omitempty"`
 }
 
 // Phase returns the phase called name, or nil if there is none. The pointer

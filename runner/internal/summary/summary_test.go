@@ -71,6 +71,7 @@ func fullSummary(t *testing.T) summary.Summary {
 	run.Config = "8k-in-1k-out"
 	run.Repetitions = 3
 	run.File = "bench-8k-in-1k-out-c128.json"
+	run.RepetitionValues = map[string][]float64{"output_throughput": {2901.5, 2908.8, 2915.0}}
 	failedRun := summary.BenchRun{
 		Name: "8k-in-1k-out-c256", Config: "8k-in-1k-out", Concurrency: 256, NumPrompts: 1024,
 		InputLen: 8192, OutputLen: 1024, Repetitions: 3, Backend: "openai", Status: summary.StatusFailed,
@@ -111,6 +112,12 @@ func fullSummary(t *testing.T) summary.Summary {
 				Kind: summary.GateRegression, Subject: "8k-in-1k-out-c128", Metric: "output_throughput",
 				Value: ptr(2908.8), Bound: "≥ -5% vs median of 5 nights (3100.0)", Baseline: ptr(3100.0), DeltaPct: ptr(-6.17),
 				Verdict: summary.VerdictFail, Message: "output_throughput 2908.8 is 6.17% below the 5-night median <3100.0>",
+				Detector: &summary.Detector{Nights: 30, Used: 29, Outliers: 1, Repetitions: 3, RepMin: 2901.5, RepMax: 2915, Tonight: 2908.4,
+					NoiseCVPct: 1.1, FloorPct: 5, NoiseThresholdPct: 2.6, ThresholdPct: 5, WorsePct: 6.17, Rule: "single-night", Why: "flagged: tonight 2908 is 6.2% worse"},
+				ChangePoint: &summary.ChangePoint{Found: true, P: 1e-6, Before: 3100, After: 2908.4,
+					LastGood: summary.NightRef{Build: 4241, Value: 3095, ImageDigest: "sha256:" + strings.Repeat("a", 64), VLLMCommit: "9876fed"},
+					FirstBad: summary.NightRef{Build: 4242, Tonight: true, Value: 2908.4, VLLMCommit: "abc1234def"},
+					Bisect:   []string{"git -C vllm rev-list --first-parent --reverse 9876fed..abc1234def"}},
 			},
 			{
 				Kind: summary.GateBench, Subject: "8k-in-1k-out-c256", Metric: "p99_ttft_ms", Bound: "<= 2000",

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/benchkite/benchkite/runner/internal/paired"
 	"math"
 	"os"
 	"path/filepath"
@@ -178,6 +179,16 @@ func TestEvaluateAgainstServer(t *testing.T) {
 	}
 	if lines != 2*defaultDocs || right != 2*want*defaultDocs {
 		t.Errorf("samples: %d lines scoring %v, want %d lines scoring %v", lines, right, 2*defaultDocs, 2*want*defaultDocs)
+	}
+	// The paired test reads these files: every line is one of its
+	// samples, and a run paired with itself agrees on every document.
+	ps, err := paired.ReadFile(sampleFiles[0])
+	if err != nil || len(ps) != 2*defaultDocs {
+		t.Fatalf("paired.ReadFile(samples) = %d samples, %v; want %d", len(ps), err, 2*defaultDocs)
+	}
+	self, err := paired.Compare(ps, ps, paired.Options{Filter: "flexible-extract"})
+	if err != nil || self.Pairs != defaultDocs || self.AgreeAnswer != defaultDocs || self.SpecScore != want {
+		t.Errorf("paired.Compare(samples, samples) = %+v, %v; want %d identical pairs scoring %v", self, err, defaultDocs, want)
 	}
 	if !strings.Contains(stdout, "|gsm8k|      3|flexible-extract|     5|exact_match|↑  |") {
 		t.Errorf("stdout lacks the results table:\n%s", stdout)

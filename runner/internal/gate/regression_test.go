@@ -1,0 +1,271 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/workloads"
+	"github.com/google/go-cmp/cmp"
+)
+
+// wobble is a fixed ±1 % pattern of night-to-night noise (CV about 0.8 %).
+var wobble = []float64{0.4, -0.8, 1.0, -0.2, 0.6, -1.0, 0.2, 0.8, -0.6, -0.4}
+
+// seriesNights are past nights, newest first, numbered down from build
+// 100, each with its vLLM commit and image digest: tput[i] and tpot[i]
+// are night i's values, oldest first.
+func seriesNights(t *testing.T, tput, tpot []float64) []baseline.Night {
+	t.Helper()
+	var out []baseline.Night
+	for i := len(tput) - 1; i >= 0; i-- {
+		build := 100 - (len(tput) - 1 - i)
+		out = append(out, baseline.Night{BuildNumber: build, Summary: baselinetest.Encode(t, summary.Summary{
+			Recipe: "r-h200", Verdict: summary.VerdictPass, VLLMCommit: fmt.Sprintf("%07x", 0xabc0000+build),
+			ImageDigest: fmt.Sprintf("sha256:%064x", build),
+			Bench:       []summary.BenchRun{{Name: "8k", Config: "8k", Status: summary.StatusOK, Metrics: tputTPOT(tput[i], tpot[i])}},
+		})})
+	}
+	return out
+}
+
+// flat is n nights around tput and tpot with the wobble.
+func flat(n int, tput, tpot float64) (a, b []float64) {
+	for i := range n {
+		w := wobble[i%len(wobble)] / 100
+		a = append(a, tput*(1+w))
+		b = append(b, tpot*(1-w))
+	}
+	return a, b
+}
+
+// regressionCase is what a test checks of one regression gate.
+type regressionCase struct {
+	Verdict          string
+	Rule             string
+	Used, Reps       int
+	ReducedPower     bool
+	LastGood         int // build; -1 for none
+	FirstBad         int // build; 0 is tonight
+	Found            bool
+	Bisect           int
+	MessageHas       []string
+	BaselineRecorded bool
+}
+
+func project(g summary.GateResult) regressionCase {
+	c := regressionCase{Verdict: g.Verdict, LastGood: -1, BaselineRecorded: g.Baseline != nil}
+	if d := g.Detector; d != nil {
+		c.Rule, c.Used, c.Reps, c.ReducedPower = d.Rule, d.Used, d.Repetitions, d.ReducedPower
+	}
+	if cp := g.ChangePoint; cp != nil {
+		c.LastGood, c.FirstBad, c.Found, c.Bisect = cp.LastGood.Build, cp.FirstBad.Build, cp.Found, len(cp.Bisect)
+		if cp.FirstBad.Tonight {
+			c.FirstBad = 0
+		}
+	}
+	return c
+}
+
+func TestRegressionGates(t *testing.T) {
+	t.Parallel()
+	policy := &workloads.Regression{Nights: 30, MaxMissing: 25, Metrics: []workloads.RegressionMetric{
+		{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 5},
+		{Metric: "median_tpot_ms", HigherIsBetter: false, MaxDropPct: 10},
+	}}
+	steady := func(t *testing.T) []baseline.Night {
+		tput, tpot := flat(30, 100, 20)
+		return seriesNights(t, tput, tpot)
+	}
+	// The last three nights were 4 % slower: beyond the noise, within the
+	// 5 % floor, so they passed; tonight is 6 % down.
+	creeping := func(t *testing.T) []baseline.Night {
+		tput, tpot := flat(30, 100, 20)
+		for i := 27; i < 30; i++ {
+			tput[i] *= 0.96
+		}
+		return seriesNights(t, tput, tpot)
+	}
+	young := func(n int) func(t *testing.T) []baseline.Night {
+		return func(t *testing.T) []baseline.Night {
+			tput, tpot := flat(n, 100, 20)
+			return seriesNights(t, tput, tpot)
+		}
+	}
+	tonight := func(status string, tput, tpot float64, reps ...float64) *summary.Summary {
+		run := summary.BenchRun{Name: "8k", Config: "8k", Status: status, Metrics: tputTPOT(tput, tpot)}
+		if len(reps) > 0 {
+			run.RepetitionValues = map[string][]float64{"output_throughput": reps}
+		}
+		return &summary.Summary{Recipe: "r-h200", VLLMCommit: "def4567", ImageDigest: "sha256:" + strings.Repeat("e", 64),
+			Buildkite: &summary.BuildkiteInfo{BuildNumber: "101"},
+			Bench:     []summary.BenchRun{run}}
+	}
+	tests := []struct {
+		name      string
+		configPol bool
+		nights    func(t *testing.T) []baseline.Night
+		err       error
+		sum       *summary.Summary
+		want      []regressionCase
+		lookup    bool
+	}{
+		{
+			name: "within the noise", nights: steady, sum: tonight(summary.StatusOK, 99, 20.2), lookup: true,
+			want: []regressionCase{
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"8k output_throughput = 99: not flagged: tonight 99 is 1.0% worse than the baseline 100 (mean of 30 nights, noise CV 0.7%), within the 1.9% the noise allows at a 0.5% false-alarm rate"}},
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"not flagged"}},
+			},
+		},
+		{
+			// Beyond the noise (1.9 %) but not the floor: a pass that says so.
+			name: "beyond the noise, below the floor", nights: steady, sum: tonight(summary.StatusOK, 97, 21), lookup: true,
+			want: []regressionCase{
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"beyond the 1.9% the noise allows but below the 5% floor"}},
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"below the 10% floor"}},
+			},
+		},
+		{
+			name: "a clean drop tonight, policy on the config", configPol: true, nights: steady, sum: tonight(summary.StatusOK, 90, 23), lookup: true,
+			want: []regressionCase{
+				{Verdict: "fail", Rule: "single-night", Used: 30, Reps: 1, LastGood: 100, FirstBad: 0, Found: true, Bisect: 3, BaselineRecorded: true,
+					MessageHas: []string{"flagged: tonight 90 is 10.0% worse", "last good #100 99.6 vLLM abc0064 image sha256:", "first bad tonight (#101) 90 vLLM def4567", "bisect with: git -C vllm rev-list --first-parent --reverse abc0064..def4567"}},
+				{Verdict: "fail", Rule: "single-night", Used: 30, Reps: 1, LastGood: 100, FirstBad: 0, Found: true, Bisect: 3, BaselineRecorded: true},
+			},
+		},
+		{
+			// The change point is three nights back, where the 4 % began.
+			name: "a drop that began before tonight", nights: creeping, sum: tonight(summary.StatusOK, 94, 20), lookup: true,
+			want: []regressionCase{
+				// Two of the three slower nights lie beyond 4 robust SDs and
+				// are set aside from the baseline, not from the series.
+				{Verdict: "fail", Rule: "single-night", Used: 28, Reps: 1, LastGood: 97, FirstBad: 98, Found: true, Bisect: 3, BaselineRecorded: true,
+					MessageHas: []string{"last good #97", "first bad #98 "}},
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true},
+			},
+		},
+		{
+			name: "better in the right direction passes however far", nights: steady, sum: tonight(summary.StatusOK, 150, 10), lookup: true,
+			want: []regressionCase{
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"50.0% better than the baseline"}},
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"better than the baseline"}},
+			},
+		},
+		{
+			// Repetitions that disagree widen tonight's bound: a mean 6 %
+			// down with repetitions from 80 to 108 is not flagged.
+			name: "noisy repetitions", nights: steady, sum: tonight(summary.StatusOK, 94, 20, 80, 94, 108), lookup: true,
+			want: []regressionCase{
+				{Verdict: "pass", Used: 30, Reps: 3, LastGood: -1, BaselineRecorded: true},
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true},
+			},
+		},
+		{
+			name: "agreeing repetitions", nights: steady, sum: tonight(summary.StatusOK, 90, 20, 89.5, 90, 90.5), lookup: true,
+			want: []regressionCase{
+				{Verdict: "fail", Rule: "single-night", Used: 30, Reps: 3, LastGood: 100, FirstBad: 0, Found: true, Bisect: 3, BaselineRecorded: true},
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true},
+			},
+		},
+		{
+			name: "a young recipe: judged with reduced power", nights: young(6), sum: tonight(summary.StatusOK, 80, 20), lookup: true,
+			want: []regressionCase{
+				{Verdict: "fail", Rule: "single-night", Used: 6, Reps: 1, ReducedPower: true, LastGood: 100, FirstBad: 0, Found: true, Bisect: 3, BaselineRecorded: true,
+					MessageHas: []string{"judged on 6 nights, fewer than the 20 the detector is calibrated for"}},
+				{Verdict: "pass", Used: 6, Reps: 1, ReducedPower: true, LastGood: -1, BaselineRecorded: true},
+			},
+		},
+		{
+			name: "too few nights: no-baseline", nights: young(4), sum: tonight(summary.StatusOK, 50, 40), lookup: true,
+			want: []regressionCase{
+				{Verdict: "no-baseline", LastGood: -1, MessageHas: []string{"8k output_throughput = 50: only 4 of 30 comparable past nights have it, 5 needed (at most 25 may be missing)"}},
+				{Verdict: "no-baseline", LastGood: -1},
+			},
+		},
+		{
+			name: "baseline API refuses: no-baseline", err: fmt.Errorf("%w: %w", baseline.ErrNoBaseline, bkapi.ErrUnauthorized),
+			sum: tonight(summary.StatusOK, 50, 40), lookup: true,
+			want: []regressionCase{
+				{Verdict: "no-baseline", LastGood: -1, MessageHas: []string{"8k output_throughput = 50: no baseline (no baseline: " + bkapi.ErrUnauthorized.Error() + ")"}},
+				{Verdict: "no-baseline", LastGood: -1},
+			},
+		},
+		{
+			name: "run failed: an error, without looking up nights", nights: steady, sum: tonight(summary.StatusFailed, 10, 100),
+			want: []regressionCase{
+				{Verdict: "error", LastGood: -1, MessageHas: []string{"8k output_throughput: not measured: the run is failed"}},
+				{Verdict: "error", LastGood: -1},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			bench := &workloads.Bench{Configs: []workloads.BenchConfig{{Name: "8k"}}}
+			if tt.configPol {
+				bench.Configs[0].Regression = policy
+			} else {
+				bench.Regression = policy
+			}
+			src := &baselinetest.Source{Err: tt.err, Nights: map[string][]baseline.Night{}}
+			if tt.nights != nil {
+				src.Nights["r-h200"] = tt.nights(t)
+			}
+			g := Gater{Res: withRuns(&workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: bench}}), History: src.History()}
+			gates := g.Apply(context.Background(), tt.sum)
+			var got []regressionCase
+			for i, gr := range gates {
+				c := project(gr)
+				if i < len(tt.want) {
+					for _, m := range tt.want[i].MessageHas {
+						if !strings.Contains(gr.Message, m) {
+							t.Errorf("gate %d message = %q\nwant it to contain %q", i, gr.Message, m)
+						}
+					}
+					c.MessageHas = tt.want[i].MessageHas
+				}
+				got = append(got, c)
+			}
+			if diff := cmp.Diff(got, tt.want); diff != "" {
+				t.Errorf("Apply() diff (-got +want):\n%s\ngates: %+v", diff, gates)
+			}
+			var wantCalls []baselinetest.Call
+			if tt.lookup {
+				wantCalls = []baselinetest.Call{{Recipe: "r-h200", StepKey: "recipe:r-h200", N: 30}}
+			}
+			if diff := cmp.Diff(src.Calls(), wantCalls); diff != "" {
+				t.Errorf("baseline lookups diff (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBisectNeedsBothCommits(t *testing.T) {
+	t.Parallel()
+	good := summary.NightRef{Build: 7, VLLMCommit: "abc1234"}
+	bad := summary.NightRef{Tonight: true, VLLMCommit: "def5678"}
+	tests := []struct {
+		good, bad summary.NightRef
+		want      []string
+	}{
+		{good, bad, []string{
+			"git -C vllm rev-list --first-parent --reverse abc1234..def5678",
+			"generator trigger --vllm-commit abc1234 --workloads-list r-h200 --bench-only --message 'bisect r-h200: last good abc1234'",
+			"generator trigger --vllm-commit def5678 --workloads-list r-h200 --bench-only --message 'bisect r-h200: first bad def5678'",
+		}},
+		{summary.NightRef{Build: 7}, bad, nil},
+		{good, summary.NightRef{Tonight: true, VLLMCommit: "$(rm -rf /)"}, nil}, // not a commit
+		{good, summary.NightRef{VLLMCommit: "abc1234"}, nil},                    // same image
+	}
+	for _, tt := range tests {
+		got := bisect("r-h200", summary.ChangePoint{LastGood: tt.good, FirstBad: tt.bad})
+		if diff := cmp.Diff(got, tt.want); diff != "" {
+			t.Errorf("bisect(%+v, %+v) diff (-got +want):\n%s", tt.good, tt.bad, diff)
+		}
+	}
+}

@@ -91,7 +91,6 @@ type bfclExpl struct {
 	Gates            []string `json:"gates,omitempty"`
 }
 
-
 func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 	r := res.Recipe
 	ex := Explanation{

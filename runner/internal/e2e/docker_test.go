@@ -176,7 +176,7 @@ func TestE2EDockerHappyPath(t *testing.T) {
 	for _, line := range strings.Split(e.plan("--health-timeout", "5m"), "\n") {
 		num, argv, ok := strings.Cut(line, ". ")
 		if ok && num != "" && strings.TrimLeft(num, "0123456789") == "" {
-			planned = append(planned, strings.Replace(argv, "--style 'success|error'", "--style success", 1))
+			planned = append(planned, strings.Replace(argv, "--style 'success|warning|error'", "--style success", 1))
 		}
 	}
 	if diff := cmp.Diff(planned, started); diff != "" {

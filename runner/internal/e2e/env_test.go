@@ -119,7 +119,7 @@ func TestE2EPlanIsWhatRunStarts(t *testing.T) {
 	}
 	// The annotation's style is chosen after the run; the plan says which.
 	for i, p := range planned {
-		planned[i] = strings.Replace(p, "--style 'success|error'", "--style success", 1)
+		planned[i] = strings.Replace(p, "--style 'success|warning|error'", "--style success", 1)
 	}
 	if len(planned) == 0 || strings.Join(planned, "\n") != strings.Join(started, "\n") {
 		t.Errorf("plan and run differ\nplanned:\n%s\nstarted:\n%s", strings.Join(planned, "\n"), strings.Join(started, "\n"))

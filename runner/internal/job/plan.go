@@ -99,7 +99,7 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 			specs = append(specs, proc.Spec{Argv: argv, Env: env})
 		}
 	}
-	publish, err := j.publishSpecs("success|error", !coveredByStep(j.getenv, j.dir))
+	publish, err := j.publishSpecs("success|warning|error", !coveredByStep(j.getenv, j.dir))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -295,13 +295,16 @@ func TestE2EDockerNameConflict(t *testing.T) {
 
 	s := e.summary()
 	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "failed", "ready": "not-run", "bench": "not-run", "lm_eval": "not-run", "gate": "ok"})
-	if err := phaseError(s, "serve"); err != "start container: docker exited with code 125" {
-		t.Errorf("serve error = %q, want docker run's failure", err)
+	if err := phaseError(s, "serve"); !strings.HasPrefix(err, "start container: docker exited with code 125: docker: Error response from daemon: Conflict.") {
+		t.Errorf("serve error = %q, want docker run's failure with docker's reason", err)
 	}
 	// docker's reason is in the server log, and in the job log.
 	conflict := `Conflict. The container name "/` + e.containerName() + `" is already in use by container "` + id + `"`
 	if log, _ := os.ReadFile(e.results("server.log")); !strings.Contains(string(log), conflict) {
 		t.Errorf("server.log lacks %q:\n%s", conflict, log)
+	}
+	if p := s.Phase(summary.PhaseServe); p == nil || !strings.Contains(p.Error, conflict) {
+		t.Errorf("serve phase = %+v, want docker's reason in its error", p)
 	}
 	if !strings.Contains(o.stdout, conflict) {
 		t.Errorf("the job log lacks %q", conflict)

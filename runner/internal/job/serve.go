@@ -221,6 +221,11 @@ func (j *Job) serve(ctx context.Context) error {
 		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(first.Argv))
 		if err := j.procs.Run(ctx, first); err != nil {
 			j.server = s
+			// docker's reason (a name conflict, a missing image) is its
+			// last words; they belong in the summary, not only the log.
+			if why := lastError(s.tail.Lines()); why != "" {
+				return fmt.Errorf("start container: %w: %s", err, why)
+			}
 			return fmt.Errorf("start container: %w", err)
 		}
 	}
@@ -431,4 +436,18 @@ func (j *Job) endLeftovers(ctx context.Context) {
 func (j *Job) inspectSpec() (proc.Spec, error) {
 	env, err := j.env(childenv.Docker)
 	return proc.Spec{Argv: []string{"docker", "inspect", "-f", "{{.State.Running}}", containerName(j.res, j.getenv)}, Env: env}, err
+}
+
+// lastError is the last line of output that reports an error (docker ends
+// a failure with a usage hint), else the last line.
+func lastError(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(strings.ToLower(lines[i]), "error") {
+			return lines[i]
+		}
+	}
+	if len(lines) > 0 {
+		return lines[len(lines)-1]
+	}
+	return ""
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/ingest"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -104,8 +105,6 @@ func (j *Job) ingest(ctx context.Context) {
 	fmt.Fprintf(j.log, "runner: posted results to %s\n", j.cfg.IngestURL)
 }
 
-// trendNights is how many past nights the trend picture shows.
-const trendNights = 10
 
 // writeTrend draws the recipe's recent nights next to tonight and returns
 // the artifact path of the picture, or "" when there is no history.
@@ -113,7 +112,9 @@ func (j *Job) writeTrend(ctx context.Context) string {
 	if len(j.sum.Bench) == 0 && len(j.sum.Accuracy) == 0 {
 		return ""
 	}
-	history, err := j.history.Last(ctx, j.sum.Recipe, trendNights)
+	history, err := j.history.Last(ctx, j.sum.Recipe, contract.TrendNights)
+	// Only the nights tonight compares with: a changed recipe starts anew.
+	history, _ = gate.Comparable(history, j.sum.Fingerprint)
 	if err != nil || len(history.Nights) == 0 {
 		fmt.Fprintf(j.log, "runner: no trend picture: %v\n", orNoNights(err))
 		return ""

@@ -105,7 +105,6 @@ func (j *Job) ingest(ctx context.Context) {
 	fmt.Fprintf(j.log, "runner: posted results to %s\n", j.cfg.IngestURL)
 }
 
-
 // writeTrend draws the recipe's recent nights next to tonight and returns
 // the artifact path of the picture, or "" when there is no history.
 func (j *Job) writeTrend(ctx context.Context) string {

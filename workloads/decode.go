@@ -346,7 +346,7 @@ func (l *loader) decodeTask(n *yaml.Node, i int) Task {
 const DefaultAccuracyMetric = "exact_match,flexible-extract"
 
 func (l *loader) decodeExpect(n *yaml.Node, what string) []Expectation {
-	return l.decodeExpectations(n, what, expectKind{metric: DefaultAccuracyMetric, metricField: true, max: math.MaxFloat64})
+	return l.decodeExpectations(n, what, expectKind{metric: DefaultAccuracyMetric, metricField: true, max: math.MaxFloat64, paired: true})
 }
 
 // expectKind is what differs between the gates of lm_eval tasks and of
@@ -355,6 +355,7 @@ type expectKind struct {
 	metric      string  // the metric when the gate names none
 	metricField bool    // whether a gate may name its metric
 	max         float64 // the largest score there is
+	paired      bool    // whether a gate may set alpha (lm_eval's samples)
 }
 
 func (l *loader) decodeExpectations(n *yaml.Node, what string, kind expectKind) []Expectation {
@@ -363,6 +364,7 @@ func (l *loader) decodeExpectations(n *yaml.Node, what string, kind expectKind) 
 	one := func(item *yaml.Node, what string) {
 		e := Expectation{Metric: kind.metric, Line: item.Line}
 		var hasTol, bounded bool
+		var alphaNode *yaml.Node
 		fields := []strictyaml.Field{
 			{Name: "min", Decode: func(_, v *yaml.Node) {
 				bounded = true
@@ -390,6 +392,18 @@ func (l *loader) decodeExpectations(n *yaml.Node, what string, kind expectKind) 
 				}
 			}},
 		}
+		if kind.paired {
+			fields = append(fields, strictyaml.Field{Name: "alpha", Decode: func(_, v *yaml.Node) {
+				alphaNode = v
+				if f, ok := d.Float(v, what+".alpha", 0, 1); ok {
+					if f == 0 || f == 1 {
+						d.Errorf(v, "%s.alpha must be above 0 and below 1, got %g", what, f)
+						return
+					}
+					e.Alpha = f
+				}
+			}})
+		}
 		if kind.metricField {
 			fields = append([]strictyaml.Field{{Name: "metric", Decode: func(_, v *yaml.Node) {
 				if s, ok := d.String(v, what+".metric"); ok {
@@ -411,6 +425,11 @@ func (l *loader) decodeExpectations(n *yaml.Node, what string, kind expectKind) 
 			d.Errorf(item, "%s: baseline and baseline_from exclude each other", what)
 		case hasTol && e.Baseline == nil && e.BaselineFrom == "":
 			d.Errorf(item, "%s: tolerance needs baseline or baseline_from", what)
+		case alphaNode != nil && e.BaselineFrom == "":
+			d.Errorf(alphaNode, "%s.alpha needs baseline_from: only the per-question comparison with another recipe uses it", what)
+		}
+		if kind.paired && e.BaselineFrom != "" && alphaNode == nil {
+			e.Alpha = DefaultAlpha
 		}
 		out = append(out, e)
 	}

@@ -1087,3 +1087,55 @@ func TestLoadDirUnreadable(t *testing.T) {
 		t.Fatal("LoadDir(missing dir) error = nil, want one")
 	}
 }
+
+func TestParseAlpha(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	src := func(expect string) string {
+		return "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m}\nlm_eval:\n  tasks:\n    - name: gsm8k\n      num_fewshot: 5\n      expect: " + expect + "\n"
+	}
+	bad := []struct {
+		name, expect string
+		want         finding
+	}{
+		{"zero", "{baseline_from: nospec, tolerance: 0.01, alpha: 0}", finding{"9:63", "alpha must be above 0 and below 1, got 0"}},
+		{"one", "{baseline_from: nospec, tolerance: 0.01, alpha: 1}", finding{"9:63", "alpha must be above 0 and below 1, got 1"}},
+		{"negative", "{baseline_from: nospec, alpha: -0.5}", finding{"9:46", "alpha must be between 0 and 1, got -0.5"}},
+		{"above one", "{baseline_from: nospec, alpha: 5}", finding{"9:46", "alpha must be between 0 and 1, got 5"}},
+		{"a string", "{baseline_from: nospec, alpha: \"0.05\"}", finding{"9:46", "alpha must be a number"}},
+		{"NaN", "{baseline_from: nospec, alpha: .nan}", finding{"9:46", "not a finite number"}},
+		{"without baseline_from", "{min: 0.5, alpha: 0.05}", finding{"9:33", "alpha needs baseline_from"}},
+		{"with a fixed baseline", "{baseline: 0.8, tolerance: 0.01, alpha: 0.05}", finding{"9:55", "alpha needs baseline_from"}},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(src(tt.expect)), profiles)
+			got := findings(t, "r.yaml", ps.Errors(), []finding{tt.want})
+			if diff := cmp.Diff(got, []finding{tt.want}); diff != "" {
+				t.Errorf("Parse(%s) problems diff (-got +want):\n%s", tt.expect, diff)
+			}
+			if r != nil {
+				t.Errorf("Parse(%s) recipe = %+v, want nil", tt.expect, r)
+			}
+		})
+	}
+	good := []struct {
+		expect string
+		want   float64
+	}{
+		{"{baseline_from: nospec, tolerance: 0.01}", DefaultAlpha},
+		{"{baseline_from: nospec, tolerance: 0.01, alpha: 0.05}", 0.05},
+		{"{min: 0.5}", 0},
+	}
+	for _, tt := range good {
+		r, ps := Parse("r.yaml", []byte(src(tt.expect)), profiles)
+		if len(ps.Errors()) > 0 || r == nil {
+			t.Errorf("Parse(%s) problems = %v", tt.expect, ps.Errors())
+			continue
+		}
+		if got := r.LMEval.Tasks[0].Expect[0].Alpha; got != tt.want {
+			t.Errorf("Parse(%s) alpha = %v, want %v", tt.expect, got, tt.want)
+		}
+	}
+}

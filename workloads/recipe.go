@@ -89,8 +89,16 @@ type Expectation struct {
 	Baseline     *float64
 	Tolerance    float64
 	BaselineFrom string
-	Line         int
+	// Alpha is the significance level of the paired per-question test a
+	// baseline_from gate runs on lm_eval's samples: DefaultAlpha unless the
+	// recipe sets it, zero without baseline_from.
+	Alpha float64
+	Line  int
 }
+
+// DefaultAlpha is a baseline_from gate's significance level when the
+// recipe sets none: a false alarm on one night in a hundred.
+const DefaultAlpha = 0.01
 
 // DefaultTimeout is a recipe step's timeout in minutes when the recipe
 // sets none.
@@ -116,6 +124,9 @@ func (e Expectation) Describe() string {
 	}
 	if e.BaselineFrom != "" {
 		parts = append(parts, fmt.Sprintf(">= the latest passing nightly of %s - %g", e.BaselineFrom, e.Tolerance))
+		if e.Alpha > 0 {
+			parts[len(parts)-1] += fmt.Sprintf("; per question when both runs logged samples: a drop beyond the tolerance fails only when McNemar's exact p < %g", e.Alpha)
+		}
 	}
 	return e.Metric + " " + strings.Join(parts, " and ")
 }

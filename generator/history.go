@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/internal/shell"
@@ -11,7 +13,8 @@ import (
 // historyNeeds lists the past nights the build compares with: every
 // selected recipe's own (enough for its regression gates and its trend
 // picture) and the nights of every recipe a baseline_from names, among
-// which the gate looks for one that ran tonight's image.
+// which the gate looks for one that ran tonight's image, with the lm_eval
+// tasks of those gates, whose per-question outcomes the paired test needs.
 func historyNeeds(sel *selection.Selection) []contract.Need {
 	var out []contract.Need
 	at := map[string]int{}
@@ -39,6 +42,20 @@ func historyNeeds(sel *selection.Selection) []contract.Need {
 		for _, e := range expectations(run.Recipe) {
 			if e.BaselineFrom != "" {
 				need(e.BaselineFrom, contract.TrendNights)
+			}
+		}
+		if run.Recipe.LMEval == nil {
+			continue
+		}
+		for _, t := range run.Recipe.LMEval.Tasks {
+			for _, e := range t.Expect {
+				if e.BaselineFrom == "" {
+					continue
+				}
+				n := &out[at[e.BaselineFrom]]
+				if !slices.Contains(n.Samples, t.Name) {
+					n.Samples = append(n.Samples, t.Name)
+				}
 			}
 		}
 	}

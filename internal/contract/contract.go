@@ -105,14 +105,26 @@ const (
 type Need struct {
 	Recipe string
 	Nights int
+	// Samples are the lm_eval tasks whose per-question outcomes the history
+	// step also keeps, from the samples the recipe's job logged: the tasks
+	// of the baseline_from gates that name the recipe.
+	Samples []string
 }
 
+// samplesPrefix starts a need's third field.
+const samplesPrefix = "samples="
+
 // EncodeNeeds writes needs as "recipe<TAB>nights" lines, the value of
-// HistoryEnv. Recipe names hold no tabs or newlines (they are step keys).
+// HistoryEnv, with a third field "samples=task,task" when the need has
+// Samples. Recipe and task names hold no tabs, newlines or commas.
 func EncodeNeeds(needs []Need) string {
 	lines := make([]string, 0, len(needs))
 	for _, n := range needs {
-		lines = append(lines, n.Recipe+"\t"+strconv.Itoa(n.Nights))
+		line := n.Recipe + "\t" + strconv.Itoa(n.Nights)
+		if len(n.Samples) > 0 {
+			line += "\t" + samplesPrefix + strings.Join(n.Samples, ",")
+		}
+		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -124,12 +136,30 @@ func ParseNeeds(s string) ([]Need, error) {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		name, nights, ok := strings.Cut(line, "\t")
-		n, err := strconv.Atoi(strings.TrimSpace(nights))
-		if !ok || err != nil || n < 1 || strings.TrimSpace(name) == "" {
-			return nil, fmt.Errorf("%s line %d: want \"recipe<TAB>nights\" with nights >= 1, got %q", HistoryEnv, i+1, line)
+		bad := fmt.Errorf("%s line %d: want \"recipe<TAB>nights\" with nights >= 1, then optionally <TAB>samples=task,task; got %q", HistoryEnv, i+1, line)
+		fields := strings.Split(line, "\t")
+		if len(fields) < 2 || len(fields) > 3 {
+			return nil, bad
 		}
-		out = append(out, Need{Recipe: strings.TrimSpace(name), Nights: n})
+		name := strings.TrimSpace(fields[0])
+		n, err := strconv.Atoi(strings.TrimSpace(fields[1]))
+		if err != nil || n < 1 || name == "" {
+			return nil, bad
+		}
+		need := Need{Recipe: name, Nights: n}
+		if len(fields) == 3 {
+			tasks, ok := strings.CutPrefix(strings.TrimSpace(fields[2]), samplesPrefix)
+			if !ok || tasks == "" {
+				return nil, bad
+			}
+			for _, t := range strings.Split(tasks, ",") {
+				if t = strings.TrimSpace(t); t == "" {
+					return nil, bad
+				}
+				need.Samples = append(need.Samples, t)
+			}
+		}
+		out = append(out, need)
 	}
 	return out, nil
 }

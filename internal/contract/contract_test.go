@@ -46,7 +46,7 @@ func TestPaths(t *testing.T) {
 
 func TestNeedsRoundTrip(t *testing.T) {
 	t.Parallel()
-	in := []Need{{Recipe: "a-h200", Nights: 10}, {Recipe: "b-mi355x", Nights: 1}}
+	in := []Need{{Recipe: "a-h200", Nights: 10}, {Recipe: "b-mi355x", Nights: 1, Samples: []string{"gsm8k", "mmlu_pro.math"}}}
 	got, err := ParseNeeds(EncodeNeeds(in) + "\n\n")
 	if err != nil {
 		t.Fatalf("ParseNeeds(EncodeNeeds(%v)): %v", in, err)
@@ -58,7 +58,7 @@ func TestNeedsRoundTrip(t *testing.T) {
 
 func TestParseNeedsRejects(t *testing.T) {
 	t.Parallel()
-	for _, in := range []string{"a-h200", "a-h200\tzero", "a-h200\t0", "\t3"} {
+	for _, in := range []string{"a-h200", "a-h200\tzero", "a-h200\t0", "\t3", "a-h200\t3\tgsm8k", "a-h200\t3\tsamples=", "a-h200\t3\tsamples=gsm8k,", "a-h200\t3\tsamples=gsm8k\textra"} {
 		if got, err := ParseNeeds(in); err == nil {
 			t.Errorf("ParseNeeds(%q) = %v, want an error", in, got)
 		} else if !strings.Contains(err.Error(), HistoryEnv+" line 1") {

@@ -48,6 +48,11 @@ type Night struct {
 	CreatedAt   time.Time
 	Commit      string
 	Summary     []byte // the summary.json the job uploaded, valid JSON
+	// JobID is the recipe's job in that build, whose artifacts hold it.
+	JobID string
+	// Outcomes are the per-question results of the tasks the history step
+	// was asked to keep; nil when none were.
+	Outcomes []Outcomes
 }
 
 // MissReason says why a scheduled build gave no baseline.
@@ -154,6 +159,7 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 					CreatedAt:   b.CreatedAt,
 					Commit:      b.Commit,
 					Summary:     summary,
+					JobID:       job.ID,
 				})
 				if len(res.Nights) == n {
 					return res, nil

@@ -97,6 +97,7 @@ func wantNight(n int) baseline.Night {
 		CreatedAt:   time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC).AddDate(0, 0, n),
 		Commit:      fmt.Sprintf("%040d", n),
 		Summary:     summary(n),
+		JobID:       fmt.Sprintf("job-%d", n),
 	}
 }
 

@@ -40,7 +40,10 @@ type FileNight struct {
 	BuildURL    string          `json:"build_url,omitempty"`
 	CreatedAt   time.Time       `json:"created_at,omitzero"`
 	Commit      string          `json:"commit,omitempty"`
+	JobID       string          `json:"job_id,omitempty"`
 	Summary     json.RawMessage `json:"summary"`
+	// Outcomes are kept for the nights a baseline_from gate may pair with.
+	Outcomes []Outcomes `json:"outcomes,omitempty"`
 }
 
 // FileMiss is a Miss as written.
@@ -60,7 +63,7 @@ func (f *File) Record(recipe, stepKey string, asked int, r Result, err error) {
 	}
 	fr := FileRecipe{StepKey: stepKey, Asked: asked, Nights: []FileNight{}}
 	for _, n := range r.Nights {
-		fr.Nights = append(fr.Nights, FileNight{BuildNumber: n.BuildNumber, BuildURL: n.BuildURL, CreatedAt: n.CreatedAt, Commit: n.Commit, Summary: json.RawMessage(n.Summary)})
+		fr.Nights = append(fr.Nights, FileNight{BuildNumber: n.BuildNumber, BuildURL: n.BuildURL, CreatedAt: n.CreatedAt, Commit: n.Commit, JobID: n.JobID, Summary: json.RawMessage(n.Summary), Outcomes: n.Outcomes})
 	}
 	for _, m := range r.Missed {
 		fr.Missed = append(fr.Missed, FileMiss(m))
@@ -136,7 +139,7 @@ func (s *fileSource) Last(_ context.Context, recipe, stepKey string, n int) (Res
 		if len(res.Nights) == n {
 			break
 		}
-		res.Nights = append(res.Nights, Night{BuildNumber: night.BuildNumber, BuildURL: night.BuildURL, CreatedAt: night.CreatedAt, Commit: night.Commit, Summary: []byte(night.Summary)})
+		res.Nights = append(res.Nights, Night{BuildNumber: night.BuildNumber, BuildURL: night.BuildURL, CreatedAt: night.CreatedAt, Commit: night.Commit, Summary: []byte(night.Summary), JobID: night.JobID, Outcomes: night.Outcomes})
 	}
 	switch {
 	case fr.Error != "":

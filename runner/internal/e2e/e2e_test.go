@@ -488,7 +488,7 @@ func smallSeedRecipe(t *testing.T) string {
 		t.Fatal(err)
 	}
 	res := workloadstest.Resolve(t, path, nil)
-	want := workloads.Expectation{Metric: "exact_match,flexible-extract", BaselineFrom: nospecName, Tolerance: 0.015}
+	want := workloads.Expectation{Metric: "exact_match,flexible-extract", BaselineFrom: nospecName, Tolerance: 0.015, Alpha: workloads.DefaultAlpha}
 	if res.Recipe.Name != seedName || len(res.Tasks) != 1 || len(res.Tasks[0].Expect) != 1 {
 		t.Fatalf("the seed recipe changed shape: %s with tasks %+v", res.Recipe.Name, res.Tasks)
 	}

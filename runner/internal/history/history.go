@@ -79,6 +79,9 @@ func run(ctx context.Context, args []string, streams cliutil.Streams, getenv fun
 				continue
 			}
 			r, err := src.Last(ctx, n.Recipe, key, n.Nights)
+			if len(n.Samples) > 0 {
+				outcomes(ctx, streams.Stdout, src, n, &r)
+			}
 			f.Record(n.Recipe, key, n.Nights, r, err)
 			report(streams.Stdout, n, r, err)
 		}
@@ -95,6 +98,31 @@ func run(ctx context.Context, args []string, streams cliutil.Streams, getenv fun
 		return failure
 	}
 	return nil
+}
+
+// outcomes adds to the nights a baseline_from gate may pick the
+// per-question outcomes of the need's tasks. A night without them is
+// recorded as missing them, with the reason; it fails nothing else.
+func outcomes(ctx context.Context, w io.Writer, src baseline.Source, n contract.Need, r *baseline.Result) {
+	fetch, ok := src.(baseline.OutcomeSource)
+	if !ok {
+		return
+	}
+	for _, i := range baseline.OutcomeNights(r.Nights) {
+		night := &r.Nights[i]
+		for _, task := range n.Samples {
+			o, err := fetch.Outcomes(ctx, *night, n.Recipe, task)
+			if err != nil {
+				o.Task, o.BuildNumber, o.Missing = task, night.BuildNumber, fmt.Sprintf("could not fetch the samples: %v", err)
+			}
+			night.Outcomes = append(night.Outcomes, o)
+			if o.Missing != "" {
+				fmt.Fprintf(w, "%s #%d %s: no per-question outcomes (%s)\n", n.Recipe, night.BuildNumber, task, o.Missing)
+			} else {
+				fmt.Fprintf(w, "%s #%d %s: per-question outcomes of %d documents from %s\n", n.Recipe, night.BuildNumber, task, len(o.DocHashes), o.Artifact)
+			}
+		}
+	}
 }
 
 func report(w io.Writer, n contract.Need, r baseline.Result, err error) {

@@ -37,6 +37,9 @@ type Result struct {
 	Pairs, AgreeOutcome, AgreeAnswer int
 	// OutcomeAgreement and AnswerAgreement are those as fractions of Pairs.
 	OutcomeAgreement, AnswerAgreement float64
+	// AnswersKnown is false when the baseline was stored outcomes, which
+	// hold no answers: AgreeAnswer and AnswerAgreement are then zero.
+	AnswersKnown bool
 	// B is right without speculation and wrong with it; C the reverse.
 	B, C int
 	// BaselineScore and SpecScore are the mean metric over the pairs;
@@ -69,6 +72,58 @@ func CompareFiles(baselinePath, specPath string, opts Options) (Result, error) {
 // doc_hash and tests whether they differ. It fails when McNemar's p is
 // below Alpha and the speculative score is lower by more than Tolerance.
 func Compare(baseline, spec []Sample, opts Options) (Result, error) {
+	opts, err := opts.check()
+	if err != nil {
+		return Result{}, err
+	}
+	filter, err := pickFilter(opts.Filter, baseline, spec)
+	if err != nil {
+		return Result{}, err
+	}
+	byHash := map[string]baseDoc{}
+	for _, s := range baseline {
+		if s.Filter == filter {
+			byHash[s.DocHash] = baseDoc{value: func() (float64, error) { return outcome(s, opts.Metric) }, answer: s.Answer}
+		}
+	}
+	return tally(byHash, spec, filter, opts, fileOf(baseline), true)
+}
+
+// Outcomes are a past run's stored per-document results under one metric
+// and filter: whether each document, by doc_hash, was answered right.
+type Outcomes struct {
+	// Source names the run in messages, e.g. "nospec #41".
+	Source string
+	Right  map[string]bool
+}
+
+// CompareOutcomes is Compare with the run without speculation given by
+// its stored outcomes under opts.Metric and opts.Filter. They hold no
+// answers, so the result's AnswersKnown is false.
+func CompareOutcomes(baseline Outcomes, spec []Sample, opts Options) (Result, error) {
+	opts, err := opts.check()
+	if err != nil {
+		return Result{}, err
+	}
+	if len(baseline.Right) == 0 {
+		return Result{}, fmt.Errorf("%w: %s has no outcomes", ErrInput, baseline.Source)
+	}
+	filter, err := pickFilter(opts.Filter, spec)
+	if err != nil {
+		return Result{}, err
+	}
+	byHash := make(map[string]baseDoc, len(baseline.Right))
+	for h, right := range baseline.Right {
+		v := 0.0
+		if right {
+			v = 1
+		}
+		byHash[h] = baseDoc{value: func() (float64, error) { return v, nil }}
+	}
+	return tally(byHash, spec, filter, opts, baseline.Source, false)
+}
+
+func (opts Options) check() (Options, error) {
 	if opts.Metric == "" {
 		opts.Metric = DefaultMetric
 	}
@@ -76,19 +131,23 @@ func Compare(baseline, spec []Sample, opts Options) (Result, error) {
 		opts.Alpha = DefaultAlpha
 	}
 	if !(opts.Alpha > 0 && opts.Alpha < 1) || !(opts.Tolerance >= 0 && opts.Tolerance < 1) {
-		return Result{}, fmt.Errorf("%w: alpha %g must be in (0, 1) and tolerance %g in [0, 1)", ErrInput, opts.Alpha, opts.Tolerance)
+		return opts, fmt.Errorf("%w: alpha %g must be in (0, 1) and tolerance %g in [0, 1)", ErrInput, opts.Alpha, opts.Tolerance)
 	}
-	filter, err := pickFilter(opts.Filter, baseline, spec)
-	if err != nil {
-		return Result{}, err
-	}
-	r := Result{Metric: opts.Metric, Filter: filter, Alpha: opts.Alpha, Tolerance: opts.Tolerance}
-	byHash := map[string]Sample{}
-	for _, s := range baseline {
-		if s.Filter == filter {
-			byHash[s.DocHash] = s
-		}
-	}
+	return opts, nil
+}
+
+// baseDoc is one document of the run without speculation; its value is
+// read only when it pairs, so an error names a document that mattered.
+type baseDoc struct {
+	value  func() (float64, error)
+	answer string
+}
+
+// tally pairs spec's documents under filter with byHash and judges them;
+// baseName names the baseline in errors, answers whether its answers are
+// known.
+func tally(byHash map[string]baseDoc, spec []Sample, filter string, opts Options, baseName string, answers bool) (Result, error) {
+	r := Result{Metric: opts.Metric, Filter: filter, Alpha: opts.Alpha, Tolerance: opts.Tolerance, AnswersKnown: answers}
 	matched := map[string]bool{}
 	var baseSum, specSum float64
 	for _, s := range spec {
@@ -101,7 +160,7 @@ func Compare(baseline, spec []Sample, opts Options) (Result, error) {
 			continue
 		}
 		matched[s.DocHash] = true
-		bv, err := outcome(b, opts.Metric)
+		bv, err := b.value()
 		if err != nil {
 			return Result{}, err
 		}
@@ -120,13 +179,13 @@ func Compare(baseline, spec []Sample, opts Options) (Result, error) {
 		default:
 			r.C++
 		}
-		if b.Answer == s.Answer {
+		if answers && b.answer == s.Answer {
 			r.AgreeAnswer++
 		}
 	}
 	r.UnmatchedBaseline = len(byHash) - len(matched)
 	if r.Pairs == 0 {
-		return Result{}, fmt.Errorf("%w: no document of %s is in %s (filter %q); are they runs of the same task?", ErrInput, fileOf(spec), fileOf(baseline), filter)
+		return Result{}, fmt.Errorf("%w: no document of %s is in %s (filter %q); are they runs of the same task?", ErrInput, fileOf(spec), baseName, filter)
 	}
 	n := float64(r.Pairs)
 	r.OutcomeAgreement, r.AnswerAgreement = float64(r.AgreeOutcome)/n, float64(r.AgreeAnswer)/n
@@ -140,8 +199,12 @@ func Compare(baseline, spec []Sample, opts Options) (Result, error) {
 	if r.UnmatchedBaseline+r.UnmatchedSpec > 0 {
 		unmatched = fmt.Sprintf("; %d documents only without speculation and %d only with it were left out", r.UnmatchedBaseline, r.UnmatchedSpec)
 	}
-	head := fmt.Sprintf("%s %s over %d paired documents: %.4f with speculation vs %.4f without (Δ %+.4f); %d right only without, %d right only with (McNemar exact p = %.3g); answers identical on %.1f%%",
-		filter, opts.Metric, r.Pairs, r.SpecScore, r.BaselineScore, r.Delta, r.B, r.C, r.P, r.AnswerAgreement*100)
+	agree := fmt.Sprintf("answers identical on %.1f%%", r.AnswerAgreement*100)
+	if !answers {
+		agree = fmt.Sprintf("outcomes alike on %.1f%%", r.OutcomeAgreement*100)
+	}
+	head := fmt.Sprintf("%s %s over %d paired documents: %.4f with speculation vs %.4f without (Δ %+.4f); %d right only without, %d right only with (McNemar exact p = %.3g); %s",
+		filter, opts.Metric, r.Pairs, r.SpecScore, r.BaselineScore, r.Delta, r.B, r.C, r.P, agree)
 	switch {
 	case r.Fail:
 		r.Why = fmt.Sprintf("fail: %s; the drop is significant (p < %g) and beyond the tolerance %g%s", head, opts.Alpha, opts.Tolerance, unmatched)

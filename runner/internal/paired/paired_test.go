@@ -46,7 +46,7 @@ func specFile(kind string) string {
 func TestCompareFiles(t *testing.T) {
 	t.Parallel()
 	opts := Options{Filter: "strict-match", Tolerance: 0.02}
-	base := Result{Metric: "exact_match", Filter: "strict-match", Alpha: 0.01, Tolerance: 0.02}
+	base := Result{Metric: "exact_match", Filter: "strict-match", Alpha: 0.01, Tolerance: 0.02, AnswersKnown: true}
 	tests := []struct {
 		name string
 		spec string
@@ -248,5 +248,45 @@ func TestCompareErrors(t *testing.T) {
 	}
 	if _, err := CompareFiles("testdata/absent.jsonl", nospec, Options{}); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "testdata/absent.jsonl") {
 		t.Errorf("CompareFiles(absent) error = %v", err)
+	}
+}
+
+func TestCompareOutcomesMatchesCompareFiles(t *testing.T) {
+	t.Parallel()
+	base, err := ReadFile(nospec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := Outcomes{Source: "nospec #7", Right: map[string]bool{}}
+	for _, s := range base {
+		if s.Filter == "strict-match" {
+			stored.Right[s.DocHash] = s.Metrics["exact_match"] == 1
+		}
+	}
+	opts := Options{Filter: "strict-match", Tolerance: 0.02}
+	for _, kind := range []string{"identical", "flips", "drop"} {
+		spec, err := ReadFile(specFile(kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Compare(base, spec, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := CompareOutcomes(stored, spec, opts)
+		if err != nil {
+			t.Fatalf("CompareOutcomes(%s) error = %v", kind, err)
+		}
+		// Stored outcomes hold no answers; all else is the same.
+		want.AnswersKnown, want.AgreeAnswer, want.AnswerAgreement = false, 0, 0
+		if diff := cmp.Diff(got, want, cmpopts.IgnoreFields(Result{}, "Why")); diff != "" {
+			t.Errorf("CompareOutcomes(%s) diff (-got +want):\n%s", kind, diff)
+		}
+		if strings.Contains(got.Why, "answers identical") || !strings.Contains(got.Why, "outcomes alike on") {
+			t.Errorf("CompareOutcomes(%s).Why = %q, want outcomes, not answers", kind, got.Why)
+		}
+	}
+	if _, err := CompareOutcomes(Outcomes{Source: "nospec #7"}, base, opts); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "nospec #7 has no outcomes") {
+		t.Errorf("CompareOutcomes(empty) error = %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // ErrInput marks sample files that cannot be used.
@@ -197,7 +198,6 @@ func number(raw json.RawMessage) (float64, error) {
 // error. A longer task name sharing the prefix
 // (gsm8k_cot for gsm8k) does not match.
 func LatestFile(dir, task string) (string, error) {
-	re := regexp.MustCompile(`^samples_` + regexp.QuoteMeta(task) + `_(\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$`)
 	var best, bestDate, tie string
 	for _, pattern := range []string{filepath.Join(dir, "samples_*.jsonl"), filepath.Join(dir, "*", "samples_*.jsonl")} {
 		matches, err := filepath.Glob(pattern)
@@ -205,12 +205,12 @@ func LatestFile(dir, task string) (string, error) {
 			return "", fmt.Errorf("%w: %w", ErrInput, err)
 		}
 		for _, m := range matches {
-			sub := re.FindStringSubmatch(filepath.Base(m))
+			date, ok := SamplesDate(filepath.Base(m), task)
 			switch {
-			case sub == nil:
-			case sub[1] > bestDate:
-				best, bestDate, tie = m, sub[1], ""
-			case sub[1] == bestDate:
+			case !ok:
+			case date > bestDate:
+				best, bestDate, tie = m, date, ""
+			case date == bestDate:
 				tie = m
 			}
 		}
@@ -223,3 +223,19 @@ func LatestFile(dir, task string) (string, error) {
 	}
 	return best, nil
 }
+
+// SamplesDate returns the date part of base when it is the name of a
+// samples file of task, samples_<task>_<date>.jsonl; dates sort lexically.
+func SamplesDate(base, task string) (string, bool) {
+	rest, ok := strings.CutPrefix(base, "samples_"+task+"_")
+	if !ok {
+		return "", false
+	}
+	date, ok := strings.CutSuffix(rest, ".jsonl")
+	if !ok || !samplesDateRE.MatchString(date) {
+		return "", false
+	}
+	return date, true
+}
+
+var samplesDateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T[0-9.\-]+$`)

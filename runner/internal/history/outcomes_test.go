@@ -1,0 +1,102 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/google/go-cmp/cmp"
+)
+
+// samplesFile is an lm_eval samples file of gsm8k with two filters; doc i
+// is right under strict-match when right(i), always under flexible-extract.
+func samplesFile(docs int, right func(int) bool) []byte {
+	var b strings.Builder
+	for i := range docs {
+		for _, filter := range []string{"strict-match", "flexible-extract"} {
+			v := "1.0"
+			if filter == "strict-match" && !right(i) {
+				v = "0.0"
+			}
+			fmt.Fprintf(&b, `{"doc_id": %d, "doc": {"question": "A LONG PROMPT %d"}, "target": "7", "arguments": {"gen_args_0": {"arg_0": "Q", "arg_1": {}}}, "resps": [["7"]], "filtered_resps": ["7"], "filter": %q, "metrics": ["exact_match"], "doc_hash": "h%03d", "prompt_hash": "p", "target_hash": "t", "exact_match": %s}`+"\n", i, i, filter, i, v)
+		}
+	}
+	return []byte(b.String())
+}
+
+func nightOf(t *testing.T, recipe, digest string) []byte {
+	t.Helper()
+	return baselinetest.Encode(t, summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: recipe, GPU: "MI355X", NumGPUs: 8, Model: "m", ImageDigest: digest, Verdict: summary.VerdictPass,
+		Phases: []summary.Phase{}, Bench: []summary.BenchRun{}, Gates: []summary.GateResult{},
+		Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusOK, Metrics: map[string]float64{"exact_match,strict-match": 0.5}}}})
+}
+
+// For a need with samples, the history step keeps the per-question
+// outcomes of the newest night of each image digest, and records a night
+// without samples as missing them; the history as a whole still succeeds.
+func TestCommandKeepsOutcomes(t *testing.T) {
+	t.Parallel()
+	const twin = "nospec-mi355x"
+	api := bkapitest.NewServer(t, "org", "pipe", token)
+	digests := map[int]string{21: "sha256:aaa", 22: "sha256:bbb", 23: "sha256:bbb"}
+	for b := 21; b <= 23; b++ {
+		job := fmt.Sprintf("job-%d", b)
+		api.AddBuild(bkapitest.Build{Number: b, FinishedAt: time.Date(2026, 2, b, 4, 0, 0, 0, time.UTC), Jobs: []bkapitest.Job{{ID: job, StepKey: contract.StepKey(twin)}}})
+		api.AddArtifact(b, bkapitest.Artifact{JobID: job, Path: baseline.SummaryPath(twin), Content: nightOf(t, twin, digests[b])})
+	}
+	// #23: two runs' samples, the newer wins; #22 has some but is not the
+	// newest of its digest; #21 logged none.
+	dir := contract.ResultsDir(twin) + "/gsm8k/org__m/"
+	api.AddArtifact(23, bkapitest.Artifact{JobID: "job-23", Path: dir + "samples_gsm8k_2026-02-22T01-00-00.000001.jsonl", Content: samplesFile(3, func(int) bool { return false })})
+	api.AddArtifact(23, bkapitest.Artifact{JobID: "job-23", Path: dir + "samples_gsm8k_2026-02-23T01-00-00.000001.jsonl", Content: samplesFile(5, func(i int) bool { return i%2 == 0 })})
+	api.AddArtifact(23, bkapitest.Artifact{JobID: "job-23", Path: dir + "samples_gsm8k_cot_2026-02-24T01-00-00.000001.jsonl", Content: samplesFile(2, func(int) bool { return true })})
+	api.AddArtifact(22, bkapitest.Artifact{JobID: "job-22", Path: dir + "samples_gsm8k_2026-02-22T01-00-00.000001.jsonl", Content: samplesFile(5, func(int) bool { return true })})
+
+	out := filepath.Join(t.TempDir(), "baselines.json")
+	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
+		"BUILDKITE_BUILD_NUMBER": "24", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
+	var stdout bytes.Buffer
+	if err := Command(context.Background(), []string{"--out", out}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
+		t.Fatalf("Command() = %v\n%s", err, stdout.String())
+	}
+	r, err := baseline.FileSource(out).Last(context.Background(), twin, contract.StepKey(twin), 10)
+	if err != nil {
+		t.Fatalf("FileSource.Last() = %v", err)
+	}
+	got := map[int][]baseline.Outcomes{}
+	for _, n := range r.Nights {
+		got[n.BuildNumber] = n.Outcomes
+	}
+	want := map[int][]baseline.Outcomes{
+		23: {{Task: "gsm8k", BuildNumber: 23, ImageDigest: "sha256:bbb", Artifact: dir + "samples_gsm8k_2026-02-23T01-00-00.000001.jsonl",
+			DocHashes: []string{"h000", "h001", "h002", "h003", "h004"},
+			Scores:    map[string]string{"exact_match,strict-match": "10101", "exact_match,flexible-extract": "11111"}}},
+		22: nil,
+		21: {{Task: "gsm8k", BuildNumber: 21, ImageDigest: "sha256:aaa",
+			Missing: "no samples artifact results/nospec-mi355x/gsm8k/samples_gsm8k_<date>.jsonl (was lm_eval run with --log_samples?)"}},
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("outcomes diff (-got +want):\n%s", diff)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte("A LONG PROMPT")) {
+		t.Errorf("the history file holds the samples' prompts; it should hold outcomes only")
+	}
+	if !strings.Contains(stdout.String(), "nospec-mi355x #21 gsm8k: no per-question outcomes") {
+		t.Errorf("the log does not say #21 has no outcomes:\n%s", stdout.String())
+	}
+}

@@ -129,6 +129,7 @@ func Render(s summary.Summary, trendArtifact string) string {
 	}
 	writeBenchTable(&b, s)
 	writeDetectorTable(&b, s)
+	writePairedTable(&b, s)
 	writeAccuracyTable(&b, s)
 	writeGateTable(&b, s)
 	if trendArtifact != "" {
@@ -240,6 +241,33 @@ func Spread(g summary.GateResult) string {
 		reps = fmt.Sprintf("%d reps %.4g–%.4g", d.Repetitions, d.RepMin, d.RepMax)
 	}
 	return fmt.Sprintf("%s; noise CV %.1f%% over %d nights", reps, d.NoiseCVPct, d.Used)
+}
+
+// writePairedTable shows each baseline_from gate's per-question test:
+// agreement, the discordant counts b and c and McNemar's exact p.
+func writePairedTable(b *strings.Builder, s summary.Summary) {
+	var gates []summary.GateResult
+	for _, g := range s.Gates {
+		if g.Paired != nil {
+			gates = append(gates, g)
+		}
+	}
+	if len(gates) == 0 {
+		return
+	}
+	b.WriteString("#### Per-question comparisons\n\n")
+	b.WriteString("| verdict | task | metric | against | pairs | agree | b (right only without) | c (right only with) | Δ | McNemar p | α |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, g := range gates {
+		p := g.Paired
+		fmt.Fprintf(b, "| %s %s | %s | %s | %s | %d | %.1f%% | %d | %d | %+.4f | %.3g | %g |\n", VerdictMark(g.Verdict), Text(g.Verdict), Text(g.Subject), InlineCode(g.Metric),
+			InlineCode(p.Against), p.Pairs, p.Agreement*100, p.B, p.C, p.Delta, p.P, p.Alpha)
+	}
+	b.WriteString("\n")
+	for _, g := range gates {
+		if g.Paired.Note != "" {
+			fmt.Fprintf(b, "- %s %s: %s\n", Text(g.Subject), InlineCode(g.Paired.Against), Text(Clip(g.Paired.Note, 400)))
+		}
+	}
 }
 
 // writeDetectorTable shows, per regression gate the detector judged, the

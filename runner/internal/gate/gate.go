@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"github.com/benchkite/benchkite/internal/contract"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
@@ -29,6 +31,9 @@ type APIConfig struct {
 type Gater struct {
 	Res     *workloads.Resolved
 	History *baseline.History
+	// ResultsDir is tonight's results directory, where lm_eval logged its
+	// samples (<task>/...); empty, baseline_from gates compare means only.
+	ResultsDir string
 }
 
 // APISource builds the Buildkite API baseline source lazily: a recipe
@@ -211,13 +216,18 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			if e.BaselineFrom != "" {
 				tol := e.Tolerance
 				c.BaselineFrom, c.Tolerance = e.BaselineFrom, &tol
+				if e.Alpha > 0 {
+					alpha := e.Alpha
+					c.Alpha = &alpha
+				}
 			}
 			var base float64
 			var source, note string
+			var night baseline.Past
 			if e.Baseline != nil {
 				base, source = *e.Baseline, "baseline"
 			} else {
-				b, from, n, err := g.otherRecipeScore(ctx, sum, e.BaselineFrom, t.Name, e.Metric)
+				b, from, n, p, err := g.otherRecipeScore(ctx, sum, e.BaselineFrom, t.Name, e.Metric)
 				if err != nil {
 					c.Verdict = summary.VerdictNoBaseline
 					c.Bound = fmt.Sprintf("within %g of %s", e.Tolerance, e.BaselineFrom)
@@ -225,7 +235,7 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 					out = append(out, c)
 					continue
 				}
-				base, source, note = b, from, n
+				base, source, note, night = b, from, n, p
 			}
 			c.Baseline = &base
 			if base != 0 {
@@ -235,6 +245,16 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			// A score may rise, but not fall by more than the tolerance.
 			c.Verdict = verdictOf(value >= base-e.Tolerance-1e-12)
 			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %g)%s", t.Name, e.Metric, value, source, base, value-base, e.Tolerance, note)
+			if e.BaselineFrom != "" && t.Phase == summary.PhaseLMEval {
+				pr, why := g.pairedTest(night, e, t.Name, note)
+				if pr != nil {
+					c.Paired = pr
+					c.Verdict = verdictOf(!pr.Fail)
+					c.Message = fmt.Sprintf("%s %s vs %s, per question: %s%s", t.Name, e.Metric, source, pr.Why, note)
+				} else {
+					c.Message += "; judged on the means, not per question: " + why
+				}
+			}
 			out = append(out, c)
 		}
 	}
@@ -270,13 +290,13 @@ const BaselineFromNights = contract.TrendNights
 // tonight, else from its latest passing nightly, saying that the images
 // differ. (The report step compares per question when both recipes ran
 // in the same build; a GPU job has only the other recipe's summaries.)
-func (g Gater) otherRecipeScore(ctx context.Context, sum *summary.Summary, recipe, task, metric string) (value float64, source, note string, err error) {
+func (g Gater) otherRecipeScore(ctx context.Context, sum *summary.Summary, recipe, task, metric string) (value float64, source, note string, night baseline.Past, err error) {
 	r, err := g.History.Last(ctx, recipe, BaselineFromNights)
 	if err != nil {
-		return 0, "", "", err
+		return 0, "", "", night, err
 	}
 	if len(r.Nights) == 0 {
-		return 0, "", "", fmt.Errorf("%w: no passing nightly of %s", baseline.ErrNoBaseline, recipe)
+		return 0, "", "", night, fmt.Errorf("%w: no passing nightly of %s", baseline.ErrNoBaseline, recipe)
 	}
 	n := r.Nights[0]
 	if sum.ImageDigest != "" {
@@ -292,11 +312,49 @@ func (g Gater) otherRecipeScore(ctx context.Context, sum *summary.Summary, recip
 	for _, a := range n.Summary.Accuracy {
 		if a.Task == task && a.Status == summary.StatusOK {
 			if v, ok := a.Metrics[metric]; ok {
-				return v, fmt.Sprintf("%s #%d", recipe, n.BuildNumber), note, nil
+				return v, fmt.Sprintf("%s #%d", recipe, n.BuildNumber), note, n, nil
 			}
 		}
 	}
-	return 0, "", "", fmt.Errorf("%w: %s #%d has no %s %s", baseline.ErrNoBaseline, recipe, n.BuildNumber, task, metric)
+	return 0, "", "", n, fmt.Errorf("%w: %s #%d has no %s %s", baseline.ErrNoBaseline, recipe, n.BuildNumber, task, metric)
+}
+
+// pairedTest compares tonight's samples of task per question with the
+// outcomes the history step kept of night, or says why it cannot.
+func (g Gater) pairedTest(night baseline.Past, e workloads.Expectation, task, note string) (*summary.Paired, string) {
+	against := fmt.Sprintf("%s #%d", e.BaselineFrom, night.BuildNumber)
+	var stored *baseline.Outcomes
+	for i := range night.Outcomes {
+		if night.Outcomes[i].Task == task {
+			stored = &night.Outcomes[i]
+		}
+	}
+	if stored == nil {
+		return nil, fmt.Sprintf("the build's history holds no per-question outcomes of %s %s", against, task)
+	}
+	right, err := stored.Right(e.Metric)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: %v", against, err)
+	}
+	if g.ResultsDir == "" {
+		return nil, "tonight's results directory is not known"
+	}
+	file, err := paired.LatestFile(filepath.Join(g.ResultsDir, task), task)
+	if err != nil {
+		return nil, err.Error()
+	}
+	spec, err := paired.ReadFile(file)
+	if err != nil {
+		return nil, err.Error()
+	}
+	metric, filter, _ := strings.Cut(e.Metric, ",")
+	r, err := paired.CompareOutcomes(paired.Outcomes{Source: against, Right: right}, spec,
+		paired.Options{Metric: metric, Filter: filter, Alpha: e.Alpha, Tolerance: e.Tolerance})
+	if err != nil {
+		return nil, err.Error()
+	}
+	return &summary.Paired{Against: against, Pairs: r.Pairs, Agreement: r.OutcomeAgreement, B: r.B, C: r.C, P: r.P,
+		Alpha: r.Alpha, Delta: r.Delta, Fail: r.Fail, Why: r.Why, Note: strings.TrimPrefix(note, "; ")}, ""
 }
 
 func orUnpinned(digest string) string {

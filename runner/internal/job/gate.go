@@ -14,7 +14,7 @@ import (
 // a value is an error and one without a baseline leaves the run
 // unverified; the verdict counts both, and both are shown.
 func (j *Job) gate(ctx context.Context) error {
-	j.sum.Gates = gate.Gater{Res: j.res, History: j.history}.Apply(ctx, &j.sum)
+	j.sum.Gates = gate.Gater{Res: j.res, History: j.history, ResultsDir: j.dir}.Apply(ctx, &j.sum)
 	j.sum.Series = gate.Series(ctx, j.history, &j.sum)
 	var failed []string
 	for _, g := range j.sum.Gates {

@@ -24,7 +24,7 @@ import (
 // answer every question as decoding without it does, so both runs' lm_eval
 // samples (results/<recipe>/<task>/**/samples_<task>_<date>.jsonl) are
 // paired on doc_hash and the comparison fails only when McNemar's exact
-// test finds the discordant questions lopsided (p < paired.DefaultAlpha)
+// test finds the discordant questions lopsided (p below the gate's alpha)
 // and the score is lower by more than the tolerance. Without both sample
 // files it compares the two means against the tolerance, and says so.
 
@@ -32,7 +32,9 @@ import (
 type sameBuild struct {
 	Recipe, From, Task, Metric string
 	Value, Other, Tolerance    float64
-	Pass                       bool
+	// Alpha is the gate's significance level; zero means paired's default.
+	Alpha float64
+	Pass  bool
 	// Paired is the per-question comparison, nil when it could not be
 	// made; Note then says why and the means decided.
 	Paired *paired.Result
@@ -57,6 +59,9 @@ func sameBuildComparisons(sums []summary.Summary, dir string) []sameBuild {
 				Value: *g.Value, Other: other, Tolerance: *g.Tolerance,
 				// A score may rise, but not fall by more than the tolerance.
 				Pass: *g.Value >= other-*g.Tolerance-1e-12}
+			if g.Alpha != nil {
+				c.Alpha = *g.Alpha
+			}
 			if dir != "" {
 				pairSamples(&c, dir)
 			}
@@ -75,7 +80,7 @@ func pairSamples(c *sameBuild, dir string) {
 		spec, err = paired.LatestFile(filepath.Join(dir, c.Recipe, c.Task), c.Task)
 		if err == nil {
 			var r paired.Result
-			r, err = paired.CompareFiles(base, spec, paired.Options{Metric: metric, Filter: filter, Tolerance: c.Tolerance})
+			r, err = paired.CompareFiles(base, spec, paired.Options{Metric: metric, Filter: filter, Alpha: c.Alpha, Tolerance: c.Tolerance})
 			if err == nil {
 				c.Paired, c.Pass = &r, !r.Fail
 				return

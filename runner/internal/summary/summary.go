@@ -210,6 +210,32 @@ type GateResult struct {
 	Detector *Detector `json:"detector,omitempty"`
 	// ChangePoint names where a flagged regression began.
 	ChangePoint *ChangePoint `json:"change_point,omitempty"`
+	// Alpha is a baseline_from gate's significance level for the paired
+	// test; the report step uses it too.
+	Alpha *float64 `json:"alpha,omitempty"`
+	// Paired is the per-question test of a baseline_from gate, absent when
+	// it was not run (the message then says why).
+	Paired *Paired `json:"paired,omitempty"`
+}
+
+// Paired is a per-question comparison with another recipe's night:
+// McNemar's exact test on the questions only one run got right.
+type Paired struct {
+	// Against names the night, "recipe #build".
+	Against string `json:"against"`
+	Pairs   int    `json:"pairs"`
+	// Agreement is the share of pairs scored alike.
+	Agreement float64 `json:"agreement"`
+	// B is right only without speculation, C only with it.
+	B     int     `json:"b"`
+	C     int     `json:"c"`
+	P     float64 `json:"p"`
+	Alpha float64 `json:"alpha"`
+	Delta float64 `json:"delta"`
+	Fail  bool    `json:"fail"`
+	Why   string  `json:"why"`
+	// Note is set when the night ran another image than tonight.
+	Note string `json:"note,omitempty"`
 }
 
 // Detector is the regression detector's reading of one metric: the

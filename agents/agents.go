@@ -8,7 +8,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"regexp"
 	"sort"
@@ -77,24 +76,9 @@ type Set struct {
 // Env reads the build environment; tests pass a map.
 type Env func(string) string
 
-// MapEnv adapts a map to Env.
-func MapEnv(m map[string]string) Env { return func(k string) string { return m[k] } }
-
 // Default returns the embedded profiles.
 func Default() (*Set, error) {
 	return Parse(DefaultPath, defaultProfiles)
-}
-
-// Load reads a profile file from fsys, or the embedded copy when path is "".
-func Load(fsys fs.FS, path string) (*Set, error) {
-	if path == "" {
-		return Default()
-	}
-	src, err := fs.ReadFile(fsys, path)
-	if err != nil {
-		return nil, fmt.Errorf("read agent profiles: %w", err)
-	}
-	return Parse(path, src)
 }
 
 // LoadFile reads a profile file from disk, or the embedded copy when path is "".

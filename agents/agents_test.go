@@ -3,9 +3,9 @@ package agents
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/benchkite/benchkite/internal/strictyaml"
 	"github.com/benchkite/benchkite/internal/testutil"
@@ -191,7 +191,7 @@ func TestQueueFor(t *testing.T) {
 		{gpu: "B200", env: map[string]string{"B200_QUEUE": "b200-canary"}, queue: "b200-canary", from: "B200_QUEUE"},
 	}
 	for _, tt := range tests {
-		q, from := lookup(t, s, tt.gpu).QueueFor(MapEnv(tt.env))
+		q, from := lookup(t, s, tt.gpu).QueueFor(mapEnv(tt.env))
 		if q != tt.queue || from != tt.from {
 			t.Errorf("%s QueueFor(%v) = %s, %s; want %s, %s", tt.gpu, tt.env, q, from, tt.queue, tt.from)
 		}
@@ -275,7 +275,7 @@ func TestHFCacheVolume(t *testing.T) {
 		if set == nil {
 			set = s
 		}
-		got, from, err := lookup(t, set, tt.gpu).HFCacheVolume(MapEnv(tt.env))
+		got, from, err := lookup(t, set, tt.gpu).HFCacheVolume(mapEnv(tt.env))
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: HFCacheVolume() error = %v, want one containing %q", tt.name, err, tt.wantErr)
@@ -312,7 +312,7 @@ func TestImageFor(t *testing.T) {
 		{gpu: "B200", image: "public.ecr.aws/x/y:1", env: map[string]string{"B200_IMAGE_REWRITE": "public.ecr.aws/=Mirror/"}, wantErr: "B200_IMAGE_REWRITE must be FROM=TO"},
 	}
 	for _, tt := range tests {
-		got, from, err := lookup(t, s, tt.gpu).ImageFor(tt.image, MapEnv(tt.env))
+		got, from, err := lookup(t, s, tt.gpu).ImageFor(tt.image, mapEnv(tt.env))
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s ImageFor(%q, %v) error = %v, want %q", tt.gpu, tt.image, tt.env, err, tt.wantErr)
@@ -507,41 +507,41 @@ func TestParseHostile(t *testing.T) {
 	}
 }
 
-func TestLoad(t *testing.T) {
+func TestLoadFile(t *testing.T) {
 	t.Parallel()
-	fsys := fstest.MapFS{
-		"agents/profiles.yaml": {Data: []byte("X1: {queue: x, vendor: amd, image_repo: r/x-rocm, runtime: docker}\n")},
-		"bad.yaml":             {Data: []byte("X1: {queue: x}\n")},
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "profiles.yaml"), filepath.Join(dir, "bad.yaml")
+	for path, src := range map[string]string{
+		good: "X1: {queue: x, vendor: amd, image_repo: r/x-rocm, runtime: docker}\n",
+		bad:  "X1: {queue: x}\n",
+	} {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	s, err := Load(fsys, DefaultPath)
+	s, err := LoadFile(good)
 	if err != nil {
-		t.Fatalf("Load() error = %v", err)
+		t.Fatalf("LoadFile() error = %v", err)
 	}
 	want := Profile{GPU: "X1", Queue: "x", Vendor: AMD, ImageRepo: "r/x-rocm", Runtime: Docker}
-	if diff := cmp.Diff(lookup(t, s, "X1"), want); diff != "" || s.Path != DefaultPath {
-		t.Errorf("Load() path %s, profile diff (-got +want):\n%s", s.Path, diff)
+	if diff := cmp.Diff(lookup(t, s, "X1"), want); diff != "" || s.Path != good {
+		t.Errorf("LoadFile() path %s, profile diff (-got +want):\n%s", s.Path, diff)
 	}
-	if _, err := Load(fsys, "bad.yaml"); err == nil || !strings.Contains(err.Error(), "bad.yaml:1:1: profile X1 needs vendor") {
-		t.Errorf("Load(bad) error = %v", err)
+	if _, err := LoadFile(bad); err == nil || !strings.Contains(err.Error(), "bad.yaml:1:1: profile X1 needs vendor") {
+		t.Errorf("LoadFile(bad) error = %v", err)
 	}
-	if _, err := Load(fsys, "missing.yaml"); err == nil || !strings.Contains(err.Error(), "read agent profiles: ") {
-		t.Errorf("Load(missing) error = %v", err)
+	if _, err := LoadFile(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "read agent profiles: ") {
+		t.Errorf("LoadFile(missing) error = %v", err)
 	}
-	for _, load := range []func() (*Set, error){
-		func() (*Set, error) { return Load(fsys, "") },
-		func() (*Set, error) { return LoadFile("") },
-		func() (*Set, error) { return LoadFile("profiles.yaml") },
-	} {
-		s, err := load()
+	// The built-in copy and the file it is made from are the same profiles.
+	for _, path := range []string{"", "profiles.yaml"} {
+		s, err := LoadFile(path)
 		if err != nil {
-			t.Fatalf("loading the default profiles: %v", err)
+			t.Fatalf("LoadFile(%q): %v", path, err)
 		}
 		if diff := cmp.Diff(s.Names(), defaultSet(t).Names()); diff != "" {
-			t.Errorf("default profiles diff (-got +want):\n%s", diff)
+			t.Errorf("LoadFile(%q) profiles diff (-got +want):\n%s", path, diff)
 		}
-	}
-	if _, err := LoadFile("testdata/none.yaml"); err == nil {
-		t.Error("LoadFile(missing) error = nil")
 	}
 }
 
@@ -561,3 +561,6 @@ func TestProfileEqual(t *testing.T) {
 		t.Error("a change of env went unnoticed")
 	}
 }
+
+// mapEnv adapts a map to Env.
+func mapEnv(m map[string]string) Env { return func(k string) string { return m[k] } }

@@ -83,7 +83,7 @@ func TestReferenceRecipeValues(t *testing.T) {
 	seed := loadReference(t, filepath.Join(ref, "seed-pr"), profiles)
 	recipe := func(c *Catalog, name string) *Recipe {
 		t.Helper()
-		r, ok := c.ByName(name)
+		r, ok := byName(c, name)
 		if !ok {
 			t.Fatalf("reference recipe %q not found", name)
 		}
@@ -184,7 +184,7 @@ func TestReferenceRecipeValues(t *testing.T) {
 
 	t.Run("gpu names resolve to profiles", func(t *testing.T) {
 		for _, r := range main.Recipes {
-			if _, err := Resolve(r, profiles, agents.MapEnv(nil)); err != nil {
+			if _, err := Resolve(r, profiles, mapEnv(nil)); err != nil {
 				t.Errorf("Resolve(%s) error = %v", r.Name, err)
 			}
 		}
@@ -210,7 +210,7 @@ func TestShippedRecipes(t *testing.T) {
 	if len(c.Recipes) != len(files) {
 		t.Errorf("embedded catalog has %d recipes, the directory %d files", len(c.Recipes), len(files))
 	}
-	spec, ok := c.ByName("minimax_m3-mi355x")
+	spec, ok := byName(c, "minimax_m3-mi355x")
 	if !ok {
 		t.Fatal("shipped EAGLE3 recipe minimax_m3-mi355x not found")
 	}
@@ -230,4 +230,17 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// mapEnv adapts a map to agents.Env.
+func mapEnv(m map[string]string) agents.Env { return func(k string) string { return m[k] } }
+
+// byName finds a valid recipe by name.
+func byName(c *Catalog, name string) (*Recipe, bool) {
+	for _, r := range c.Recipes {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return nil, false
 }

@@ -119,16 +119,6 @@ func (c *Catalog) Err() error {
 	return nil
 }
 
-// ByName finds a valid recipe by name.
-func (c *Catalog) ByName(name string) (*Recipe, bool) {
-	for _, r := range c.Recipes {
-		if r.Name == name {
-			return r, true
-		}
-	}
-	return nil, false
-}
-
 // Embedded returns the shipped recipes as a file system rooted so that
 // paths read "workloads/<file>.yaml", like a checkout.
 func Embedded() fs.FS { return embeddedFS{} }

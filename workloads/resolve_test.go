@@ -125,7 +125,7 @@ func TestChooseImage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := ChooseImage(tt.recipe, profile(t, tt.gpu), agents.MapEnv(tt.env))
+			got, err := ChooseImage(tt.recipe, profile(t, tt.gpu), mapEnv(tt.env))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("ChooseImage() error = %v, want one containing %q", err, tt.wantErr)
@@ -450,7 +450,7 @@ vllm_bench:
 	if r == nil {
 		t.Fatalf("Parse() problems:\n%v", ps)
 	}
-	got, err := Resolve(r, profiles, agents.MapEnv(map[string]string{"H200_QUEUE": "h200-canary"}))
+	got, err := Resolve(r, profiles, mapEnv(map[string]string{"H200_QUEUE": "h200-canary"}))
 	if err != nil {
 		t.Fatalf("Resolve() error = %v", err)
 	}
@@ -481,23 +481,23 @@ vllm_bench:
 
 	// Metadata absent: precision from the model name, TP from the serve args.
 	r.Bench.Metadata = BenchMetadata{}
-	if got, _ := Resolve(r, profiles, agents.MapEnv(nil)); got.Precision != "fp8" || got.TP != 4 || got.Queue != "H200" {
+	if got, _ := Resolve(r, profiles, mapEnv(nil)); got.Precision != "fp8" || got.TP != 4 || got.Queue != "H200" {
 		t.Errorf("without metadata: precision %s, TP %d, queue %s; want fp8, 4, H200", got.Precision, got.TP, got.Queue)
 	}
 
-	if got, _ := Resolve(r, profiles, agents.MapEnv(nil)); got.TokenizerMode != "" || got.PullImage != got.Image.Image || got.PullImageSource != "" {
+	if got, _ := Resolve(r, profiles, mapEnv(nil)); got.TokenizerMode != "" || got.PullImage != got.Image.Image || got.PullImageSource != "" {
 		t.Errorf("TokenizerMode %q, PullImage %q from %q; want none, the image as chosen", got.TokenizerMode, got.PullImage, got.PullImageSource)
 	}
 
 	r.GPU = "A100"
-	if _, err := Resolve(r, profiles, agents.MapEnv(nil)); err == nil || !strings.Contains(err.Error(), `unknown gpu "A100"; known: B200, H200, MI300X, MI355X`) {
+	if _, err := Resolve(r, profiles, mapEnv(nil)); err == nil || !strings.Contains(err.Error(), `unknown gpu "A100"; known: B200, H200, MI300X, MI355X`) {
 		t.Errorf("Resolve(unknown gpu) error = %v", err)
 	}
 	r.GPU = "H200"
-	if _, err := Resolve(r, profiles, agents.MapEnv(map[string]string{"H200_IMAGE_REWRITE": "nope"})); err == nil || !strings.Contains(err.Error(), "recipe ok: H200_IMAGE_REWRITE must be FROM=TO") {
+	if _, err := Resolve(r, profiles, mapEnv(map[string]string{"H200_IMAGE_REWRITE": "nope"})); err == nil || !strings.Contains(err.Error(), "recipe ok: H200_IMAGE_REWRITE must be FROM=TO") {
 		t.Errorf("Resolve(bad H200_IMAGE_REWRITE) error = %v", err)
 	}
-	if _, err := Resolve(r, profiles, agents.MapEnv(map[string]string{"VLLM_COMMIT": "nope"})); err == nil || !strings.Contains(err.Error(), "recipe ok: VLLM_COMMIT") {
+	if _, err := Resolve(r, profiles, mapEnv(map[string]string{"VLLM_COMMIT": "nope"})); err == nil || !strings.Contains(err.Error(), "recipe ok: VLLM_COMMIT") {
 		t.Errorf("Resolve(bad VLLM_COMMIT) error = %v", err)
 	}
 }
@@ -518,7 +518,7 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 	if r == nil {
 		t.Fatalf("Parse() problems:\n%v", ps)
 	}
-	got, err := Resolve(r, profiles, agents.MapEnv(nil))
+	got, err := Resolve(r, profiles, mapEnv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +591,7 @@ vllm_bench:
 	if r == nil {
 		t.Fatalf("Parse() problems:\n%v", ps)
 	}
-	res, err := Resolve(r, profiles, agents.MapEnv(nil))
+	res, err := Resolve(r, profiles, mapEnv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

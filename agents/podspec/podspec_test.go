@@ -136,7 +136,7 @@ func TestBuildDefaultProfiles(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		s, err := Build(profile(t, set, tt.gpu), tt.job, agents.MapEnv(nil))
+		s, err := Build(profile(t, set, tt.gpu), tt.job, mapEnv(nil))
 		if err != nil {
 			t.Errorf("%s Build() error = %v", tt.gpu, err)
 			continue
@@ -166,7 +166,7 @@ func TestBuildOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := agents.MapEnv(map[string]string{
+	env := mapEnv(map[string]string{
 		"MI355X_HF_CACHE_VOLUME": `{"persistentVolumeClaim": {"claimName": "hf-cache"}}`,
 		"HF_TOKEN_K8S_SECRET":    "other-secret",
 	})
@@ -219,7 +219,7 @@ X2:
 		{name: "no GPUs", gpu: "X1", job: Job{Image: "i"}, want: "profile X1: a pod needs at least one GPU, got 0"},
 	}
 	for _, tt := range tests {
-		_, err := Build(profile(t, set, tt.gpu), tt.job, agents.MapEnv(tt.env))
+		_, err := Build(profile(t, set, tt.gpu), tt.job, mapEnv(tt.env))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Build() error = %v, want one containing %q", tt.name, err, tt.want)
 		}
@@ -234,3 +234,6 @@ func TestHostPathVolume(t *testing.T) {
 		}
 	}
 }
+
+// mapEnv adapts a map to agents.Env.
+func mapEnv(m map[string]string) agents.Env { return func(k string) string { return m[k] } }

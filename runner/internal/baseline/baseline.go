@@ -26,12 +26,6 @@ const DefaultLookbackSlack = 7
 
 const jobPassed = "passed"
 
-// SummaryPath is the artifact path of a recipe's summary, relative to the
-// job's working directory, exactly as uploaded.
-func SummaryPath(recipe string) string {
-	return "results/" + recipe + "/summary.json"
-}
-
 // unverifiedNight is a job that soft-failed as unverified: everything it
 // measured passed, only a comparison could not be made (on the first
 // nights of a recipe, for want of earlier ones). Its numbers are a
@@ -99,7 +93,7 @@ type Fetcher struct {
 
 // Last returns up to n nights, newest first, from the newest scheduled
 // builds in which the job with stepKey passed and uploaded exactly
-// SummaryPath(recipe). Builds still running are passed over; finished ones
+// contract.SummaryPath(recipe). Builds still running are passed over; finished ones
 // without a usable summary are listed in Result.Missed. Fewer than n
 // nights is not an error; none at all is ErrNoBaseline. Every error wraps
 // ErrNoBaseline, and the Result then holds what was found before it.
@@ -172,7 +166,7 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 	}
 	if len(res.Nights) == 0 {
 		return res, fmt.Errorf("%w: none of the last %d finished scheduled builds has a passed %q job with %s",
-			ErrNoBaseline, examined, stepKey, SummaryPath(recipe))
+			ErrNoBaseline, examined, stepKey, contract.SummaryPath(recipe))
 	}
 	return res, nil
 }
@@ -181,7 +175,7 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 // one night comes back as a reason; an error means the API itself failed,
 // which would fail the other nights too.
 func (f Fetcher) summary(ctx context.Context, build int, jobID, recipe string) (data []byte, reason MissReason, detail string, err error) {
-	path := SummaryPath(recipe)
+	path := contract.SummaryPath(recipe)
 	arts, err := f.API.ListJobArtifacts(ctx, build, jobID)
 	if err != nil {
 		if systemic(err) {

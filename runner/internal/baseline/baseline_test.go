@@ -66,7 +66,7 @@ func (n night) add(srv *bkapitest.Server) {
 	srv.AddBuild(b)
 	arts := n.artifacts
 	if arts == nil {
-		arts = []art{{path: baseline.SummaryPath(recipe), content: summary(n.number)}}
+		arts = []art{{path: contract.SummaryPath(recipe), content: summary(n.number)}}
 	}
 	for _, a := range arts {
 		srv.AddArtifact(n.number, bkapitest.Artifact{JobID: jobID, Path: a.path, State: a.state, Content: a.content})
@@ -177,7 +177,7 @@ func TestLast(t *testing.T) {
 					{path: "results/llama-h200/summary.json.bak", content: []byte("{}")},
 				}},
 				{number: 3, artifacts: []art{}},
-				{number: 4, artifacts: []art{{path: baseline.SummaryPath(recipe), state: "error"}}},
+				{number: 4, artifacts: []art{{path: contract.SummaryPath(recipe), state: "error"}}},
 			},
 			n: 2,
 			want: baseline.Result{
@@ -193,7 +193,7 @@ func TestLast(t *testing.T) {
 			name: "a summary that is not JSON is unusable",
 			nights: []night{
 				{number: 1},
-				{number: 2, artifacts: []art{{path: baseline.SummaryPath(recipe), content: []byte("throughput: 12")}}},
+				{number: 2, artifacts: []art{{path: contract.SummaryPath(recipe), content: []byte("throughput: 12")}}},
 			},
 			n: 2,
 			want: baseline.Result{

@@ -534,7 +534,7 @@ func nospecAPI(t *testing.T) *bkapitest.Server {
 			Metrics: map[string]float64{"exact_match,flexible-extract": seedBaseline, "exact_match,strict-match": seedBaseline - 0.02}}},
 		Gates: []summary.GateResult{},
 	})
-	srv.AddArtifact(nospecBuild, bkapitest.Artifact{JobID: nospecJob, Path: baseline.SummaryPath(nospecName), Content: night})
+	srv.AddArtifact(nospecBuild, bkapitest.Artifact{JobID: nospecJob, Path: contract.SummaryPath(nospecName), Content: night})
 	return srv
 }
 

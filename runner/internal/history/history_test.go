@@ -35,9 +35,9 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	for _, b := range []int{11, 12} {
 		api.AddBuild(bkapitest.Build{Number: b, FinishedAt: time.Date(2026, 2, b, 4, 0, 0, 0, time.UTC),
 			Jobs: []bkapitest.Job{{ID: "job-a-" + string(rune('0'+b-10)), StepKey: contract.StepKey("a-h200")}, {ID: "job-b-" + string(rune('0'+b-10)), StepKey: contract.StepKey("b-mi355x")}}})
-		api.AddArtifact(b, bkapitest.Artifact{JobID: "job-a-" + string(rune('0'+b-10)), Path: baseline.SummaryPath("a-h200"), Content: night(t, "a-h200", float64(b)/100)})
+		api.AddArtifact(b, bkapitest.Artifact{JobID: "job-a-" + string(rune('0'+b-10)), Path: contract.SummaryPath("a-h200"), Content: night(t, "a-h200", float64(b)/100)})
 	}
-	api.AddArtifact(12, bkapitest.Artifact{JobID: "job-b-2", Path: baseline.SummaryPath("b-mi355x"), Content: night(t, "b-mi355x", 0.5)})
+	api.AddArtifact(12, bkapitest.Artifact{JobID: "job-b-2", Path: contract.SummaryPath("b-mi355x"), Content: night(t, "b-mi355x", 0.5)})
 
 	out := filepath.Join(t.TempDir(), "h", "baselines.json")
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,

@@ -53,7 +53,7 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	for b := 21; b <= 23; b++ {
 		job := fmt.Sprintf("job-%d", b)
 		api.AddBuild(bkapitest.Build{Number: b, FinishedAt: time.Date(2026, 2, b, 4, 0, 0, 0, time.UTC), Jobs: []bkapitest.Job{{ID: job, StepKey: contract.StepKey(twin)}}})
-		api.AddArtifact(b, bkapitest.Artifact{JobID: job, Path: baseline.SummaryPath(twin), Content: nightOf(t, twin, digests[b])})
+		api.AddArtifact(b, bkapitest.Artifact{JobID: job, Path: contract.SummaryPath(twin), Content: nightOf(t, twin, digests[b])})
 	}
 	// #23: two runs' samples, the newer wins; #22 has some but is not the
 	// newest of its digest; #21 logged none.

@@ -40,11 +40,6 @@ const (
 	DockerBench
 )
 
-// Roles lists every role, in declaration order.
-func Roles() []Role {
-	return []Role{Install, Server, Bench, LMEval, BFCL, Agent, Docker, DockerServer, DockerBench}
-}
-
 func (r Role) String() string {
 	switch r {
 	case Install:

@@ -20,20 +20,6 @@ type Change struct {
 	Before, After float64
 }
 
-// ChangePoint returns the latest significant change in series (the one a
-// regression flagged tonight is about): index is the first value after it,
-// so callers name series[index-1]'s night the last good and series[index]'s
-// the first bad. ok is false when no split is significant at level alpha
-// or the series has fewer than three values.
-func ChangePoint(series []float64, alpha float64) (index int, p float64, ok bool) {
-	cs := ChangePoints(series, alpha)
-	if len(cs) == 0 {
-		return 0, 1, false
-	}
-	last := cs[len(cs)-1]
-	return last.Index, last.P, true
-}
-
 // ChangePoints finds every significant change in series by E-Divisive
 // means (Matteson and James 2014, exponent 1): in a segment, take the split
 // that maximizes the scaled energy distance between its two sides; keep it

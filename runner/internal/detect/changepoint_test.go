@@ -68,13 +68,13 @@ func TestChangePoints(t *testing.T) {
 func TestChangePointLatest(t *testing.T) {
 	t.Parallel()
 	series := []float64{0, 0.1, 0, 0.1, 5, 5.1, 5, 5.1, 10, 10.1, 10, 10.1}
-	idx, p, ok := ChangePoint(series, 0.05)
+	idx, p, ok := latestChange(series, 0.05)
 	if !ok || idx != 8 || !(p < 0.05) {
-		t.Errorf("ChangePoint(%v) = %d, %g, %v; want 8, p < 0.05, true", series, idx, p, ok)
+		t.Errorf("latestChange(%v) = %d, %g, %v; want 8, p < 0.05, true", series, idx, p, ok)
 	}
-	idx, p, ok = ChangePoint([]float64{1, 1.1}, 0.05)
+	idx, p, ok = latestChange([]float64{1, 1.1}, 0.05)
 	if ok || p != 1 {
-		t.Errorf("ChangePoint(two nights) = %d, %g, %v; want no change, p 1", idx, p, ok)
+		t.Errorf("latestChange(two nights) = %d, %g, %v; want no change, p 1", idx, p, ok)
 	}
 }
 
@@ -82,9 +82,9 @@ func TestChangePointNoisyStep(t *testing.T) {
 	t.Parallel()
 	// Tonight's regression: the last three nights are 20 % down.
 	series := []float64{100, 102, 98, 101, 99, 100, 103, 97, 80, 81, 79}
-	idx, p, ok := ChangePoint(series, 0.01)
+	idx, p, ok := latestChange(series, 0.01)
 	if !ok || idx != 8 {
-		t.Fatalf("ChangePoint(%v) = %d, %g, %v; want index 8", series, idx, p, ok)
+		t.Fatalf("latestChange(%v) = %d, %g, %v; want index 8", series, idx, p, ok)
 	}
 	if cs := ChangePoints(series, 0.01); len(cs) != 1 {
 		t.Errorf("ChangePoints(%v) = %+v; want exactly one change", series, cs)
@@ -102,4 +102,18 @@ func TestEnergyQ(t *testing.T) {
 	if got := energyQ(x[:4], x[4:]); math.Abs(got-40) > 1e-12 {
 		t.Errorf("energyQ(τ=4) = %v, want 40", got)
 	}
+}
+
+// latestChange returns the latest significant change in series (the one a
+// regression flagged tonight is about): index is the first value after it,
+// so callers name series[index-1]'s night the last good and series[index]'s
+// the first bad. ok is false when no split is significant at level alpha
+// or the series has fewer than three values.
+func latestChange(series []float64, alpha float64) (index int, p float64, ok bool) {
+	cs := ChangePoints(series, alpha)
+	if len(cs) == 0 {
+		return 0, 1, false
+	}
+	last := cs[len(cs)-1]
+	return last.Index, last.P, true
 }

@@ -41,7 +41,7 @@
 // night before keeps one outlier night from alarming twice. `runner
 // calibrate` measures the resulting false-positive rate and power.
 //
-// ChangePoint locates a change with E-Divisive means (Matteson and James,
+// ChangePoints locates changes with E-Divisive means (Matteson and James,
 // 2014) and judges its significance with Student's t-test on the two
 // segments, as Apache Otava (formerly Hunter) does, so the result is
 // deterministic rather than depending on random permutations.

@@ -85,15 +85,6 @@ type Pin struct {
 	Err error
 }
 
-// Image is the reference a step should run: the pinned form when there is
-// one, the reference as given otherwise.
-func (p Pin) Image() string {
-	if p.Pinned != "" {
-		return p.Pinned
-	}
-	return p.Ref
-}
-
 // Result holds one Pin per distinct reference, in first-seen order.
 type Result struct {
 	Pins []Pin
@@ -109,17 +100,6 @@ func (r *Result) Lookup(ref string) (Pin, bool) {
 		return Pin{}, false
 	}
 	return r.Pins[i], true
-}
-
-// Failed lists the pins that could not be resolved.
-func (r *Result) Failed() []Pin {
-	var out []Pin
-	for _, p := range r.Pins {
-		if p.Err != nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // Resolve resolves every distinct reference once; references that name the

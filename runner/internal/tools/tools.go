@@ -320,7 +320,7 @@ func venvDir(dir string) (string, error) {
 }
 
 // clearable refuses to let venv --clear empty a directory that is not a
-// venv: a mistyped BENCHKITE_VENV must not delete someone's files.
+// venv: a mistyped BENCHKITE_TOOLS_DIR must not delete someone's files.
 func clearable(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {

@@ -115,6 +115,10 @@ func TestE2EHappyPath(t *testing.T) {
 
 			s := e.summary()
 			checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "ok", "bench": "ok", "lm_eval": "ok", "gate": "ok"})
+			// The bench sampled greedily, and summary.json says so.
+			if len(s.Bench) == 0 || s.Bench[0].Temperature == nil || *s.Bench[0].Temperature != 0 {
+				t.Errorf("summary bench temperature = %v, want 0 recorded", s.Bench)
+			}
 			if s.Verdict != summary.VerdictPass {
 				t.Errorf("verdict = %q, want pass", s.Verdict)
 			}

@@ -95,7 +95,7 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	br := summary.BenchRun{
 		Name: run.Name, Config: run.Config, Concurrency: run.Concurrency, NumPrompts: run.NumPrompts,
 		InputLen: run.InputLen, OutputLen: run.OutputLen, Repetitions: run.Repetitions, Backend: run.Backend,
-		Status: summary.StatusFailed,
+		Temperature: &run.Temperature, Status: summary.StatusFailed,
 	}
 	fail := func(err error) (summary.BenchRun, error) {
 		br.Error = err.Error()
@@ -147,6 +147,7 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	out2 := summary.FromBench(run.Name, merged, j.res.Recipe.NumGPUs)
 	out2.Config, out2.Concurrency, out2.NumPrompts = run.Config, run.Concurrency, run.NumPrompts
 	out2.InputLen, out2.OutputLen, out2.Repetitions, out2.Backend = run.InputLen, run.OutputLen, run.Repetitions, run.Backend
+	out2.Temperature = br.Temperature
 	out2.File = filepath.Base(file)
 	out2.RepetitionValues = j.repetitionValues(run, reps)
 	fmt.Fprintf(j.log, "runner: %s: %.1f output tok/s (%.1f per GPU), median TTFT %.1f ms, median TPOT %.2f ms\n",

@@ -16,9 +16,12 @@ type benchIdentity struct {
 	OutputLen   int    `json:"output_len,omitempty"`
 	Repetitions int    `json:"repetitions"`
 	Backend     string `json:"backend,omitempty"`
-	Status      string `json:"status"`
-	Error       string `json:"error,omitempty"`
-	File        string `json:"file,omitempty"`
+	// Temperature is the bench's sampling temperature (0: greedy), which
+	// speculative decoding's acceptance depends on.
+	Temperature *float64 `json:"temperature,omitempty"`
+	Status      string   `json:"status"`
+	Error       string   `json:"error,omitempty"`
+	File        string   `json:"file,omitempty"`
 }
 
 // MarshalJSON writes the throughput, latency, spec_decode and metrics
@@ -32,7 +35,7 @@ func (b BenchRun) MarshalJSON() ([]byte, error) {
 	return marshal(benchIdentity{
 		Name: b.Name, Config: b.Config, Concurrency: b.Concurrency, NumPrompts: b.NumPrompts,
 		InputLen: b.InputLen, OutputLen: b.OutputLen, Repetitions: b.Repetitions, Backend: b.Backend,
-		Status: b.Status, Error: b.Error, File: b.File,
+		Temperature: b.Temperature, Status: b.Status, Error: b.Error, File: b.File,
 	})
 }
 

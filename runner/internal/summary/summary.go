@@ -141,9 +141,12 @@ type BenchRun struct {
 	OutputLen   int    `json:"output_len,omitempty"`
 	Repetitions int    `json:"repetitions"`
 	Backend     string `json:"backend,omitempty"`
-	Status      string `json:"status"`
-	Error       string `json:"error,omitempty"`
-	File        string `json:"file,omitempty"`
+	// Temperature is the bench's sampling temperature (0: greedy), which
+	// speculative decoding's acceptance depends on.
+	Temperature *float64 `json:"temperature,omitempty"`
+	Status      string   `json:"status"`
+	Error       string   `json:"error,omitempty"`
+	File        string   `json:"file,omitempty"`
 
 	RequestThroughput      float64 `json:"request_throughput"`
 	OutputThroughput       float64 `json:"output_throughput"`

@@ -70,6 +70,8 @@
 //     in tokens.
 //   - repetitions: number of repetitions the median was taken over.
 //   - backend: optional; vllm bench --backend, e.g. "openai".
+//   - temperature: optional; the bench's --temperature, 0 (greedy) unless
+//     the recipe set one.
 //   - status: "ok", "failed", "not-run" or "canceled"; a run in which any
 //     prompt failed or did not complete is "failed".
 //   - error: optional; why the run failed.

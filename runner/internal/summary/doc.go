@@ -24,11 +24,24 @@
 //   - tp, dp: optional; tensor- and data-parallel sizes of the server.
 //   - precision: optional; weight or KV-cache precision label, e.g. "fp8".
 //   - model: served model id, e.g. "openai/gpt-oss-120b".
-//   - image: optional; container image the run used.
+//   - image: optional; container image the run used (repo:tag@digest
+//     when the generator pinned it).
+//   - image_tag, image_digest: optional; the tag the recipe asked for and
+//     the digest it was pinned to (absent when not pinned).
 //   - vllm_commit: optional; vLLM commit of that image.
+//   - fingerprint: optional; {hash, parts}: a sha256 over what makes two
+//     nights' numbers comparable (model, serve argv and env, bench runs
+//     and sampling, tasks, BFCL settings, GPU kind and count, image
+//     repository, tool versions), with those parts readable. History
+//     compares only nights with the same hash.
+//   - series: optional; set when tonight starts a new series: since which
+//     build and what changed.
 //   - buildkite: optional; the job that ran: build_id, build_number,
 //     build_url, job_id, step_key, branch, commit, source (all strings,
 //     each optional), as Buildkite names them.
+//   - tools: optional; how lm-eval and bfcl-eval were found: mode
+//     ("venv", "user" or "path"), versions by package, reused (the venv
+//     already held the pins), duration_s of the install or check.
 //   - started, finished: optional; wall-clock start and end of the run.
 //   - verdict: "pass" (every planned phase ran, every gate had a value and
 //     passed), "fail" (a gate failed), "error" (something planned is

@@ -29,11 +29,11 @@
 //   - image_tag, image_digest: optional; the tag the recipe asked for and
 //     the digest it was pinned to (absent when not pinned).
 //   - vllm_commit: optional; vLLM commit of that image.
-//   - fingerprint: optional; {hash, parts}: a sha256 over what makes two
+//   - fingerprint: optional; {sha256, parts}: a sha256 over what makes two
 //     nights' numbers comparable (model, serve argv and env, bench runs
 //     and sampling, tasks, BFCL settings, GPU kind and count, image
 //     repository, tool versions), with those parts readable. History
-//     compares only nights with the same hash.
+//     compares only nights with the same sha256.
 //   - series: optional; set when tonight starts a new series: since which
 //     build and what changed.
 //   - buildkite: optional; the job that ran: build_id, build_number,

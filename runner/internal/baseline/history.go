@@ -41,10 +41,31 @@ type History struct {
 	build func(ctx context.Context) (Source, error)
 
 	mu      sync.Mutex
+	parsed  map[string]parsed // by recipe and build: a night read once
 	built   bool
 	src     Source
 	srcErr  error
 	fetched map[string]fetched
+}
+
+type parsed struct {
+	s   summary.Summary
+	err error
+}
+
+// parse reads a night's summary once, whichever lookups share the night
+// (the gates ask for more nights than the trend picture).
+func (h *History) parse(recipe string, night Night) (summary.Summary, error) {
+	key := recipe + "#" + strconv.Itoa(night.BuildNumber)
+	if p, ok := h.parsed[key]; ok && night.BuildNumber != 0 {
+		return p.s, p.err
+	}
+	s, err := summary.Read(bytes.NewReader(night.Summary))
+	if h.parsed == nil {
+		h.parsed = map[string]parsed{}
+	}
+	h.parsed[key] = parsed{s, err}
+	return s, err
 }
 
 type fetched struct {
@@ -81,7 +102,7 @@ func (h *History) Last(ctx context.Context, recipe string, n int) (Nights, error
 	r, err := h.src.Last(ctx, recipe, contract.StepKey(recipe), n)
 	out := Nights{Missed: r.Missed}
 	for _, night := range r.Nights {
-		s, perr := summary.Read(bytes.NewReader(night.Summary))
+		s, perr := h.parse(recipe, night)
 		if perr != nil {
 			out.Unreadable++
 			continue

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/google/go-cmp/cmp"
 )
@@ -26,10 +27,7 @@ func python3(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("python3")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("python3 is needed to run the BFCL driver against the stand-in bfcl_eval: %v", err)
-		}
-		t.Skipf("SKIPPING the BFCL driver tests: python3 is not on PATH (%v)", err)
+		testutil.Missing(t, "python3 is needed to run the BFCL driver against the stand-in bfcl_eval: %v", err)
 	}
 	return p
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/proc/proctest"
@@ -26,10 +27,7 @@ func realPython(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command("python3", "-c", "import sys, venv, ensurepip; print(sys.executable)").Output()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("python3 with venv and ensurepip is needed to test the install for real: %v", err)
-		}
-		t.Skipf("SKIPPED: python3 with venv and ensurepip is needed to test the install for real: %v", err)
+		testutil.Missing(t, "python3 with venv and ensurepip is needed to test the install for real: %v", err)
 	}
 	return strings.TrimSpace(string(out))
 }

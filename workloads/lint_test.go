@@ -1,0 +1,79 @@
+package workloads
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// lintHead is a valid recipe up to what it measures.
+const lintHead = "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m}\n"
+
+// lmEvalTail makes a recipe of lintHead complete.
+const lmEvalTail = "lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}\n"
+
+// TestLintRules holds one probe per lint rule: each src is a recipe a
+// careless or hostile author could write, and want every problem Parse
+// reports for it (errors and warnings), in file order.
+func TestLintRules(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	tests := []struct {
+		name string
+		src  string
+		want []finding
+		// valid is set when only warnings are expected.
+		valid bool
+	}{
+		{
+			name: "task listed twice with different num_fewshot",
+			src: lintHead + `lm_eval:
+  tasks:
+    - {name: gsm8k, num_fewshot: 5, model_args: {max_gen_toks: 1}}
+    - {name: gsm8k, num_fewshot: 8, expect: {min: 0.9}}
+`,
+			want: []finding{{"8:7", "task gsm8k is listed twice, at lines 7 and 8"}},
+		},
+		{
+			name: "task listed twice alike",
+			src: lintHead + `lm_eval:
+  tasks:
+    - {name: gsm8k, num_fewshot: 5}
+    - {name: gsm8k, num_fewshot: 5}
+`,
+			want: []finding{{"8:7", "task gsm8k is listed twice, at lines 7 and 8"}},
+		},
+		{
+			name: "bfcl category listed twice",
+			src:  lintHead + "bfcl:\n  test_categories:\n    - simple_python\n    - simple_python\n",
+			want: []finding{{"8:7", `bfcl test category "simple_python" is listed twice, at lines 7 and 8`}},
+		},
+		{
+			name: "bfcl group and its leaf",
+			src:  lintHead + "bfcl:\n  test_categories:\n    - multi_turn\n    - multi_turn_base\n",
+			want: []finding{{"8:7", "bfcl test categories multi_turn (line 7) and multi_turn_base (line 8) both run multi_turn_base"}},
+		},
+		{
+			name: "bfcl leaf before its group",
+			src:  lintHead + "bfcl:\n  test_categories: [live_simple, simple_python, non_live]\n",
+			want: []finding{{"6:49", "bfcl test categories simple_python (line 6) and non_live (line 6) both run simple_python"}},
+		},
+		{
+			name: "bfcl overlapping groups",
+			src:  lintHead + "bfcl:\n  test_categories: [memory, agentic]\n",
+			want: []finding{{"6:29", "bfcl test categories memory (line 6) and agentic (line 6) both run memory_kv, memory_rec_sum, memory_vector"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(tt.src), profiles)
+			if diff := cmp.Diff(findings(t, "r.yaml", ps, tt.want), tt.want); diff != "" {
+				t.Errorf("Parse() problems diff (-got +want):\n%s\nall:\n%v", diff, ps)
+			}
+			if (r != nil) != tt.valid {
+				t.Errorf("Parse() recipe = %+v, want valid %t", r, tt.valid)
+			}
+		})
+	}
+}

@@ -63,6 +63,44 @@ func TestLintRules(t *testing.T) {
 			src:  lintHead + "bfcl:\n  test_categories: [memory, agentic]\n",
 			want: []finding{{"6:29", "bfcl test categories memory (line 6) and agentic (line 6) both run memory_kv, memory_rec_sum, memory_vector"}},
 		},
+		{
+			name: "num_gpus with a leading zero",
+			src:  "name: ok\ngpu: MI355X\nnum_gpus: 010\nvllm: {model: org/m}\n" + lmEvalTail,
+			want: []finding{{"3:11", "integer 010 is not in plain decimal form"}},
+		},
+		{
+			name: "num_gpus in hex",
+			src:  "name: ok\ngpu: MI355X\nnum_gpus: 0x8\nvllm: {model: org/m}\n" + lmEvalTail,
+			want: []finding{{"3:11", "integer 0x8 is not in plain decimal form"}},
+		},
+		{
+			name: "timeout with underscores",
+			src:  lintHead + "timeout_in_minutes: 1_000\n" + lmEvalTail,
+			want: []finding{{"5:21", "integer 1_000 is not in plain decimal form"}},
+		},
+		{
+			name: "nightly tagged as a YAML 1.1 boolean",
+			src:  lintHead + "nightly: !!bool yes\n" + lmEvalTail,
+			want: []finding{{"5:10", `explicit YAML tag !!bool on "yes": tags are not accepted`}},
+		},
+		{
+			name: "integer tagged from text",
+			src:  lintHead + "lm_eval: {tasks: [{name: gsm8k, num_fewshot: !!int \"5\"}]}\n",
+			want: []finding{{"5:46", `explicit YAML tag !!int on "5"`}},
+		},
+		{
+			name: "octal in a bench arg",
+			src: lintHead + `vllm_bench:
+  configs:
+    - {name: c, backend: openai, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2, args: {seed: 010}}
+`,
+			want: []finding{{"7:112", "integer 010 is not in plain decimal form"}},
+		},
+		{
+			name: "env value with a leading zero",
+			src:  "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m, env: {VLLM_X: 0755}}\n" + lmEvalTail,
+			want: []finding{{"4:36", "integer 0755 is not in plain decimal form"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

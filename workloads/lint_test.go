@@ -101,6 +101,45 @@ func TestLintRules(t *testing.T) {
 			src:  "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m, env: {VLLM_X: 0755}}\n" + lmEvalTail,
 			want: []finding{{"4:36", "integer 0755 is not in plain decimal form"}},
 		},
+		{
+			name: "env the runner would refuse",
+			src: lintHead[:len(lintHead)-len("vllm: {model: org/m}\n")] + `vllm:
+  model: org/m
+  env:
+    LD_AUDIT: /tmp/a.so
+    BASH_ENV: /tmp/rc
+    PYTHONUSERBASE: /tmp/u
+    BUILDKITE_AGENT_ACCESS_TOKEN: x
+    BENCHKITE_TOOLS: path
+` + lmEvalTail,
+			want: []finding{
+				{"7:5", "vllm.env cannot set LD_AUDIT: the dynamic loader's settings change which libraries are loaded"},
+				{"8:5", "vllm.env cannot set BASH_ENV"},
+				{"9:5", "vllm.env cannot set PYTHONUSERBASE"},
+				{"10:5", "vllm.env cannot set BUILDKITE_AGENT_ACCESS_TOKEN: it is a Buildkite or runner setting"},
+				{"11:5", "vllm.env cannot set BENCHKITE_TOOLS"},
+			},
+		},
+		{
+			name: "env that sends the Hub token elsewhere",
+			src: lintHead[:len(lintHead)-len("vllm: {model: org/m}\n")] + `vllm:
+  model: org/m
+  env:
+    HF_ENDPOINT: https://hf.example.net
+    HF_INFERENCE_ENDPOINT: https://x.example.net
+    HUGGINGFACE_CO_STAGING: "1"
+    HTTPS_PROXY: http://p.example.net:3128
+    REQUESTS_CA_BUNDLE: /tmp/ca.pem
+    HF_HUB_OFFLINE: "1"
+` + lmEvalTail,
+			want: []finding{
+				{"7:5", "vllm.env cannot set HF_ENDPOINT: it changes where the Hugging Face token is sent"},
+				{"8:5", "vllm.env cannot set HF_INFERENCE_ENDPOINT"},
+				{"9:5", "vllm.env cannot set HUGGINGFACE_CO_STAGING"},
+				{"10:5", "vllm.env cannot set HTTPS_PROXY"},
+				{"11:5", "vllm.env cannot set REQUESTS_CA_BUNDLE"},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -140,6 +140,36 @@ func TestLintRules(t *testing.T) {
 				{"11:5", "vllm.env cannot set REQUESTS_CA_BUNDLE"},
 			},
 		},
+		{
+			name: "accuracy bound as a percentage",
+			src:  lintHead + "lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5, expect: {min: 90}}]}\n",
+			want: []finding{{"5:63", "lm_eval.tasks[0].expect.min is 90, outside the 0 to 1 range of exact_match,flexible-extract (a fraction: 90 % is 0.9)"}},
+		},
+		{
+			name: "baseline and tolerance as percentages, metric named after them",
+			src: lintHead + `lm_eval:
+  tasks:
+    - name: arc_easy
+      num_fewshot: 0
+      expect:
+        - {baseline: 85, tolerance: 2, metric: "acc,none"}
+        - {baseline: 0.85, tolerance: 0.02, metric: "acc_norm,none"}
+`,
+			want: []finding{
+				{"10:22", "lm_eval.tasks[0].expect[0].baseline is 85, outside the 0 to 1 range of acc,none"},
+				{"10:37", "lm_eval.tasks[0].expect[0].tolerance is 2, outside the 0 to 1 range of acc,none"},
+			},
+		},
+		{
+			name: "bleu is on a 0 to 100 scale",
+			src:  lintHead + "lm_eval: {tasks: [{name: wmt16, num_fewshot: 0, expect: {metric: \"bleu,none\", min: 30}}]}\n",
+			want: nil, valid: true,
+		},
+		{
+			name: "a metric of unknown range is not bounded",
+			src:  lintHead + "lm_eval: {tasks: [{name: wikitext, num_fewshot: 0, expect: {metric: \"word_perplexity,none\", baseline: 12.5, tolerance: 0.5}}]}\n",
+			want: nil, valid: true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/benchkite/benchkite/internal/strictyaml"
@@ -81,9 +82,14 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 				continue
 			}
 			leaves, _ := BFCLLeaves(cat)
-			if c := b.MaxTestCases[cat]; c < len(leaves) {
-				line, col := d.Locate(casesNode, cat)
-				d.ErrorAt(line, col, "bfcl.max_test_cases.%s is %d, below its %d sub-categories (%s); each needs at least one test entry", cat, c, len(leaves), strings.Join(leaves, ", "))
+			line, col := d.Locate(casesNode, cat)
+			if memory := slices.IndexFunc(leaves, func(s string) bool { return strings.HasPrefix(s, "memory_") }); memory >= 0 {
+				// The runner refuses it too (runner/internal/bfcl.Plans).
+				d.ErrorAt(line, col, "bfcl.max_test_cases.%s: subsampling %s is not supported: its test entries depend on prerequisite entries", cat, leaves[memory])
+				continue
+			}
+			if c, need := b.MaxTestCases[cat], BFCLMinEntriesPerLeaf*len(leaves); c < need {
+				d.ErrorAt(line, col, "bfcl.max_test_cases.%s is %d, below %d: the run splits it over %d sub-categories (%s), and BFCL's evaluation fails on a sub-category of one entry (statistics.stdev of one latency); give each at least %d", cat, c, need, len(leaves), strings.Join(leaves, ", "), BFCLMinEntriesPerLeaf)
 			}
 		}
 	}

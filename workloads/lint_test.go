@@ -59,9 +59,9 @@ func TestLintRules(t *testing.T) {
 			want: []finding{{"6:49", "bfcl test categories simple_python (line 6) and non_live (line 6) both run simple_python"}},
 		},
 		{
-			name: "bfcl overlapping groups",
-			src:  lintHead + "bfcl:\n  test_categories: [memory, agentic]\n",
-			want: []finding{{"6:29", "bfcl test categories memory (line 6) and agentic (line 6) both run memory_kv, memory_rec_sum, memory_vector"}},
+			name: "bfcl group after its leaf",
+			src:  lintHead + "bfcl:\n  test_categories: [memory_kv, memory]\n",
+			want: []finding{{"6:32", "bfcl test categories memory_kv (line 6) and memory (line 6) both run memory_kv"}},
 		},
 		{
 			name: "num_gpus with a leading zero",
@@ -169,6 +169,44 @@ func TestLintRules(t *testing.T) {
 			name: "a metric of unknown range is not bounded",
 			src:  lintHead + "lm_eval: {tasks: [{name: wikitext, num_fewshot: 0, expect: {metric: \"word_perplexity,none\", baseline: 12.5, tolerance: 0.5}}]}\n",
 			want: nil, valid: true,
+		},
+		{
+			name: "bfcl all holds format_sensitivity",
+			src:  lintHead + "bfcl: {test_categories: [all]}\n",
+			want: []finding{{"5:26", "bfcl test category all expands, in bfcl-eval 2026.3.23, to every category and format_sensitivity, which BFCL does not score"}},
+		},
+		{
+			name: "bfcl web search needs a key",
+			src:  lintHead + "bfcl: {test_categories: [web_search_base]}\n",
+			want: []finding{{"5:26", "bfcl test category web_search_base runs web_search_base, which need SERPAPI_API_KEY"}},
+		},
+		{
+			name: "bfcl group holding web search",
+			src:  lintHead + "bfcl: {test_categories: [agentic]}\n",
+			want: []finding{{"5:26", "runs web_search_base, web_search_no_snippet, which need SERPAPI_API_KEY (bfcl_eval's web search calls SerpAPI with it); the runner does not pass it, so every search would fail and the score read near zero; list the other sub-categories instead: memory_kv, memory_rec_sum, memory_vector"}},
+		},
+		{
+			name: "bfcl all_scoring holds web search",
+			src:  lintHead + "bfcl: {test_categories: [all_scoring]}\n",
+			want: []finding{{"5:26", "bfcl test category all_scoring runs web_search_base, web_search_no_snippet, which need SERPAPI_API_KEY"}},
+		},
+		{
+			name: "bfcl subsample of one entry per leaf",
+			src:  lintHead + "bfcl:\n  test_categories: [multi_turn, simple_python]\n  max_test_cases: {multi_turn: 7, simple_python: 1}\n",
+			want: []finding{
+				{"7:20", "bfcl.max_test_cases.multi_turn is 7, below 8: the run splits it over 4 sub-categories"},
+				{"7:35", "bfcl.max_test_cases.simple_python is 1, below 2"},
+			},
+		},
+		{
+			name: "bfcl subsample of two entries per leaf",
+			src:  lintHead + "bfcl:\n  test_categories: [multi_turn, simple_python]\n  max_test_cases: {multi_turn: 8, simple_python: 2}\n",
+			want: nil, valid: true,
+		},
+		{
+			name: "bfcl subsample of memory",
+			src:  lintHead + "bfcl:\n  test_categories: [memory]\n  max_test_cases: {memory: 30}\n",
+			want: []finding{{"7:20", "bfcl.max_test_cases.memory: subsampling memory_kv is not supported"}},
 		},
 	}
 	for _, tt := range tests {

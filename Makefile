@@ -4,7 +4,7 @@ GO        ?= go
 AGENT_SRC := steps/testdata/buildkite-agent
 AGENT_BIN := bin/buildkite-agent
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean vllm-flags
 
 all: generator runner
 
@@ -18,6 +18,17 @@ lint:
 
 generator:
 	$(GO) build -o bin/generator ./generator
+
+# Regenerate the table of `vllm serve` flags lint checks serve_args against,
+# from the Python source in vLLM's wheel (nothing is imported or built).
+VLLM_VERSION ?= 0.33.0
+vllm-flags:
+	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	pip download --quiet --no-deps --only-binary :all: --python-version 3.12 \
+	  --platform manylinux_2_28_x86_64 vllm==$(VLLM_VERSION) -d "$$d" && \
+	python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); z.extractall(sys.argv[2], [n for n in z.namelist() if n.endswith(".py")])' "$$d"/vllm-*.whl "$$d/src" && \
+	python3 workloads/vllmflags/gen_serve_flags.py "$$d/src" > "$$d/flags" && \
+	mv "$$d/flags" workloads/vllm_serve_flags.txt
 
 # The runner ships to GPU jobs as a static linux/amd64 artifact: the vLLM
 # image has no Go and may have an older libc.

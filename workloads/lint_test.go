@@ -12,6 +12,11 @@ const lintHead = "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m}\n"
 // lmEvalTail makes a recipe of lintHead complete.
 const lmEvalTail = "lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}\n"
 
+// serveArgs is a valid recipe with the given serve_args.
+func serveArgs(args string) string {
+	return "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm:\n  model: org/m\n  serve_args: >-\n    " + args + "\n" + lmEvalTail
+}
+
 // TestLintRules holds one probe per lint rule: each src is a recipe a
 // careless or hostile author could write, and want every problem Parse
 // reports for it (errors and warnings), in file order.
@@ -207,6 +212,38 @@ func TestLintRules(t *testing.T) {
 			name: "bfcl subsample of memory",
 			src:  lintHead + "bfcl:\n  test_categories: [memory]\n  max_test_cases: {memory: 30}\n",
 			want: []finding{{"7:20", "bfcl.max_test_cases.memory: subsampling memory_kv is not supported"}},
+		},
+		{
+			name: "misspelled vLLM flag",
+			src:  serveArgs("--tensor-paralel-size 8 --enable-prefix-caching"),
+			want: []finding{{"7:5", "vllm.serve_args: --tensor-paralel-size is not a vllm serve flag (vLLM 0.33.0); did you mean --tensor-parallel-size?"}},
+		},
+		{
+			name: "misspelled vLLM flag with underscores and a value",
+			src:  serveArgs("--gpu_memory_utilisation=0.9"),
+			want: []finding{{"7:5", "vllm.serve_args: --gpu-memory-utilisation is not a vllm serve flag (vLLM 0.33.0); did you mean --gpu-memory-utilization?"}},
+		},
+		{
+			name: "misspelled dotted vLLM flag",
+			src:  serveArgs("--speculative-confg.method eagle3"),
+			want: []finding{{"7:5", "--speculative-confg is not a vllm serve flag (vLLM 0.33.0); did you mean --speculative-config?"}},
+		},
+		{
+			name:  "flag the table does not have",
+			src:   serveArgs("--enable-warp-drive -tp 8"),
+			want:  []finding{{"7:5", "warning: vllm.serve_args: --enable-warp-drive is not a vllm serve flag in vLLM 0.33.0"}},
+			valid: true,
+		},
+		{
+			name:  "abbreviated vLLM flag",
+			src:   serveArgs("--max-model 4096"),
+			want:  []finding{{"7:5", "warning: vllm.serve_args: --max-model abbreviates --max-model-len"}},
+			valid: true,
+		},
+		{
+			name: "negated, short and dotted flags of the table",
+			src:  serveArgs("--no-enable-prefix-caching -tp 8 -O3 --compilation-config.mode 3 --max_model_len=4096"),
+			want: nil, valid: true,
 		},
 	}
 	for _, tt := range tests {

@@ -207,6 +207,11 @@ func (d *Decoder) ErrorAt(line, col int, format string, args ...any) {
 	d.add(line, col, false, format, args...)
 }
 
+// WarnAt records a warning at an explicit position.
+func (d *Decoder) WarnAt(line, col int, format string, args ...any) {
+	d.add(line, col, true, format, args...)
+}
+
 // Resolve follows aliases, counting every node so alias bombs stop early.
 // It returns nil once the bound is passed.
 func (d *Decoder) Resolve(n *yaml.Node) *yaml.Node {
@@ -597,6 +602,9 @@ func Closest(s string, candidates []string, n int) []string {
 	}
 	return out
 }
+
+// Distance is the edit distance between a and b, in runes.
+func Distance(a, b string) int { return levenshtein(a, b) }
 
 func levenshtein(a, b string) int {
 	ra, rb := []rune(a), []rune(b)

@@ -400,6 +400,14 @@ func TestParseHostile(t *testing.T) {
 			},
 		},
 		{
+			name: "server env the runner would refuse",
+			src:  "H200:\n  queue: h\n  vendor: nvidia\n  image_repo: r/x\n  env:\n    LD_AUDIT: /x.so\n    HF_ENDPOINT: https://h.example.net\n    VLLM_OK: \"1\"\n",
+			want: []string{
+				"p.yaml:6:5: env cannot set LD_AUDIT: the dynamic loader's settings change which libraries are loaded",
+				"p.yaml:7:5: env cannot set HF_ENDPOINT: it changes where the Hugging Face token is sent, or who can read it on the way",
+			},
+		},
+		{
 			name: "k8s on a docker profile",
 			src:  "H200:\n  queue: h\n  vendor: nvidia\n  image_repo: r/x\n  runtime: docker\n  k8s: {host_network: true}\n",
 			want: []string{"p.yaml:6:3: profile H200 runs docker, where no pod is made; k8s applies to runtime native only"},

@@ -27,24 +27,8 @@ type pipelineOptions struct {
 
 // runPipeline prints the pipeline JSON for this build. Output is written
 // only once everything succeeded: a failed run prints nothing on stdout.
-func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string) error {
-	fs := cliutil.NewFlagSet("pipeline", io.Stderr)
-	var c commonFlags
-	c.register(fs, getenv)
-	notesFile := fs.String("notes", getenv("BENCHKITE_NOTES"), "also write the selection notes (markdown) to this file (env BENCHKITE_NOTES)")
-	repo := fs.String("repo", ".", "git work tree for pull request diffs")
-	env0 := cliutil.Env{Getenv: getenv}
-	noResolve := fs.Bool("no-resolve", env0.Bool("BENCHKITE_NO_RESOLVE"), "do not resolve images to digests through their registries (offline use; the notes say so) (env BENCHKITE_NO_RESOLVE)")
-	operands, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: pipeline takes no arguments, got %q", cliutil.ErrUsage, operands)
-	}
-	if err := env0.Err(); err != nil {
-		return err
-	}
+func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, getenv func(string) string) error {
+	c := pc.common
 	profiles, cat, err := c.load()
 	if err != nil {
 		return err
@@ -52,13 +36,13 @@ func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv 
 	env := selection.ReadBuildEnv(getenv)
 	var changes *selection.Changes
 	if strings.TrimSpace(env.Workloads) == "" && env.Source != "schedule" && env.IsPR() {
-		changes = selection.PRChanges(ctx, selection.ExecGit(*repo), *repo, env.BaseBranch, c.agentsFile, profiles)
+		changes = selection.PRChanges(ctx, selection.ExecGit(pc.repo), pc.repo, env.BaseBranch, c.agentsFile, profiles)
 	}
 	sel, err := selection.Select(cat, env, changes)
 	if err != nil {
 		return err
 	}
-	pins := pinImages(ctx, &imagepin.Resolver{Skip: *noResolve}, sel, profiles, getenv)
+	pins := pinImages(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
 	sel.Notes = append(sel.Notes, pinNotes(pins)...)
 	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins})
 	if err != nil {
@@ -69,8 +53,8 @@ func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv 
 		return err
 	}
 	notes := selection.Notes(sel, env)
-	if *notesFile != "" {
-		if err := os.WriteFile(*notesFile, []byte(notes), 0o644); err != nil {
+	if pc.notes != "" {
+		if err := os.WriteFile(pc.notes, []byte(notes), 0o644); err != nil {
 			return fmt.Errorf("write notes: %w", err)
 		}
 	}

@@ -13,8 +13,7 @@ var (
 	// Names become result folders, container names and step keys.
 	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$`)
 	// A Hugging Face hub id (org/name) or a plain path.
-	modelRE   = regexp.MustCompile(`^/?[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$`)
-	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	modelRE = regexp.MustCompile(`^/?[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$`)
 	// Task names and bfcl categories name result folders: "." and ".."
 	// (or "-x", a flag to lm_eval) must not be one.
 	taskRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/benchkite/benchkite/internal/strictyaml"
@@ -16,14 +17,15 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 	d.Fields(n, "bfcl", []strictyaml.Field{
 		{Name: "test_categories", Decode: func(_, v *yaml.Node) {
 			catsNode = v
-			seen := map[string]bool{}
+			seen := map[string]int{}
+			lines := map[string]int{} // of the categories kept
 			d.Items(v, "bfcl.test_categories", func(_ int, item *yaml.Node) {
 				if s, ok := l.word(item, "bfcl.test_categories entry", taskRE, "bfcl test category", ": use letters, digits and '_'"); ok {
-					if seen[s] {
-						d.Errorf(item, "bfcl test category %q is listed twice", s)
+					if line, dup := seen[s]; dup {
+						d.Errorf(item, "bfcl test category %q is listed twice, at lines %d and %d; keep one", s, line, item.Line)
 						return
 					}
-					seen[s] = true
+					seen[s] = item.Line
 					if why := bfclCategoryProblem(s); why != "" {
 						d.Errorf(item, "%s", why)
 						return
@@ -36,6 +38,11 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 						d.Errorf(item, "%s", msg)
 						return
 					}
+					if other, shared := bfclOverlap(b.TestCategories, s); other != "" {
+						d.Errorf(item, "bfcl test categories %s (line %d) and %s (line %d) both run %s: a gate on a shared leaf would be judged by either run; keep the group or its leaves, not both", other, lines[other], s, item.Line, strings.Join(shared, ", "))
+						return
+					}
+					lines[s] = item.Line
 					b.TestCategories = append(b.TestCategories, s)
 				}
 			})
@@ -75,9 +82,14 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 				continue
 			}
 			leaves, _ := BFCLLeaves(cat)
-			if c := b.MaxTestCases[cat]; c < len(leaves) {
-				line, col := d.Locate(casesNode, cat)
-				d.ErrorAt(line, col, "bfcl.max_test_cases.%s is %d, below its %d sub-categories (%s); each needs at least one test entry", cat, c, len(leaves), strings.Join(leaves, ", "))
+			line, col := d.Locate(casesNode, cat)
+			if memory := slices.IndexFunc(leaves, func(s string) bool { return strings.HasPrefix(s, "memory_") }); memory >= 0 {
+				// The runner refuses it too (runner/internal/bfcl.Plans).
+				d.ErrorAt(line, col, "bfcl.max_test_cases.%s: subsampling %s is not supported: its test entries depend on prerequisite entries", cat, leaves[memory])
+				continue
+			}
+			if c, need := b.MaxTestCases[cat], BFCLMinEntriesPerLeaf*len(leaves); c < need {
+				d.ErrorAt(line, col, "bfcl.max_test_cases.%s is %d, below %d: the run splits it over %d sub-categories (%s), and BFCL's evaluation fails on a sub-category of one entry (statistics.stdev of one latency); give each at least %d", cat, c, need, len(leaves), strings.Join(leaves, ", "), BFCLMinEntriesPerLeaf)
 			}
 		}
 	}
@@ -89,6 +101,24 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 		}
 	}
 	return b
+}
+
+// bfclOverlap finds the first listed category that runs a leaf category
+// also runs, and the leaves they share.
+func bfclOverlap(listed []string, category string) (other string, shared []string) {
+	leaves, _ := BFCLLeaves(category)
+	for _, c := range listed {
+		cl, _ := BFCLLeaves(c)
+		for _, leaf := range cl {
+			if contains(leaves, leaf) {
+				shared = append(shared, leaf)
+			}
+		}
+		if len(shared) > 0 {
+			return c, shared
+		}
+	}
+	return "", nil
 }
 
 // bfclGateTarget reports whether a gate on category has a result: a listed

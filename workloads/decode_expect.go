@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/benchkite/benchkite/internal/strictyaml"
 	"gopkg.in/yaml.v3"
@@ -22,17 +23,18 @@ func (l *loader) decodeExpectations(n *yaml.Node, what string, kind expectKind) 
 	one := func(item *yaml.Node, what string) {
 		e := Expectation{Metric: kind.metric, Line: item.Line}
 		var hasTol, bounded bool
-		var alphaNode *yaml.Node
+		var alphaNode, minNode, baselineNode, tolNode *yaml.Node
 		fields := []strictyaml.Field{
 			{Name: "min", Decode: func(_, v *yaml.Node) {
-				bounded = true
+				bounded, minNode = true, v
 				e.Min = l.optFloat(v, what+".min", 0, kind.max)
 			}},
 			{Name: "baseline", Decode: func(_, v *yaml.Node) {
-				bounded = true
+				bounded, baselineNode = true, v
 				e.Baseline = l.optFloat(v, what+".baseline", 0, kind.max)
 			}},
 			{Name: "tolerance", Decode: func(_, v *yaml.Node) {
+				tolNode = v
 				e.Tolerance, hasTol = d.Float(v, what+".tolerance", 0, kind.max)
 			}},
 			{Name: "baseline_from", Decode: func(_, v *yaml.Node) {
@@ -66,6 +68,24 @@ func (l *loader) decodeExpectations(n *yaml.Node, what string, kind expectKind) 
 		if item.Kind != yaml.MappingNode {
 			return
 		}
+		// The metric may be named after the bounds, so they are checked
+		// against its range once the whole gate is read.
+		if lo, hi, known := metricRange(e.Metric); known {
+			outside := func(n *yaml.Node, field string, v, from, to float64) {
+				if n != nil && (v < from || v > to) {
+					d.Errorf(n, "%s.%s is %g, outside the %g to %g range of %s%s", what, field, v, from, to, e.Metric, percentHint(v, hi))
+				}
+			}
+			if e.Min != nil {
+				outside(minNode, "min", *e.Min, lo, hi)
+			}
+			if e.Baseline != nil {
+				outside(baselineNode, "baseline", *e.Baseline, lo, hi)
+			}
+			if hasTol {
+				outside(tolNode, "tolerance", e.Tolerance, 0, hi-lo)
+			}
+		}
 		switch {
 		case !bounded:
 			d.Errorf(item, "%s needs min, baseline or baseline_from", what)
@@ -87,4 +107,31 @@ func (l *loader) decodeExpectations(n *yaml.Node, what string, kind expectKind) 
 		one(n, what)
 	}
 	return out
+}
+
+// metricRange is the range of lm_eval's own metrics (lm_eval/api/metrics.py
+// and the tasks' instruction-following scores), by the part of the key
+// before the filter: exact_match,flexible-extract is exact_match. Others,
+// such as perplexities, are unbounded or unknown here.
+func metricRange(metric string) (lo, hi float64, known bool) {
+	name, _, _ := strings.Cut(metric, ",")
+	switch name {
+	case "acc", "acc_norm", "acc_mutual_info", "acc_bytes", "acc_all", "exact_match", "f1",
+		"prompt_level_strict_acc", "prompt_level_loose_acc", "inst_level_strict_acc", "inst_level_loose_acc":
+		return 0, 1, true
+	case "mcc":
+		return -1, 1, true
+	case "bleu", "chrf":
+		return 0, 100, true
+	}
+	return 0, 0, false
+}
+
+// percentHint adds a hint when a bound on a 0 to 1 score reads like a
+// percentage.
+func percentHint(v, hi float64) string {
+	if hi == 1 && v > 1 && v <= 100 {
+		return fmt.Sprintf(" (a fraction: %g %% is %g)", v, v/100)
+	}
+	return ""
 }

@@ -65,12 +65,14 @@ func (l *loader) decodeLMEval(n *yaml.Node) *LMEval {
 				if t.Name == "" {
 					return
 				}
-				key := fmt.Sprintf("%s/%d", t.Name, t.NumFewshot)
-				if line, dup := seen[key]; dup {
-					d.Errorf(item, "task %s with num_fewshot %d is listed twice (first at line %d)", t.Name, t.NumFewshot, line)
+				// Results, gates and output folders go by task name: a
+				// second entry of the same name would be judged by the
+				// other's score, whatever its num_fewshot or model_args.
+				if line, dup := seen[t.Name]; dup {
+					d.Errorf(item, "task %s is listed twice, at lines %d and %d: its results are named after the task, so one entry's score would judge the other; keep one", t.Name, line, item.Line)
 					return
 				}
-				seen[key] = item.Line
+				seen[t.Name] = item.Line
 				e.Tasks = append(e.Tasks, t)
 			})
 			if len(e.Tasks) == 0 && v.Kind == yaml.SequenceNode && len(v.Content) == 0 {

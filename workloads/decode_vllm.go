@@ -3,20 +3,10 @@ package workloads
 import (
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/envname"
 	"github.com/benchkite/benchkite/internal/strictyaml"
 	"gopkg.in/yaml.v3"
 )
-
-// Environment variables a recipe may not set: they choose which binary or
-// which code runs as the server (a recipe names what to benchmark, not the
-// program that does it).
-var forbiddenEnv = map[string]string{
-	"PATH":            "it picks which binary runs as vllm",
-	"LD_PRELOAD":      "it loads code into every process",
-	"LD_LIBRARY_PATH": "it picks which libraries every process loads",
-	"PYTHONPATH":      "it picks which Python code runs",
-	"PYTHONHOME":      "it picks which Python runs",
-}
 
 func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 	d := l.d
@@ -44,12 +34,10 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 		}},
 		{Name: "env", Decode: func(_, val *yaml.Node) {
 			d.Pairs(val, "vllm.env", func(k, ev *yaml.Node) {
-				if !envNameRE.MatchString(k.Value) {
-					d.Errorf(k, "env name %q must match [A-Za-z_][A-Za-z0-9_]*", k.Value)
-					return
-				}
-				if why, bad := forbiddenEnv[k.Value]; bad {
-					d.Errorf(k, "vllm.env cannot set %s: %s", k.Value, why)
+				// The runner checks again by the same rule before the
+				// server starts.
+				if why := envname.Reason(k.Value); why != "" {
+					d.Errorf(k, "vllm.env cannot set %s: %s", envname.Quote(k.Value), why)
 					return
 				}
 				s, ok := d.Scalar(ev, "vllm.env."+k.Value)

@@ -31,6 +31,7 @@ vllm:
 vllm_bench:
   configs:
     - name: short
+      backend: openai
       dataset: random
       input_len: 128
       output_len: 16

@@ -118,7 +118,7 @@ func TestDefaultProfiles(t *testing.T) {
 // queues, HF homes, runtimes and image repositories as its gpu_profiles.
 func TestDefaultProfilesMatchReference(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile(testutil.SharedDir(t, "reference/perf-eval") + "/gpu_profiles.yaml")
+	src, err := os.ReadFile(testutil.ReferenceDir(t, "perf-eval") + "/gpu_profiles.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

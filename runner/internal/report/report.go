@@ -34,19 +34,19 @@ var (
 // Context is the annotation context of the build-wide report.
 const Context = "benchkite-report"
 
-// Command is `runner report`: it writes the build-wide annotation and
-// fails only for regressions it found.
-func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	fs := cliutil.NewFlagSet("report", io.Stderr)
-	dir := fs.String("results", cliutil.OrDefault(getenv("BENCHKITE_RESULTS"), contract.ResultsRoot), "directory holding <recipe>/summary.json (env BENCHKITE_RESULTS)")
-	download := fs.Bool("download", buildlog.InBuildkite(getenv), "download this build's summaries with buildkite-agent first (default: when in a Buildkite job)")
-	operands, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: report takes no arguments", cliutil.ErrUsage)
-	}
+// Config is what `runner report` reads; runner's CLI fills it from flags
+// and the environment.
+type Config struct {
+	// Results holds <recipe>/summary.json.
+	Results string
+	// Download fetches this build's summaries with buildkite-agent first.
+	Download bool
+}
+
+// Run is `runner report`: it writes the build-wide annotation and fails
+// only for regressions it found.
+func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	dir, download := &c.Results, &c.Download
 	procs := proc.Exec{}
 	if *download {
 		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", filepath.ToSlash(*dir) + "/*/summary.json", "."}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}

@@ -110,7 +110,6 @@ func TestRunReportExitCode(t *testing.T) {
 		name     string
 		recipes  []string
 		missing  bool // the results directory does not exist
-		viaEnv   bool // BENCHKITE_RESULTS instead of --results
 		wantCode int
 		want     []string
 	}{
@@ -118,8 +117,6 @@ func TestRunReportExitCode(t *testing.T) {
 			want: []string{"### benchkite: 1 passed, 0 regressed, 1 could not be judged"}},
 		{name: "a regression fails the step", recipes: []string{"gpt_oss_120b-h200", "minimax_m3-mi355x", "kimi_k2_5-mi300x"}, wantCode: 1,
 			want: []string{"1 regressed", "+++ :x: 1 recipe(s) regressed\n"}},
-		{name: "results directory from the environment", recipes: []string{"minimax_m3-mi355x"}, viaEnv: true, wantCode: 1,
-			want: []string{"+++ :x: 1 recipe(s) regressed\n"}},
 		{name: "unreadable summaries do not fail the step", recipes: []string{"broken", "future"}, wantCode: 0,
 			want: []string{"Results that could not be read:", "broken/summary.json"}},
 		{name: "no results at all", missing: true, wantCode: 0,
@@ -133,14 +130,8 @@ func TestRunReportExitCode(t *testing.T) {
 				dir = filepath.Join(dir, "none")
 			}
 			env := map[string]string{"BUILDKITE_BUILD_URL": "https://buildkite.com/benchkite/nightly/builds/812"}
-			args := []string{"report", "--download=false"}
-			if tt.viaEnv {
-				env["BENCHKITE_RESULTS"] = dir
-			} else {
-				args = append(args, "--results", dir)
-			}
 			var stdout, stderr strings.Builder
-			code := cliutil.ExitCode(Command(context.Background(), args[1:], cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil), "runner report", &stderr)
+			code := cliutil.ExitCode(Run(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil), "runner report", &stderr)
 			if code != tt.wantCode {
 				t.Errorf("report exit = %d, want %d; stdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout.String(), stderr.String())
 			}
@@ -153,16 +144,6 @@ func TestRunReportExitCode(t *testing.T) {
 				t.Errorf("report ran buildkite-agent outside a Buildkite job:\n%s", stdout.String())
 			}
 		})
-	}
-}
-
-func TestRunReportUsage(t *testing.T) {
-	t.Parallel()
-	for _, args := range [][]string{{"report", "extra"}, {"report", "--download=maybe"}, {"report", "--no-such-flag"}} {
-		var stdout, stderr strings.Builder
-		if code := cliutil.ExitCode(Command(context.Background(), args[1:], cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil), "runner report", &stderr); code != 2 {
-			t.Errorf("run(%q) = %d, want 2; stderr:\n%s", args, code, stderr.String())
-		}
 	}
 }
 

@@ -121,7 +121,11 @@ func bfclCategoryProblem(category string) string {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	msg := "bfcl test category " + category + " runs " + strings.Join(keyed, ", ") + ", which need " + strings.Join(names, ", ") + " (bfcl_eval's web search calls SerpAPI with it); the runner does not pass it, so every search would fail and the score read near zero"
+	what := "bfcl test category " + category + " needs "
+	if len(leaves) > 1 {
+		what = "bfcl test category " + category + " runs " + strings.Join(keyed, ", ") + ", which need "
+	}
+	msg := what + strings.Join(names, ", ") + " (bfcl_eval's web search calls SerpAPI with it); the runner does not pass it, so every search would fail and the score read near zero"
 	if rest := without(leaves, keyed); len(rest) > 0 {
 		msg += "; list the other sub-categories instead: " + strings.Join(rest, ", ")
 	}

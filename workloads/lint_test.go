@@ -183,7 +183,7 @@ func TestLintRules(t *testing.T) {
 		{
 			name: "bfcl web search needs a key",
 			src:  lintHead + "bfcl: {test_categories: [web_search_base]}\n",
-			want: []finding{{"5:26", "bfcl test category web_search_base runs web_search_base, which need SERPAPI_API_KEY"}},
+			want: []finding{{"5:26", "bfcl test category web_search_base needs SERPAPI_API_KEY (bfcl_eval's web search calls SerpAPI with it); the runner does not pass it"}},
 		},
 		{
 			name: "bfcl group holding web search",

@@ -163,3 +163,29 @@ func ParseNeeds(s string) ([]Need, error) {
 	}
 	return out, nil
 }
+
+// TaskDirs names the output folder of each lm_eval task entry, in order,
+// relative to the recipe's results directory: the task's name, or for a
+// name listed again "<name>.<k>" (k counting from 2), never one already
+// taken. Each entry is judged on its own folder's files: two entries of
+// one task must not read each other's results.
+func TaskDirs(names []string) []string {
+	taken := map[string]bool{}
+	for _, n := range names {
+		taken[n] = true
+	}
+	out := make([]string, len(names))
+	used := map[string]bool{}
+	for i, n := range names {
+		dir := n
+		for k := 2; used[dir]; k++ {
+			dir = n + "." + strconv.Itoa(k)
+			if taken[dir] {
+				dir = n // a task of that name exists; try the next k
+			}
+		}
+		used[dir] = true
+		out[i] = dir
+	}
+	return out
+}

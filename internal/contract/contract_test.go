@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,21 @@ func TestParseNeedsRejects(t *testing.T) {
 			t.Errorf("ParseNeeds(%q) = %v, want an error", in, got)
 		} else if !strings.Contains(err.Error(), HistoryEnv+" line 1") {
 			t.Errorf("ParseNeeds(%q) error %q does not name the line", in, err)
+		}
+	}
+}
+
+func TestTaskDirs(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ names, want []string }{
+		{[]string{"gsm8k", "mmlu"}, []string{"gsm8k", "mmlu"}},
+		{[]string{"gsm8k", "gsm8k", "gsm8k"}, []string{"gsm8k", "gsm8k.2", "gsm8k.3"}},
+		// A task really named gsm8k.2 keeps its name; the repeat moves on.
+		{[]string{"gsm8k", "gsm8k", "gsm8k.2"}, []string{"gsm8k", "gsm8k.3", "gsm8k.2"}},
+	}
+	for _, tt := range tests {
+		if got := TaskDirs(tt.names); !slices.Equal(got, tt.want) {
+			t.Errorf("TaskDirs(%q) = %q, want %q", tt.names, got, tt.want)
 		}
 	}
 }

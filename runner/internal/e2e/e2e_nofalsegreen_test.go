@@ -124,6 +124,36 @@ func TestE2ENoFalseGreen(t *testing.T) {
 			tail: []string{`results_`, `.json: no key "exact_match,flexible-extract" for task "gsm8k"`},
 		},
 		{
+			// A server running model code writes a perfect score where
+			// lm_eval writes: a newer-named results file (and samples) in
+			// every folder it can reach. Only lm_eval's own file counts,
+			// and two results files for one run are an error.
+			name:   "a results file planted by the server is not taken",
+			recipe: func(n string) string { return withExpect(tinyRecipe(n, 1), minHalf) },
+			setup: func(t *testing.T, e *e2e) {
+				from := filepath.Join(e.dir, "plant")
+				if err := os.MkdirAll(from, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				data, err := os.ReadFile("../results/testdata/lm_eval_v0.4.9.json")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for name, content := range map[string][]byte{
+					"results_2099-01-01T00-00-00.000000.json":        data,
+					"samples_gsm8k_2099-01-01T00-00-00.000000.jsonl": []byte("{}\n"),
+				} {
+					if err := os.WriteFile(filepath.Join(from, name), content, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				e.setenv("FAKE_VLLM_PLANT_FROM", from, "FAKE_VLLM_PLANT_INTO", e.results())
+			},
+			env:  []string{"FAKE_VLLM_ACCURACY", "0"},
+			code: 1, verdict: summary.VerdictError, phase: "lm_eval", status: summary.StatusFailed, style: "error",
+			tail: []string{"lm_eval failed: gsm8k: find lm_eval results: ", "results_2099-01-01T00-00-00.000000.json"},
+		},
+		{
 			name:   "a zero score fails whatever the baseline",
 			recipe: func(n string) string { return withExpect(tinyRecipe(n, 1), fromElsewhere) },
 			env:    []string{"FAKE_VLLM_ACCURACY", "0"},

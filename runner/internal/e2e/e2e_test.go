@@ -735,7 +735,7 @@ func (e *e2e) history(tokenEnv []string, needs ...contract.Need) string {
 func TestE2EAttachedServer(t *testing.T) {
 	t.Parallel()
 	const name = "e2e-attached"
-	srv := openai.NewServer(openai.Config{Model: "benchkite/tiny-model"})
+	srv := openai.NewServer(openai.Config{Model: "benchkite/tiny-model", Accuracy: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
 		cancel()

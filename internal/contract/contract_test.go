@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -80,5 +81,31 @@ func TestTaskDirs(t *testing.T) {
 		if got := TaskDirs(tt.names); !slices.Equal(got, tt.want) {
 			t.Errorf("TaskDirs(%q) = %q, want %q", tt.names, got, tt.want)
 		}
+	}
+}
+
+// An env var over 128 KiB keeps a step from starting: a long skipped
+// list (long blocked_by reasons) is cut with a note, whole records kept.
+func TestCapSkipped(t *testing.T) {
+	t.Parallel()
+	var list []Skipped
+	for i := 0; i < 400; i++ {
+		list = append(list, Skipped{Name: "recipe-" + strings.Repeat("x", 20), Reason: "blocked by " + strings.Repeat("vllm-project/vllm#1 ", 25)})
+	}
+	v := EncodeSkipped(list)
+	if len(v) <= MaxEnvValue {
+		t.Fatalf("test list is only %d bytes", len(v))
+	}
+	got := CapSkipped(v)
+	if len(got) > MaxEnvValue {
+		t.Fatalf("CapSkipped() is %d bytes, over %d", len(got), MaxEnvValue)
+	}
+	parsed := ParseSkipped(got)
+	last := parsed[len(parsed)-1]
+	if last.Name != "…" || !strings.Contains(last.Reason, fmt.Sprintf("and %d more", len(list)-(len(parsed)-1))) {
+		t.Errorf("last record = %+v, want the number cut", last)
+	}
+	if short := EncodeSkipped(list[:2]); CapSkipped(short) != short {
+		t.Errorf("a short list was changed")
 	}
 }

@@ -30,6 +30,9 @@ type Outcomes struct {
 	Missing string `json:"missing,omitempty"`
 	// DocHashes are the documents' doc_hash, in file order.
 	DocHashes []string `json:"doc_hashes,omitempty"`
+	// DocIDs are the documents' doc_id, one per DocHashes entry (absent
+	// in outcomes kept before they were recorded).
+	DocIDs []int `json:"doc_ids,omitempty"`
 	// Scores maps a gate's metric key, "metric,filter" as lm_eval's
 	// results name it ("metric" alone for samples without a filter), to
 	// one character per document of DocHashes: '1' right, '0' wrong, '-'
@@ -46,6 +49,7 @@ func OutcomesOf(task string, samples []paired.Sample) Outcomes {
 		if _, ok := index[s.DocHash]; !ok {
 			index[s.DocHash] = len(o.DocHashes)
 			o.DocHashes = append(o.DocHashes, s.DocHash)
+			o.DocIDs = append(o.DocIDs, s.DocID)
 		}
 	}
 	cols := map[string][]byte{}

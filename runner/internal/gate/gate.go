@@ -294,12 +294,18 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			c.Verdict = verdictOf(value >= base-e.Tolerance-1e-12)
 			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %g)%s", t.Name, e.Metric, value, source, base, value-base, e.Tolerance, note)
 			if e.BaselineFrom != "" && t.Phase == summary.PhaseLMEval {
-				pr, why := g.pairedTest(night, e, t.Name, t.Entry, note)
-				if pr != nil {
+				pr, why, unverified := g.pairedTest(night, e, t.Name, t.Entry, note)
+				switch {
+				case pr != nil:
 					c.Paired = pr
 					c.Verdict = verdictOf(!pr.Fail)
 					c.Message = fmt.Sprintf("%s %s vs %s, per question: %s%s", t.Name, e.Metric, source, pr.Why, note)
-				} else {
+				case unverified && c.Verdict == summary.VerdictPass:
+					// A failing mean still fails; a passing one is not
+					// the per-question test that was due.
+					c.Verdict = summary.VerdictUnverified
+					c.Message += "; not compared per question: " + why
+				default:
 					c.Message += "; judged on the means, not per question: " + why
 				}
 			}
@@ -390,9 +396,14 @@ func (g Gater) otherRecipeScore(ctx context.Context, sum *summary.Summary, recip
 	return 0, "", "", n, fmt.Errorf("%w: %s #%d has no %s %s", baseline.ErrNoBaseline, recipe, n.BuildNumber, task, metric)
 }
 
-// pairedTest compares tonight's samples of task per question with the
-// outcomes the history step kept of night, or says why it cannot.
-func (g Gater) pairedTest(night baseline.Past, e workloads.Expectation, task, entry, note string) (*summary.Paired, string) {
+// pairedTest compares tonight's per-question outcomes of the task entry
+// (the compact file the job wrote from lm_eval's samples) with those the
+// history step kept of night. It returns the comparison; or why there is
+// none and whether that leaves the gate unverified: a night that kept no
+// outcomes leaves the means to decide, but a file that is there and
+// cannot be read, or tonight's missing, is a check that could not be
+// made, never a quiet fall-back to the means.
+func (g Gater) pairedTest(night baseline.Past, e workloads.Expectation, task, entry, note string) (*summary.Paired, string, bool) {
 	against := fmt.Sprintf("%s #%d", e.BaselineFrom, night.BuildNumber)
 	var stored *baseline.Outcomes
 	for i := range night.Outcomes {
@@ -401,31 +412,30 @@ func (g Gater) pairedTest(night baseline.Past, e workloads.Expectation, task, en
 		}
 	}
 	if stored == nil {
-		return nil, fmt.Sprintf("the build's history holds no per-question outcomes of %s %s", against, task)
+		return nil, fmt.Sprintf("the build's history holds no per-question outcomes of %s %s", against, task), false
+	}
+	if stored.Missing != "" {
+		return nil, fmt.Sprintf("%s: no per-question outcomes: %s", against, stored.Missing), strings.Contains(stored.Missing, "could not")
 	}
 	right, err := stored.Right(e.Metric)
 	if err != nil {
-		return nil, fmt.Sprintf("%s: %v", against, err)
+		return nil, fmt.Sprintf("%s: %v", against, err), true
 	}
 	if g.ResultsDir == "" {
-		return nil, "tonight's results directory is not known"
+		return nil, "tonight's results directory is not known", true
 	}
-	file, err := paired.LatestFile(filepath.Join(g.ResultsDir, entry), task)
+	tonight, err := baseline.ReadOutcomesFile(filepath.Join(g.ResultsDir, entry, baseline.OutcomesFile))
 	if err != nil {
-		return nil, err.Error()
-	}
-	spec, err := paired.ReadFile(file)
-	if err != nil {
-		return nil, err.Error()
+		return nil, fmt.Sprintf("tonight's per-question outcomes: %v", err), true
 	}
 	metric, filter, _ := strings.Cut(e.Metric, ",")
-	r, err := paired.CompareOutcomes(paired.Outcomes{Source: against, Right: right}, spec,
+	r, err := paired.CompareOutcomes(paired.Outcomes{Source: against, Right: right}, tonight.Samples(),
 		paired.Options{Metric: metric, Filter: filter, Alpha: e.Alpha, Tolerance: e.Tolerance})
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), true
 	}
 	return &summary.Paired{Against: against, Pairs: r.Pairs, Agreement: r.OutcomeAgreement, B: r.B, C: r.C, P: r.P,
-		Alpha: r.Alpha, Delta: r.Delta, Fail: r.Fail, Why: r.Why, Note: strings.TrimPrefix(note, "; ")}, ""
+		Alpha: r.Alpha, Delta: r.Delta, Fail: r.Fail, Why: r.Why, Note: strings.TrimPrefix(note, "; ")}, "", false
 }
 
 func orUnpinned(digest string) string {

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -138,5 +140,37 @@ func (j *Job) lmevalTask(ctx context.Context, t taskEntry) (summary.TaskResult, 
 	for _, k := range summary.SortedKeys(tr.Metrics) {
 		fmt.Fprintf(j.log, "runner: %s %s = %.4f\n", t.Name, k, tr.Metrics[k])
 	}
+	if n, err := keepOutcomes(t, outDir, j.dir, w); err != nil {
+		// The paired gate says so where it needs them.
+		fmt.Fprintf(j.log, "runner: %s: no per-question outcomes: %v\n", t.Dir, err)
+	} else {
+		fmt.Fprintf(j.log, "runner: %s: per-question outcomes of %d documents in %s\n", t.Dir, n, filepath.Join(outDir, baseline.OutcomesFile))
+	}
 	return tr, nil
+}
+
+// keepOutcomes reduces the samples lm_eval logged during its run (its
+// own one samples_<task>_<date>.jsonl) to the compact per-question file
+// the paired test and the history step read, and returns how many
+// documents it holds.
+func keepOutcomes(t taskEntry, outDir, resultsDir string, w results.Window) (int, error) {
+	file, err := results.OwnFile(outDir, 1, "samples_"+t.Name+"_<date>.jsonl", func(base string) bool {
+		_, ok := paired.SamplesDate(base, t.Name)
+		return ok
+	}, w)
+	if err != nil {
+		return 0, err
+	}
+	samples, err := paired.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	o := baseline.OutcomesOf(t.Name, samples)
+	if rel, err := filepath.Rel(resultsDir, file); err == nil {
+		o.Artifact = filepath.ToSlash(rel)
+	}
+	if err := baseline.WriteOutcomesFile(filepath.Join(outDir, baseline.OutcomesFile), o); err != nil {
+		return 0, err
+	}
+	return len(o.DocHashes), nil
 }

@@ -127,7 +127,8 @@ func TestReportPairsSeedWithTwin(t *testing.T) {
 func TestSamplePatterns(t *testing.T) {
 	t.Parallel()
 	got := samplePatterns(seedPair(0.91, 0.92), "results")
-	want := []string{"results/minimax_m3-mi355x/gsm8k/**/samples_*.jsonl", "results/minimax_m3-nospec-mi355x/gsm8k/**/samples_*.jsonl"}
+	// Each from its recipe's own step.
+	want := [][2]string{{"results/minimax_m3-mi355x/gsm8k/**/samples_*.jsonl", "recipe:minimax_m3-mi355x"}, {"results/minimax_m3-nospec-mi355x/gsm8k/**/samples_*.jsonl", "recipe:minimax_m3-nospec-mi355x"}}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("samplePatterns() diff (-got +want):\n%s", diff)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/proc"
@@ -93,11 +94,11 @@ func pairSamples(c *sameBuild, dir string) {
 // samplePatterns are the artifact paths of the sample files the
 // same-build comparisons pair: both recipes' of each baseline_from task
 // whose other recipe ran tonight.
-func samplePatterns(sums []summary.Summary, dir string) []string {
-	var out []string
+func samplePatterns(sums []summary.Summary, dir string) [][2]string {
+	var out [][2]string
 	for _, c := range sameBuildComparisons(sums, "") {
 		for _, recipe := range []string{c.Recipe, c.From} {
-			p := filepath.ToSlash(dir) + "/" + recipe + "/" + c.Task + "/**/samples_*.jsonl"
+			p := [2]string{filepath.ToSlash(dir) + "/" + recipe + "/" + c.Task + "/**/samples_*.jsonl", contract.StepKey(recipe)}
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
@@ -110,7 +111,8 @@ func samplePatterns(sums []summary.Summary, dir string) []string {
 // leaves that comparison to the means.
 func downloadSamples(ctx context.Context, procs proc.Exec, dir string, sums []summary.Summary, environ []string, io cliutil.Streams) {
 	for _, p := range samplePatterns(sums, dir) {
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", p, "."}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
+		// From the recipe's own step only.
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", p[0], ".", "--step", p[1]}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
 		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
 		if err := procs.Run(ctx, spec); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: download samples: %v\n", err)

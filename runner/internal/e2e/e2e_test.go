@@ -27,6 +27,7 @@ import (
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 	"github.com/benchkite/benchkite/runner/internal/results"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -779,6 +780,11 @@ func TestE2EAttachedServer(t *testing.T) {
 		t.Errorf("attached server /health = %d after the run", resp.StatusCode)
 	}
 	e.checkAnnotation("success", "### ✅ `e2e-attached`: pass")
+	// lm_eval's samples reduced to the compact per-question file.
+	e.checkUploaded("gsm8k/" + baseline.OutcomesFile)
+	if o, err := baseline.ReadOutcomesFile(e.results("gsm8k", baseline.OutcomesFile)); err != nil || len(o.DocHashes) != 10 {
+		t.Errorf("outcomes file: %d documents, %v; want 10", len(o.DocHashes), err)
+	}
 	e.checkNoLeftovers()
 }
 

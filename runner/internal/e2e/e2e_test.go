@@ -26,8 +26,8 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/contract"
-	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 	"github.com/benchkite/benchkite/runner/internal/results"
 	"github.com/benchkite/benchkite/runner/internal/summary"

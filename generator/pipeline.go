@@ -225,8 +225,10 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 // all recipe steps ended, passed or not. It fails only for regressions.
 func reportStep(sel *selection.Selection, queue string) steps.CommandStep {
 	var deps []steps.Dependency
+	var selected []string
 	for _, run := range sel.Runs {
 		deps = append(deps, steps.Dependency{Step: contract.StepKey(run.Recipe.Name), AllowFailure: true})
+		selected = append(selected, run.Recipe.Name)
 	}
 	var skipped []contract.Skipped
 	for _, s := range sel.Skipped {
@@ -247,8 +249,9 @@ func reportStep(sel *selection.Selection, queue string) steps.CommandStep {
 		AllowDependencyFailure: true,
 		Agents:                 cpuAgents(queue),
 	}
+	s.Env = map[string]string{contract.SelectedEnv: contract.EncodeSelected(selected)}
 	if len(skipped) > 0 {
-		s.Env = map[string]string{contract.SkippedEnv: contract.EncodeSkipped(skipped)}
+		s.Env[contract.SkippedEnv] = contract.CapSkipped(contract.EncodeSkipped(skipped))
 	}
 	return s
 }

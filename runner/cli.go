@@ -160,6 +160,9 @@ func reportFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		download = env.Bool("BENCHKITE_DOWNLOAD")
 	}
 	fs.BoolVar(&c.Download, "download", download, "download this build's summaries with buildkite-agent first (env BENCHKITE_DOWNLOAD; default: when in a Buildkite job)")
+	fs.StringVar(&c.API.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API, for the state of steps that left no summary (env BENCHKITE_API_URL)")
+	fs.StringVar(&c.API.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
+	fs.StringVar(&c.API.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
 	return func(ctx context.Context, operands []string, x cmdEnv) error {
 		if err := noOperands("report", operands); err != nil {
 			return err

@@ -128,6 +128,10 @@ type Phase struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Error    string    `json:"error,omitempty"`
+	// Cause is the line of the failed process's output that says why
+	// (torch.OutOfMemoryError, an NCCL error, a 401 from the Hub), when
+	// one was found; the annotation leads with it.
+	Cause string `json:"cause,omitempty"`
 }
 
 // BenchRun is the outcome of one benchmark configuration at one

@@ -180,7 +180,7 @@ func Reason(s summary.Summary) string {
 		if n <= 0 {
 			return ""
 		}
-		return fmt.Sprintf(" (and %s below)", plural(n, "more "+what))
+		return fmt.Sprintf(" (and %s)", plural(n, "more "+what))
 	}
 	if p := failedPhase(s); p != nil && s.Verdict != summary.VerdictPass {
 		return fmt.Sprintf("**%s** %s: %s", Text(p.Name), Text(p.Status), Text(CauseLine(*p)))
@@ -227,8 +227,8 @@ func gateReason(s summary.Summary, g summary.GateResult) string {
 			out += ", limit " + l
 		}
 		out += ")"
-	} else if g.Bound != "" {
-		out += ", must be " + Text(Clip(g.Bound, 120))
+	} else if l := limit(g); l != "" {
+		out += ", must be " + l
 	}
 	return out
 }

@@ -114,13 +114,13 @@ func TestRunReportExitCode(t *testing.T) {
 		want     []string
 	}{
 		{name: "pass and error", recipes: []string{"gpt_oss_120b-h200", "kimi_k2_5-mi300x"}, wantCode: 0,
-			want: []string{"### benchkite: 1 passed, 0 regressed, 1 could not be judged"}},
+			want: []string{"### benchkite: 1 could not be judged, 1 passed of 2 recipe(s)"}},
 		{name: "a regression fails the step", recipes: []string{"gpt_oss_120b-h200", "minimax_m3-mi355x", "kimi_k2_5-mi300x"}, wantCode: 1,
-			want: []string{"1 regressed", "+++ :x: 1 recipe(s) regressed\n"}},
+			want: []string{"1 failed", "+++ :x: 1 recipe(s) regressed\n"}},
 		{name: "unreadable summaries do not fail the step", recipes: []string{"broken", "future"}, wantCode: 0,
 			want: []string{"Results that could not be read:", "broken/summary.json"}},
 		{name: "no results at all", missing: true, wantCode: 0,
-			want: []string{"### benchkite: 0 passed, 0 regressed, 0 could not be judged", "- no results directory "}},
+			want: []string{"### benchkite: no results of 0 recipe(s)", "- no results directory "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -60,9 +61,30 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 			fmt.Fprintf(io.Stdout, "runner: download summaries: %v\n", err)
 		}
 	}
+	history := filepath.Join(*dir, "_history", "baselines.json")
+	if *download {
+		// The nights the recipes were judged against, for the trend page.
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", filepath.ToSlash(history), ".", "--step", contract.HistoryStepKey}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
+		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
+		if err := procs.Run(ctx, spec); err != nil {
+			fmt.Fprintf(io.Stdout, "runner: download the history: %v; the trend page shows tonight only\n", err)
+		}
+	}
 	sums, problems := readSummaries(*dir)
 	if *download {
 		downloadSamples(ctx, procs, *dir, sums, environ, io)
+	}
+	title := "benchkite: the nights of every recipe"
+	if n := getenv("BUILDKITE_BUILD_NUMBER"); n != "" {
+		title += ", build #" + n
+	}
+	page, err := writeTrendPage(ctx, *dir, sums, baseline.NewHistory(func(context.Context) (baseline.Source, error) {
+		return baseline.FileSource(history), nil
+	}), title)
+	if err != nil {
+		fmt.Fprintf(io.Stdout, "runner: warning: %v\n", err)
+	} else {
+		fmt.Fprintf(io.Stdout, "runner: wrote the trend page %s\n", page)
 	}
 	same := sameBuildComparisons(sums, *dir)
 	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
@@ -72,6 +94,12 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums, same), "--priority", Priority}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
 		if err := procs.Run(ctx, spec); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: annotate: %v\n", err)
+		}
+		if page != "" {
+			spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "upload", filepath.ToSlash(page)}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
+			if err := procs.Run(ctx, spec); err != nil {
+				fmt.Fprintf(io.Stdout, "runner: upload the trend page: %v\n", err)
+			}
 		}
 	}
 	if n := regressions(sums); n > 0 {

@@ -295,13 +295,24 @@ func writeOtherFailures(b *strings.Builder, s summary.Summary) {
 		lines = append(lines, "not run because of it: "+strings.Join(notRun, ", "))
 	}
 	reason := Reason(s)
+	unmeasured := 0
 	for _, g := range s.Gates {
-		if g.Verdict == summary.VerdictError {
-			line := "**gate** error: " + Text(Clip(g.Message, 240))
-			if !strings.Contains(reason, line) {
-				add(g.Message, line)
-			}
+		if g.Verdict != summary.VerdictError {
+			continue
 		}
+		// Gates with nothing to judge after a failed phase are its
+		// consequence: counted, not retold.
+		if first != nil && strings.Contains(g.Message, "not measured") {
+			unmeasured++
+			continue
+		}
+		line := "**gate** error: " + Text(Clip(g.Message, 240))
+		if !strings.Contains(reason, line) {
+			add(g.Message, line)
+		}
+	}
+	if unmeasured > 0 {
+		lines = append(lines, plural(unmeasured, "gate")+" not judged: nothing was measured")
 	}
 	unchecked := 0
 	for _, g := range s.Gates {
@@ -315,7 +326,8 @@ func writeOtherFailures(b *strings.Builder, s summary.Summary) {
 		}
 		add(g.Message, "could not be checked (unverified: a warning, not a pass): "+Text(Clip(g.Message, 400)))
 	}
-	if s.Verdict == summary.VerdictError {
+	// Problems restate the phases and gates above; alone they are the news.
+	if s.Verdict == summary.VerdictError && first == nil && len(lines) == 0 {
 		for i, p := range s.Problems {
 			if i == 0 && first == nil && strings.Contains(reason, Text(Clip(p, 240))) {
 				continue

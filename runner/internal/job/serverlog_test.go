@@ -25,7 +25,7 @@ func TestServerLogView(t *testing.T) {
 		want   string
 	}{
 		{
-			name: "plain lines pass through, split anywhere",
+			name:   "plain lines pass through, split anywhere",
 			writes: []string{"INFO 12-01 starting\nWARN", "ING x\n"},
 			want:   "INFO 12-01 starting\nWARNING x\n",
 		},
@@ -40,8 +40,8 @@ func TestServerLogView(t *testing.T) {
 			want: "Loading safetensors:   0% 0/64\nLoading safetensors:  50% 32/64\nLoading safetensors: 100% 64/64\nINFO model loaded\n",
 		},
 		{
-			name: "a held progress line shows before the next plain line",
-			step: time.Second,
+			name:   "a held progress line shows before the next plain line",
+			step:   time.Second,
 			writes: []string{"Capturing CUDA graphs:  1/67\r", "Capturing CUDA graphs: 30/67\r", "INFO graphs captured\n"},
 			want:   "Capturing CUDA graphs:  1/67\nCapturing CUDA graphs: 30/67\nINFO graphs captured\n",
 		},

@@ -101,6 +101,9 @@ func writeContext(b *strings.Builder, s summary.Summary) {
 	}
 	if s.Precision != "" {
 		fmt.Fprintf(b, " · %s", Text(s.Precision))
+		if s.PrecisionGuessed {
+			b.WriteString(" (guessed: the model name does not say; set vllm_bench.metadata.precision)")
+		}
 	}
 	fmt.Fprintf(b, " · %s", InlineCode(s.Model))
 	if s.Image != "" {

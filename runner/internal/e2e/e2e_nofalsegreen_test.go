@@ -91,7 +91,7 @@ func TestE2ENoFalseGreen(t *testing.T) {
 				e.setenv("FAKE_VLLM_PID_FILE", pid, "FAKE_VLLM_BENCH_KILL_PIDFILE", pid)
 			},
 			code: 1, verdict: summary.VerdictError, phase: "lm_eval", status: summary.StatusNotRun, style: "error",
-			notes: []string{"**lm_eval** not-run: server exited", "**gate** error: gsm8k exact_match,flexible-extract: not measured"},
+			notes: []string{"**lm_eval** not-run: server exited", "1 gate not judged: nothing was measured"},
 			tail:  []string{"lm_eval not-run: server exited", "gate error: gsm8k exact_match,flexible-extract: not measured: the task did not run"},
 		},
 		{

@@ -202,11 +202,27 @@ func Reason(s summary.Summary) string {
 		}
 		return "the run could not be judged"
 	case len(unchecked) > 0:
+		if cause := uncheckedCause(unchecked); cause != "" {
+			var names []string
+			for _, g := range unchecked {
+				names = append(names, Text(g.Subject)+" "+InlineCode(g.Metric))
+			}
+			return fmt.Sprintf("%s could not be made (%s): %s", plural(len(unchecked), "check"), strings.Join(names, ", "), Text(Clip(cause, 240)))
+		}
 		return fmt.Sprintf("%s could not be made: %s%s", plural(len(unchecked), "check"), Text(Clip(unchecked[0].Message, 240)), more(len(unchecked)-1, "check"))
 	case s.Verdict == summary.VerdictUnverified && len(s.Problems) > 0:
 		return Text(Clip(s.Problems[0], 240))
 	}
 	return fmt.Sprintf("%s passed", plural(passed, "gate"))
+}
+
+// uncheckedCause is the one reason all unchecked gates share, or "".
+func uncheckedCause(gates []summary.GateResult) string {
+	var msgs []string
+	for _, g := range gates {
+		msgs = append(msgs, g.Message)
+	}
+	return commonCause(msgs)
 }
 
 // gateReason is one failed gate in words: what, tonight against the
@@ -226,19 +242,19 @@ func gateReason(s summary.Summary, g summary.GateResult) string {
 	}
 	if g.DeltaPct != nil {
 		out += " (" + Pct(*g.DeltaPct)
-		if l := limit(g); l != "" {
+		if l := Limit(g); l != "" {
 			out += ", limit " + l
 		}
 		out += ")"
-	} else if l := limit(g); l != "" {
+	} else if l := Limit(g); l != "" {
 		out += ", must be " + l
 	}
 	return out
 }
 
-// limit is a judged gate's threshold in the words of its table cell: the
+// Limit is a judged gate's threshold in the words of its table cell: the
 // detector's allowed worsening, or the gate's bound.
-func limit(g summary.GateResult) string {
+func Limit(g summary.GateResult) string {
 	if d := g.Detector; d != nil && g.Baseline != nil {
 		sign := "−"
 		if strings.HasSuffix(g.Metric, "_ms") {
@@ -246,13 +262,39 @@ func limit(g summary.GateResult) string {
 		}
 		return sign + Thousands(d.ThresholdPct, 1) + " %"
 	}
-	if g.Bound != "" {
-		// ">= 0.9250 (baseline 0.9400 - 0.015)": the number is the limit;
-		// the details table has the rest.
-		bound, _, _ := strings.Cut(g.Bound, " (")
-		return Text(Clip(strings.Replace(bound, ">=", "≥", 1), 80))
+	// ">= 0.9250 (baseline 0.9400 - 0.015)": the number is the limit; the
+	// details table has the rest, and the words of a bound not yet known.
+	if bound, _, _ := strings.Cut(g.Bound, " ("); strings.HasPrefix(bound, ">") || strings.HasPrefix(bound, "<") {
+		bound = strings.NewReplacer(">=", "≥", "<=", "≤").Replace(bound)
+		return Text(Clip(bound, 80))
 	}
 	return ""
+}
+
+// commonCause is what every one of msgs ends with, when that is a cause
+// worth saying once: "no baseline: no Buildkite API token …". "" when they
+// differ.
+func commonCause(msgs []string) string {
+	if len(msgs) < 2 {
+		return ""
+	}
+	suffix := msgs[0]
+	for _, m := range msgs[1:] {
+		i := 0
+		for i < len(suffix) && i < len(m) && suffix[len(suffix)-1-i] == m[len(m)-1-i] {
+			i++
+		}
+		suffix = suffix[len(suffix)-i:]
+	}
+	// Start at a clause: after "(" or ": ".
+	if i := strings.IndexAny(suffix, "(:"); i >= 0 {
+		suffix = suffix[i+1:]
+	}
+	suffix = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(suffix), ")"))
+	if len(suffix) < 20 {
+		return ""
+	}
+	return suffix
 }
 
 func plural(n int, what string) string {
@@ -317,14 +359,19 @@ func writeOtherFailures(b *strings.Builder, s summary.Summary) {
 	if unmeasured > 0 {
 		lines = append(lines, plural(unmeasured, "gate")+" not judged: nothing was measured")
 	}
-	unchecked := 0
+	var uncheckedGates []summary.GateResult
 	for _, g := range s.Gates {
-		if g.Verdict != summary.VerdictNoBaseline && g.Verdict != summary.VerdictUnverified {
-			continue
+		if g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
+			uncheckedGates = append(uncheckedGates, g)
 		}
+	}
+	// The verdict line of an unverified run said the shared cause once.
+	grouped := s.Verdict == summary.VerdictUnverified && first == nil && uncheckedCause(uncheckedGates) != ""
+	unchecked := 0
+	for _, g := range uncheckedGates {
 		unchecked++
 		// The verdict line quoted the first check of an unverified run.
-		if unchecked == 1 && s.Verdict == summary.VerdictUnverified && first == nil {
+		if grouped || unchecked == 1 && s.Verdict == summary.VerdictUnverified && first == nil {
 			continue
 		}
 		add(g.Message, "could not be checked (unverified: a warning, not a pass): "+Text(Clip(g.Message, 400)))
@@ -383,7 +430,7 @@ func writeHeadline(b *strings.Builder, s summary.Summary) {
 			if g.DeltaPct != nil {
 				r.delta = Pct(*g.DeltaPct)
 			}
-			r.limit, r.mark = limit(g), VerdictMark(g.Verdict)
+			r.limit, r.mark = Limit(g), VerdictMark(g.Verdict)
 			break
 		}
 		rows = append(rows, r)

@@ -339,15 +339,8 @@ func judged(g *summary.GateResult) string {
 	if delta != nil {
 		out = annotate.Pct(*delta) + " "
 	}
-	if d := g.Detector; d != nil && g.Baseline != nil {
-		sign := "−"
-		if strings.HasSuffix(g.Metric, "_ms") {
-			sign = "+"
-		}
-		out += fmt.Sprintf("(limit %s%s %%)", sign, annotate.Thousands(d.ThresholdPct, 1))
-	} else if g.Bound != "" {
-		bound, _, _ := strings.Cut(g.Bound, " (")
-		out += "(limit " + annotate.Text(strings.Replace(bound, ">=", "≥", 1)) + ")"
+	if l := annotate.Limit(*g); l != "" {
+		out += "(limit " + l + ")"
 	}
 	out = strings.TrimSpace(out)
 	if g.Verdict == summary.VerdictFail {

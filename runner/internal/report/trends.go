@@ -32,10 +32,17 @@ func writeTrendPage(ctx context.Context, root string, sums []summary.Summary, hi
 			past, _ = history.Last(ctx, s.Recipe, trendNights)
 		}
 		sub := fmt.Sprintf("%s × %d · %s · %d past night(s)", s.GPU, s.NumGPUs, s.Model, len(past.Nights))
+		if run, _, _ := headline(s); run != nil {
+			sub += " · bench run " + run.Name
+		}
 		if s.VLLMCommit != "" {
 			sub += " · tonight vLLM " + s.VLLMCommit
 		}
-		page.Sections = append(page.Sections, trend.Section{ID: s.Recipe, Title: s.Recipe, Subtitle: sub, Verdict: r.verdict, Panels: pagePanels(s, past)})
+		sec := trend.Section{ID: s.Recipe, Title: s.Recipe, Subtitle: sub, Verdict: r.verdict, Panels: pagePanels(s, past)}
+		if len(sec.Panels) == 0 {
+			sec.Note = "Nothing measured tonight: " + plainReason(s)
+		}
+		page.Sections = append(page.Sections, sec)
 	}
 	path := filepath.Join(root, strings.TrimPrefix(annotate.TrendPage, contract.ResultsRoot+"/"))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -85,14 +92,14 @@ func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 				}
 			}
 			series = append(series,
-				metricSeries{title: "Output throughput per GPU · " + name, unit: "tok/s", gateMetric: "output_throughput", subject: name, higher: true, perGPU: true,
+				metricSeries{title: "Output throughput per GPU", unit: "tok/s", gateMetric: "output_throughput", subject: name, higher: true, perGPU: true,
 					value: get(func(r *summary.BenchRun) float64 { return r.OutputThroughputPerGPU })},
-				metricSeries{title: "TPOT p50 · " + name, unit: "ms", gateMetric: "median_tpot_ms", subject: name,
+				metricSeries{title: "TPOT p50", unit: "ms", gateMetric: "median_tpot_ms", subject: name,
 					value: get(func(r *summary.BenchRun) float64 { return r.TPOT.Median })},
-				metricSeries{title: "TTFT p50 · " + name, unit: "ms", gateMetric: "median_ttft_ms", subject: name,
+				metricSeries{title: "TTFT p50", unit: "ms", gateMetric: "median_ttft_ms", subject: name,
 					value: get(func(r *summary.BenchRun) float64 { return r.TTFT.Median })})
 			if run.SpecDecode != nil {
-				series = append(series, metricSeries{title: "EAGLE acceptance · " + name, unit: "%", gateMetric: "spec_decode_acceptance_rate", subject: name, higher: true,
+				series = append(series, metricSeries{title: "EAGLE acceptance", unit: "%", gateMetric: "spec_decode_acceptance_rate", subject: name, higher: true,
 					value: get(func(r *summary.BenchRun) float64 {
 						if r.SpecDecode == nil {
 							return math.NaN()
@@ -235,4 +242,18 @@ func hoverValue(v float64, u annotate.Unit, unit string) string {
 		s += " " + unit
 	}
 	return s
+}
+
+// plainReason is why a run measured nothing, as text: its first failed
+// phase and cause, else its first problem.
+func plainReason(s summary.Summary) string {
+	for _, p := range s.Phases {
+		if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled {
+			return p.Name + " " + p.Status + ": " + annotate.CauseLine(p)
+		}
+	}
+	if len(s.Problems) > 0 {
+		return annotate.Clip(s.Problems[0], 240)
+	}
+	return "no bench run or score"
 }

@@ -27,7 +27,9 @@ type Section struct {
 	Subtitle string
 	// Verdict is tonight's verdict, shown as a badge.
 	Verdict string
-	Panels  []Panel
+	// Note is said under the title: why there are no charts, say.
+	Note   string
+	Panels []Panel
 }
 
 // idRE is what an anchor may hold; anything else becomes "-".
@@ -64,6 +66,9 @@ func WritePage(w io.Writer, p Page) error {
 		id := idRE.ReplaceAllString(s.ID, "-")
 		fmt.Fprintf(&b, "<section id=\"%s\" class=\"recipe\" data-recipe=\"%s\" data-charts=\"%d\">\n<h2>%s <span class=\"badge v-%s\">%s</span></h2>\n<p class=\"sub\">%s</p>\n<div class=\"grid\">\n",
 			id, esc(s.ID), len(s.Panels), esc(s.Title), idRE.ReplaceAllString(s.Verdict, "-"), esc(s.Verdict), esc(s.Subtitle))
+		if s.Note != "" {
+			fmt.Fprintf(&b, "<p class=\"note\">%s</p>\n", esc(s.Note))
+		}
 		for _, panel := range s.Panels {
 			b.WriteString(`<figure class="chart">`)
 			if err := Render(&b, "", []Panel{panel}); err != nil {
@@ -83,7 +88,7 @@ func WritePage(w io.Writer, p Page) error {
 const pageCSS = `
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1340px;padding:16px 24px;color:#222;background:#fafafa}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 2px}
-.sub,header p{color:#555;margin:2px 0}
+.sub,header p{color:#555;margin:2px 0}.note{margin:6px 0;padding:6px 10px;background:#fff;border-left:4px solid #c678dd}
 nav{margin:12px 0;line-height:2}nav a{margin-right:10px;text-decoration:none;padding:2px 8px;border-radius:10px;background:#eee;color:#222}
 .badge{font-size:12px;padding:2px 8px;border-radius:10px;vertical-align:middle;background:#eee}
 .v-pass{background:#d9f2dd}.v-fail,.v-regressed{background:#fbd9d9}.v-error{background:#f4d0f0}.v-unverified{background:#fdf0c6}

@@ -4,7 +4,7 @@ GO        ?= go
 AGENT_SRC := steps/testdata/buildkite-agent
 AGENT_BIN := bin/buildkite-agent
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean
 
 all: generator runner
 
@@ -47,6 +47,13 @@ test: agent fmt-check vet
 golden: agent
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 \
 	  $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/testutil' | cut -d' ' -f1) -update
+
+# The pictures in docs/screenshots: the golden annotations and build
+# report rendered as CommonMark with HTML (as Buildkite renders them), and
+# the golden trend page, in headless Chromium (apt package chromium).
+# Run `make golden` first when the goldens changed.
+screenshots:
+	cd tools/screenshots && $(GO) run . -root ../.. -out docs/screenshots
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

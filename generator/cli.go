@@ -82,7 +82,9 @@ func noOperands(name string, operands []string) error {
 type pipelineConfig struct {
 	common      commonFlags
 	notes, repo string
-	noResolve   bool
+	// outDir, when set, receives the pipeline as numbered upload files.
+	outDir    string
+	noResolve bool
 }
 
 func pipelineFlags(fs *flag.FlagSet, env *cliutil.Env) action {
@@ -90,6 +92,7 @@ func pipelineFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	c.common.register(fs, env)
 	fs.StringVar(&c.notes, "notes", env.String("BENCHKITE_NOTES", ""), "also write the selection notes (markdown) to this file (env BENCHKITE_NOTES)")
 	fs.StringVar(&c.repo, "repo", env.String("BENCHKITE_REPO", "."), "git work tree for pull request diffs (env BENCHKITE_REPO)")
+	fs.StringVar(&c.outDir, "out-dir", env.String("BENCHKITE_PIPELINE_DIR", ""), "write the pipeline as upload files DIR/pipeline-001.json, ... of at most 500 jobs each, to upload in order, instead of printing it; needed when a build holds more jobs than one upload accepts (env BENCHKITE_PIPELINE_DIR)")
 	fs.BoolVar(&c.noResolve, "no-resolve", env.Bool("BENCHKITE_NO_RESOLVE"), "do not resolve images to digests through their registries (offline use; the notes say so) (env BENCHKITE_NO_RESOLVE)")
 	return func(ctx context.Context, operands []string, io cliutil.Streams, getenv func(string) string) error {
 		if err := noOperands("pipeline", operands); err != nil {

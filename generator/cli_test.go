@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
-	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // result is what one run of the command left behind.
@@ -26,12 +25,6 @@ func runGenerator(t *testing.T, env map[string]string, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), args, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
-}
-
-// sharedDir returns rel inside ../shared beside the module root.
-func sharedDir(t *testing.T, rel string) string {
-	t.Helper()
-	return testutil.SharedDir(t, rel)
 }
 
 // Bad input fails with a message on stderr, a non-zero exit, and nothing on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
@@ -48,9 +49,12 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	if err != nil {
 		return err
 	}
-	out, err := steps.MarshalForUpload(p)
+	uploads, err := steps.MarshalUploads(p)
 	if err != nil {
 		return err
+	}
+	if pc.outDir == "" && len(uploads) > 1 {
+		return fmt.Errorf("the pipeline needs %d uploads (at most %d jobs each): write it with --out-dir DIR and upload DIR/pipeline-*.json in order", len(uploads), steps.MaxJobsPerUpload)
 	}
 	notes := selection.Notes(sel, env)
 	if pc.notes != "" {
@@ -62,8 +66,42 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 		fmt.Fprintln(io.Stderr, w.Error())
 	}
 	fmt.Fprint(io.Stderr, notes)
-	_, err = io.Stdout.Write(out)
+	if pc.outDir != "" {
+		return writeUploads(pc.outDir, uploads)
+	}
+	_, err = io.Stdout.Write(uploads[0])
 	return err
+}
+
+// writeUploads writes each upload as dir/pipeline-NNN.json, in the order
+// they must be uploaded. The files appear together or not at all: they are
+// written to a new directory beside dir, which then takes dir's place; dir
+// must not exist or be empty, so no file of an earlier run is uploaded.
+func writeUploads(dir string, uploads [][]byte) error {
+	dir = filepath.Clean(dir)
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("write pipeline: %s is not empty", dir)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+"-*")
+	if err != nil {
+		return fmt.Errorf("write pipeline: %w", err)
+	}
+	for i, b := range uploads {
+		if err := os.WriteFile(filepath.Join(tmp, fmt.Sprintf("pipeline-%03d.json", i+1)), b, 0o644); err != nil {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("write pipeline: %w", err)
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("write pipeline: %w", err)
+	}
+	_ = os.Remove(dir) // an empty directory gives way; a missing one is fine
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("write pipeline: %w", err)
+	}
+	return nil
 }
 
 // cpuQueue is where non-GPU steps run: BENCHKITE_CPU_QUEUE, else the

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -246,5 +249,82 @@ func TestTrendPageInChromium(t *testing.T) {
 		if charts == 0 || drawn != charts {
 			t.Errorf("%s: %d of %d charts drawn in Chromium", m[1], drawn, charts)
 		}
+	}
+}
+
+// TestRunInBuildkite: inside a job the report is posted on top
+// (--priority) and the trend page uploaded, through the stand-in agent,
+// which parses the flags as the real one does.
+func TestRunInBuildkite(t *testing.T) {
+	t.Parallel()
+	bin := fakebin.Build(t)
+	dir, _ := trendFixture(t)
+	for _, r := range []string{"gpt_oss_120b-h200", "minimax_m3-mi355x"} {
+		data, err := os.ReadFile(filepath.Join("testdata/report/results", r, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, r), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, r, "summary.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent := t.TempDir()
+	env := map[string]string{
+		"PATH": bin + string(os.PathListSeparator) + os.Getenv("PATH"), "BUILDKITE_JOB_ID": "0190f3a2-0000-4000-8000-000000000999",
+		"BUILDKITE_AGENT_ACCESS_TOKEN": "agent-token", "BUILDKITE_BUILD_NUMBER": "812",
+		"FAKE_AGENT_LOG": filepath.Join(agent, "log.jsonl"), "FAKE_AGENT_ANNOTATIONS": filepath.Join(agent, "annotations"),
+		"FAKE_AGENT_ARTIFACTS": filepath.Join(agent, "artifacts"),
+	}
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	var out strings.Builder
+	err := Run(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &out, Stderr: &out}, func(k string) string { return env[k] }, environ)
+	var ee *cliutil.ExitError
+	if !errors.As(err, &ee) || ee.Code != 1 {
+		t.Fatalf("Run() = %v, want exit 1 for the regression\n%s", err, out.String())
+	}
+	log, err := os.ReadFile(env["FAKE_AGENT_LOG"])
+	if err != nil {
+		t.Fatalf("the agent was not run: %v\n%s", err, out.String())
+	}
+	var annotateArgv []string
+	uploaded := false
+	for _, line := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+		var inv struct{ Argv []string }
+		if err := json.Unmarshal([]byte(line), &inv); err != nil {
+			t.Fatal(err)
+		}
+		switch inv.Argv[1] {
+		case "annotate":
+			annotateArgv = inv.Argv
+		case "artifact":
+			uploaded = uploaded || strings.HasSuffix(inv.Argv[len(inv.Argv)-1], "_report/trends.html")
+		}
+	}
+	want := []string{"buildkite-agent", "annotate", "--context", Context, "--style", "error", "--priority", "10"}
+	if strings.Join(annotateArgv, " ") != strings.Join(want, " ") {
+		t.Errorf("annotate argv = %q, want %q", annotateArgv, want)
+	}
+	body, err := os.ReadFile(filepath.Join(env["FAKE_AGENT_ANNOTATIONS"], Context+".md"))
+	if err != nil || !strings.HasPrefix(string(body), "### benchkite: 1 failed, 1 passed of 2 recipe(s)") {
+		t.Errorf("posted report = %.200q (%v), want the one-line summary first", body, err)
+	}
+	if !uploaded {
+		t.Errorf("the trend page was not uploaded; agent log:\n%s", log)
+	}
+	stored := 0
+	filepath.WalkDir(env["FAKE_AGENT_ARTIFACTS"], func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "trends.html" {
+			stored++
+		}
+		return nil
+	})
+	if stored != 1 {
+		t.Errorf("the artifact store holds %d trend pages, want 1", stored)
 	}
 }

@@ -6,7 +6,7 @@ AGENT_BIN := bin/buildkite-agent
 # The packages `make test` tests; .ci/stock-agent narrows it.
 PKGS      ?= ./...
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean vllm-flags
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags
 
 all: generator runner
 
@@ -60,6 +60,13 @@ test: agent fmt-check vet
 golden: agent
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 \
 	  $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/testutil' | cut -d' ' -f1) -update
+
+# The pictures in docs/screenshots: the golden annotations and build
+# report rendered as CommonMark with HTML (as Buildkite renders them), and
+# the golden trend page, in headless Chromium (apt package chromium).
+# Run `make golden` first when the goldens changed.
+screenshots:
+	cd tools/screenshots && $(GO) run . -root ../.. -out docs/screenshots
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

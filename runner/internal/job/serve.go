@@ -322,7 +322,7 @@ func (j *Job) checkOurs(ctx context.Context) error {
 		return nil
 	}
 	root := s.proc.Pid()
-	return ready.CheckOwner(j.cfg.Port, func(pid int) bool { return ready.InTree(root, pid) })
+	return ready.CheckOwner(j.port, func(pid int) bool { return ready.InTree(root, pid) })
 }
 
 func orText(s string, err error) string {

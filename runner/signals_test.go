@@ -44,8 +44,8 @@ func TestCancelerCountsRepeatsOnce(t *testing.T) {
 				budget = 50 * time.Millisecond
 			}
 			c := &canceler{
-				cancel:  func(err error) { causes = append(causes, err) },
-				stderr:  &log,
+				cancel: func(err error) { causes = append(causes, err) },
+				stderr: &log,
 				now: func() time.Time {
 					mu.Lock()
 					defer mu.Unlock()

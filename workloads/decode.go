@@ -269,6 +269,7 @@ func (l *loader) decodeLMEval(n *yaml.Node) *LMEval {
 	var sawTasks bool
 	d.Fields(n, "lm_eval", []strictyaml.Field{
 		{Name: "model_args", Decode: func(_, v *yaml.Node) { e.ModelArgs = l.decodeModelArgs(v, "lm_eval.model_args") }},
+		{Name: "timeout_minutes", Decode: func(_, v *yaml.Node) { e.TimeoutMinutes, _ = d.Int(v, "lm_eval.timeout_minutes", 1, 24*60) }},
 		{Name: "tasks", Decode: func(_, v *yaml.Node) {
 			sawTasks = true
 			seen := map[string]int{}
@@ -951,6 +952,7 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 			})
 		}},
 		{Name: "num_threads", Decode: func(_, v *yaml.Node) { b.NumThreads, _ = d.Int(v, "bfcl.num_threads", 1, 1024) }},
+		{Name: "timeout_minutes", Decode: func(_, v *yaml.Node) { b.TimeoutMinutes, _ = d.Int(v, "bfcl.timeout_minutes", 1, 24*60) }},
 		{Name: "temperature", Decode: func(_, v *yaml.Node) {
 			if f, ok := d.Float(v, "bfcl.temperature", 0, 2); ok {
 				b.Temperature = &f

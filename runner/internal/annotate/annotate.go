@@ -94,7 +94,11 @@ func Render(s summary.Summary, trendArtifact string) string {
 	var failures []string
 	for _, p := range s.Phases {
 		if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled || p.Status == summary.StatusNotRun {
-			failures = append(failures, fmt.Sprintf("**%s** %s: %s", Text(p.Name), Text(p.Status), Text(Clip(p.Error, 600))))
+			f := fmt.Sprintf("**%s** %s: %s", Text(p.Name), Text(p.Status), Text(Clip(p.Error, 600)))
+			if p.Cause != "" {
+				f += "; cause: " + InlineCode(strings.ReplaceAll(Clip(p.Cause, 400), "\n", " ⏎ "))
+			}
+			failures = append(failures, f)
 		}
 	}
 	for _, g := range s.Gates {

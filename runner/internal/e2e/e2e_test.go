@@ -216,6 +216,11 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 	if s.Verdict != summary.VerdictError {
 		t.Errorf("verdict = %q, want error", s.Verdict)
 	}
+	// The cause travels: the summary, the annotation and the log name it,
+	// not only "exited with code 1".
+	if p := s.Phase("ready"); p == nil || !strings.Contains(p.Cause, rootCause) {
+		t.Errorf("ready phase = %+v, want the cause %q", p, rootCause)
+	}
 	log, err := os.ReadFile(e.results("server.log"))
 	if err != nil || !strings.Contains(string(log), rootCause) {
 		t.Errorf("server.log (err %v) lacks the root cause %q", err, rootCause)
@@ -226,7 +231,7 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 		t.Errorf("the log does not show the server's last lines with %q:\n%s", rootCause, o.stdout)
 	}
 	e.checkUploaded("summary.json", "server.log", "annotation.md")
-	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error", "**ready** failed: ready: server exited before it was ready")
+	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error", "**ready** failed: ready: server exited before it was ready", "cause: `"+rootCause)
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-load-crash: error", "ready failed: ready: server exited before it was ready: vllm exited with code 1")
 	e.checkNoLeftovers()
 }

@@ -106,7 +106,8 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		return fail(fmt.Errorf("create bench log: %w", err))
 	}
 	defer logf.Close()
-	out := io.MultiWriter(j.log, logf)
+	tail := proc.NewTail(40)
+	out := io.MultiWriter(j.log, logf, tail)
 	var reps []results.BenchResult
 	for rep := 1; rep <= run.Repetitions; rep++ {
 		spec, err := j.benchSpec(run, rep)
@@ -116,6 +117,7 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		spec.Stdout, spec.Stderr = out, out
 		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
 		if err := j.procs.Run(ctx, spec); err != nil {
+			j.noteCause(tail)
 			return fail(fmt.Errorf("repetition %d: %w", rep, err))
 		}
 		b, err := results.ParseBenchFile(j.benchFile(run, rep))

@@ -97,8 +97,11 @@ type Job struct {
 	serverExit string
 	// unserving says why a server still running stopped serving.
 	unserving string
-	sum       summary.Summary
-	history   *baseline.History
+	// cause is the failed process's own words for the phase running now
+	// (noteCause); the phase's record takes it.
+	cause   string
+	sum     summary.Summary
+	history *baseline.History
 }
 
 // Result is what a run ends with; main turns it into an exit code.
@@ -306,11 +309,27 @@ func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) e
 			p.Status = summary.StatusCanceled
 		}
 		p.Error = err.Error()
+		if j.cause == "" && j.serverGone() && j.server.tail != nil {
+			j.cause = j.server.tail.Cause() // the server's end took the phase down
+		}
+		p.Cause = j.cause
 		fmt.Fprintf(j.log, "runner: %s %s: %v\n", name, p.Status, err)
+		if p.Cause != "" {
+			fmt.Fprintf(j.log, "runner: %s cause: %s\n", name, strings.ReplaceAll(p.Cause, "\n", " ⏎ "))
+		}
 		buildlog.ExpandPrevious(j.log)
 	}
+	j.cause = ""
 	j.sum.Phases = append(j.sum.Phases, p)
 	return err == nil
+}
+
+// noteCause keeps a failed process's last error lines for the phase's
+// record; the first failure of a phase is kept.
+func (j *Job) noteCause(tail *proc.Tail) {
+	if j.cause == "" && tail != nil {
+		j.cause = tail.Cause()
+	}
 }
 
 // skip records a phase this run does not plan (bench only, an attached

@@ -65,14 +65,19 @@ func (j *Job) lmevalTask(ctx context.Context, t workloads.ResolvedTask) (summary
 		return fail(fmt.Errorf("create lm_eval log: %w", err))
 	}
 	defer logf.Close()
-	out := io.MultiWriter(proc.NewPrefixWriter(j.log, "[lm_eval] "), logf)
+	tail := proc.NewTail(40)
+	out := io.MultiWriter(proc.NewPrefixWriter(j.log, "[lm_eval] "), logf, tail)
 	spec, err := j.lmevalSpec(t)
 	if err != nil {
 		return fail(err)
 	}
 	spec.Stdout, spec.Stderr = out, out
 	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
-	if err := j.procs.Run(ctx, spec); err != nil {
+	limit := j.res.Recipe.LMEvalTimeout()
+	runCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w: lm_eval %s ran past its %s limit (lm_eval.timeout_minutes)", errTimeLimit, t.Name, limit))
+	defer cancel()
+	if err := j.procs.Run(runCtx, spec); err != nil {
+		j.noteCause(tail)
 		return fail(err)
 	}
 	file, err := results.FindLMEvalResults(outDir)
@@ -109,3 +114,6 @@ func (j *Job) lmevalTask(ctx context.Context, t workloads.ResolvedTask) (summary
 	}
 	return tr, nil
 }
+
+// errTimeLimit marks a tool stopped by its own time limit from the recipe.
+var errTimeLimit = errors.New("time limit")

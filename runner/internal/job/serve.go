@@ -221,6 +221,7 @@ func (j *Job) serve(ctx context.Context) error {
 		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(first.Argv))
 		if err := j.procs.Run(ctx, first); err != nil {
 			j.server = s
+			j.noteCause(s.tail)
 			// docker's reason (a name conflict, a missing image) is its
 			// last words; they belong in the summary, not only the log.
 			if why := lastError(s.tail.Lines()); why != "" {
@@ -266,6 +267,7 @@ func (j *Job) ready(ctx context.Context) error {
 		return nil
 	}
 	if j.server != nil && (errors.Is(err, ready.ErrServerExited) || errors.Is(err, ready.ErrTimeout)) {
+		j.noteCause(j.server.tail)
 		fmt.Fprintf(j.log, "+++ :warning: last %d lines of the server log\n", serverLogTail)
 		for _, line := range j.server.tail.Lines() {
 			fmt.Fprintln(j.log, line)

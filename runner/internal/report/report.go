@@ -260,7 +260,11 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 			if s.Verdict != summary.VerdictPass && s.Verdict != summary.VerdictFail {
 				for _, p := range s.Phases {
 					if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled || p.Status == summary.StatusNotRun {
-						failed = append(failed, annotate.Text(p.Name+" "+p.Status))
+						f := p.Name + " " + p.Status
+						if p.Cause != "" {
+							f += ": " + annotate.Clip(strings.ReplaceAll(p.Cause, "\n", " "), 160)
+						}
+						failed = append(failed, annotate.Text(f))
 					}
 				}
 				for _, g := range s.Gates {

@@ -128,6 +128,10 @@ type Phase struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Error    string    `json:"error,omitempty"`
+	// Cause is why the phase's failed process failed, in its own words:
+	// the last error lines of its output (a traceback's last line, an
+	// out-of-memory message), capped.
+	Cause string `json:"cause,omitempty"`
 }
 
 // BenchRun is the outcome of one benchmark configuration at one

@@ -101,7 +101,10 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	fs.StringVar(&j.ResultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
 	fs.IntVar(&j.Port, "port", env.Int("BENCHKITE_PORT", 8000), "server port (env BENCHKITE_PORT)")
 	fs.DurationVar(&j.HealthTimeout, "health-timeout", env.Duration("BENCHKITE_HEALTH_TIMEOUT", 60*time.Minute), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT)")
-	fs.StringVar(&j.BaseURL, "base-url", getenv("BENCHKITE_BASE_URL"), "use a server that is already up instead of starting one (env BENCHKITE_BASE_URL)")
+	// Attaching is a flag only: a variable left in a build's or an
+	// agent's environment must not turn every job into a green run of a
+	// server nobody started.
+	fs.StringVar(&j.BaseURL, "base-url", "", "use a server that is already up instead of starting one; inside a Buildkite job such a run is at most unverified")
 	fs.BoolVar(&j.BenchOnly, "bench-only", env.Bool("BENCH_ONLY"), "skip accuracy tasks (env BENCH_ONLY)")
 	fs.DurationVar(&j.Grace, "grace", env.Duration("BENCHKITE_GRACE", proc.DefaultGrace), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
 	toolsMode := fs.String("tools", env.String("BENCHKITE_TOOLS", string(tools.ModeVenv)), "venv: install the pinned lm-eval (and bfcl-eval) into --tools-dir; path: install nothing, use lm_eval, vllm and python3 from PATH (env BENCHKITE_TOOLS)")
@@ -122,6 +125,9 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	c.recipePath = positional[0]
 	if err := env.Err(); err != nil {
 		return c, err
+	}
+	if v := strings.TrimSpace(getenv("BENCHKITE_BASE_URL")); v != "" && j.BaseURL == "" {
+		fmt.Fprintf(stderr, "runner: warning: BENCHKITE_BASE_URL=%s is ignored: attaching to a server takes --base-url\n", v)
 	}
 	c.job.PortAuto = !flagSet(fs, "port") && strings.TrimSpace(getenv("BENCHKITE_PORT")) == ""
 	if j.Tools, err = tools.ParseMode(*toolsMode); err != nil {

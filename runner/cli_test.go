@@ -42,8 +42,9 @@ func TestParseConfig(t *testing.T) {
 			args: []string{"r.yaml"},
 			env: map[string]string{"BENCHKITE_PORT": " 9001 ", "BENCHKITE_HEALTH_TIMEOUT": "90m", "BENCH_ONLY": "1",
 				"BENCHKITE_RESULTS": "out/r", "BENCHKITE_GRACE": "30s", "BENCHKITE_BASE_URL": "http://127.0.0.1:7000"},
+			// Attaching takes the flag: the variable is ignored.
 			want: with(func(p *parsed) {
-				p.Port, p.HealthTimeout, p.BenchOnly, p.ResultsDir, p.Grace, p.BaseURL = 9001, 90*time.Minute, true, "out/r", 30*time.Second, "http://127.0.0.1:7000"
+				p.Port, p.HealthTimeout, p.BenchOnly, p.ResultsDir, p.Grace = 9001, 90*time.Minute, true, "out/r", 30*time.Second
 			}),
 		},
 		{"BENCH_ONLY spelled true", []string{"r.yaml"}, map[string]string{"BENCH_ONLY": "TRUE"}, with(func(p *parsed) { p.BenchOnly = true })},

@@ -736,7 +736,8 @@ func (e *e2e) history(tokenEnv []string, needs ...contract.Need) string {
 }
 
 // TestE2EAttachedServer: with --base-url the runner uses a server that is
-// already up, starts none and leaves it running.
+// already up, starts none and leaves it running. Inside a Buildkite job
+// that run is at most unverified: the job did not start what it measured.
 func TestE2EAttachedServer(t *testing.T) {
 	t.Parallel()
 	const name = "e2e-attached"
@@ -751,7 +752,7 @@ func TestE2EAttachedServer(t *testing.T) {
 	}
 	e := newE2E(t, name, tinyRecipe(name, 1))
 	o := e.run("--base-url", srv.URL()+"/", "--health-timeout", "1m")
-	checkCode(t, o, 0)
+	checkCode(t, o, contract.ExitUnverified)
 
 	s := e.summary()
 	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "skipped", "ready": "ok", "bench": "ok", "lm_eval": "ok", "gate": "ok"})
@@ -783,7 +784,35 @@ func TestE2EAttachedServer(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("attached server /health = %d after the run", resp.StatusCode)
 	}
-	e.checkAnnotation("success", "### ✅ `e2e-attached`: pass")
+	if s.Verdict != summary.VerdictUnverified || s.Attached != srv.URL() {
+		t.Errorf("verdict %q, attached %q; want unverified, attached to %s", s.Verdict, s.Attached, srv.URL())
+	}
+	if !slices.ContainsFunc(s.Problems, func(p string) bool { return strings.Contains(p, "a server this job did not start") }) {
+		t.Errorf("problems %q do not say the server was not the job's", s.Problems)
+	}
+	e.checkAnnotation("warning", "`e2e-attached`: unverified", "measured the attached server `"+srv.URL()+"`")
+	e.checkNoLeftovers()
+}
+
+// TestE2EAttachOnlyByFlag: BENCHKITE_BASE_URL left in a build's or an
+// agent's environment does not skip serving: the job starts and measures
+// its own server, and says the variable was ignored.
+func TestE2EAttachOnlyByFlag(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-attach-env"
+	e := newE2E(t, name, tinyRecipe(name, 1))
+	e.setenv("BENCHKITE_BASE_URL", "http://127.0.0.1:1")
+	o := e.run("--health-timeout", "5m")
+	checkCode(t, o, 0)
+	if starts := e.serverStarts(); len(starts) != 1 {
+		t.Errorf("vllm serve started %d times, want 1", len(starts))
+	}
+	if s := e.summary(); s.Attached != "" || s.Verdict != summary.VerdictPass {
+		t.Errorf("attached %q, verdict %q; want its own server and pass", s.Attached, s.Verdict)
+	}
+	if !strings.Contains(o.stderr, "BENCHKITE_BASE_URL=http://127.0.0.1:1 is ignored") {
+		t.Errorf("stderr does not say the variable was ignored:\n%s", o.stderr)
+	}
 	e.checkNoLeftovers()
 }
 

@@ -228,6 +228,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	case j.cfg.BaseURL == "":
 		ok = j.phase(ctx, summary.PhaseServe, j.serve)
 	default:
+		j.sum.Attached = j.baseURL
 		j.skip(summary.PhaseServe, "attached to "+j.baseURL)
 	}
 	if ok {
@@ -429,6 +430,11 @@ func (j *Job) verdict(ctx context.Context) (string, []string) {
 		case summary.VerdictNoBaseline, summary.VerdictUnverified:
 			unverified = append(unverified, "not verified: "+g.Message)
 		}
+	}
+	if j.sum.Attached != "" && j.getenv != nil && (j.getenv("BUILDKITE_JOB_ID") != "" || j.getenv("BUILDKITE") == "true") {
+		// The job did not start what it measured: the image and flags
+		// the build asked for are not known to be what answered.
+		unverified = append(unverified, "not verified: attached to "+j.sum.Attached+", a server this job did not start; its image and flags are unknown")
 	}
 	problems := append(errs, unverified...)
 	switch {

@@ -80,6 +80,9 @@ type Summary struct {
 	// Fingerprint is what makes this run's numbers comparable with
 	// another's; history compares only nights with the same one.
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	// Attached is the server measured when the run started none
+	// (--base-url): its image is not known to be Image.
+	Attached string `json:"attached,omitempty"`
 	// Series names where this run's series of nights starts when a recipe
 	// change started a new one recently ("new series since build #N:
 	// serve args changed"); older nights are not compared.

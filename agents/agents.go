@@ -1,7 +1,7 @@
 // Package agents knows where and how each GPU kind runs: its Buildkite queue,
 // vLLM image repository, server runtime, k8s resources and docker flags. The
-// data lives in profiles.yaml beside this file; a copy is embedded so the
-// binaries work without a checkout.
+// data lives in profiles.yaml beside this file, which the binaries read
+// from the checkout they run in.
 package agents
 
 import (
@@ -20,6 +20,9 @@ import (
 // DefaultPath is where the profiles live in a checkout.
 const DefaultPath = "agents/profiles.yaml"
 
+// defaultProfiles is the file as this package was built, for tests; the
+// binaries read the checkout's copy (LoadFile), never this one.
+//
 //go:embed profiles.yaml
 var defaultProfiles []byte
 
@@ -76,15 +79,16 @@ type Set struct {
 // Env reads the build environment; tests pass a map.
 type Env func(string) string
 
-// Default returns the embedded profiles.
+// Default returns the profiles this package was built with, for tests.
 func Default() (*Set, error) {
 	return Parse(DefaultPath, defaultProfiles)
 }
 
-// LoadFile reads a profile file from disk, or the embedded copy when path is "".
+// LoadFile reads a profile file from disk; "" is DefaultPath, relative to
+// the working directory.
 func LoadFile(path string) (*Set, error) {
 	if path == "" {
-		return Default()
+		path = DefaultPath
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {

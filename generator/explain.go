@@ -24,7 +24,7 @@ func runExplain(args []string, io cliutil.Streams, getenv func(string) string) e
 	if len(operands) != 1 {
 		return fmt.Errorf("%w: explain takes one recipe name or path, got %q", cliutil.ErrUsage, operands)
 	}
-	profiles, cat, err := c.load()
+	profiles, cat, err := c.load(io.Stderr)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func runLint(args []string, io cliutil.Streams, getenv func(string) string) erro
 	if len(operands) > 0 {
 		return fmt.Errorf("%w: lint takes no arguments, got %q", cliutil.ErrUsage, operands)
 	}
-	_, cat, err := c.load()
+	_, cat, err := c.load(io.Stderr)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv 
 	if err := env0.Err(); err != nil {
 		return err
 	}
-	profiles, cat, err := c.load()
+	profiles, cat, err := c.load(io.Stderr)
 	if err != nil {
 		return err
 	}
@@ -170,11 +170,8 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		Commands: []string{
 			shell.Join([]string{"buildkite-agent", "artifact", "download", contract.RunnerArtifact, ".", "--step", contract.BootstrapStepKey}),
 			shell.Join([]string{"chmod", "+x", contract.RunnerArtifact}),
-			historyDownload(),
-			shell.Join([]string{contract.RunnerArtifact, "run", "--baselines", contract.HistoryArtifact, r.Path}),
+			shell.Join([]string{contract.RunnerArtifact, "run", "--history-step", contract.HistoryStepKey, r.Path}),
 		},
-		// The history may fail: its gates then say "no baseline".
-		DependsOn:        []steps.Dependency{{Step: contract.HistoryStepKey, AllowFailure: true}},
 		Agents:           map[string]string{"queue": res.Queue},
 		Env:              env,
 		TimeoutInMinutes: r.StepTimeout(),

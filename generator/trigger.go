@@ -44,7 +44,7 @@ func runTrigger(ctx context.Context, args []string, io cliutil.Streams, getenv f
 	if err != nil {
 		return err
 	}
-	_, cat, err := c.load()
+	_, cat, err := c.load(io.Stderr)
 	if err != nil {
 		return err
 	}

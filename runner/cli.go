@@ -107,8 +107,10 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	toolsMode := fs.String("tools", env.String("BENCHKITE_TOOLS", string(tools.ModeVenv)), "venv: install the pinned lm-eval (and bfcl-eval) into --tools-dir; path: install nothing, use lm_eval, vllm and python3 from PATH (env BENCHKITE_TOOLS)")
 	fs.StringVar(&j.ToolsDir, "tools-dir", env.String("BENCHKITE_TOOLS_DIR", defaultToolsDir(getenv)), "venv for the evaluation tools, reused while it holds the pinned versions (env BENCHKITE_TOOLS_DIR)")
 	passEnv := fs.String("pass-env", getenv("BENCHKITE_PASS_ENV"), "comma-separated job variables every child gets as they are; secrets are refused (env BENCHKITE_PASS_ENV)")
-	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
+	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: ./"+agents.DefaultPath+" of the checkout it runs in)")
 	fs.StringVar(&j.Baselines, "baselines", getenv("BENCHKITE_BASELINES"), "the build's history file, written by `runner history`; without it baseline gates say no-baseline (env BENCHKITE_BASELINES)")
+	fs.StringVar(&j.HistoryStep, "history-step", getenv("BENCHKITE_HISTORY_STEP"), "without --baselines: the key of the build's history step, whose files the gates download, waiting for it if it still runs (env BENCHKITE_HISTORY_STEP)")
+	fs.DurationVar(&j.HistoryWait, "history-wait", env.Duration("BENCHKITE_HISTORY_WAIT", 30*time.Minute), "how long the gates wait for a running history step (env BENCHKITE_HISTORY_WAIT)")
 	fs.StringVar(&j.IngestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
 	fs.StringVar(&j.IngestSecret, "ingest-token-secret", env.String("BENCHKITE_INGEST_TOKEN_SECRET", "BENCHKITE_INGEST_TOKEN"), "Buildkite secret with the ingest bearer token, when env BENCHKITE_INGEST_TOKEN is unset (env BENCHKITE_INGEST_TOKEN_SECRET)")
 	// Flags may follow the recipe: `runner run RECIPE --port 9000`.
@@ -146,8 +148,15 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 }
 
 // loadRecipe reads and resolves the recipe. Problems are printed as
-// path:line:col and nothing is started.
-func loadRecipe(c config, getenv func(string) string) (*workloads.Resolved, error) {
+// path:line:col and nothing is started. Without --agents it reads the
+// profiles of the checkout it runs in, never a copy built into the
+// binary, and says so on stderr.
+func loadRecipe(c config, stderr io.Writer, getenv func(string) string) (*workloads.Resolved, error) {
+	if c.agentsFile == "" {
+		c.agentsFile = agents.DefaultPath
+		wd, _ := os.Getwd()
+		fmt.Fprintf(stderr, "runner: reading profiles from %s in %s\n", c.agentsFile, wd)
+	}
 	profiles, err := agents.LoadFile(c.agentsFile)
 	if err != nil {
 		return nil, err
@@ -169,7 +178,7 @@ func runRun(ctx context.Context, args []string, io cliutil.Streams, getenv func(
 	if err != nil {
 		return err
 	}
-	res, err := loadRecipe(c, getenv)
+	res, err := loadRecipe(c, io.Stderr, getenv)
 	if err != nil {
 		return err
 	}
@@ -206,7 +215,7 @@ func runPlan(args []string, io cliutil.Streams, getenv func(string) string, envi
 	if err != nil {
 		return err
 	}
-	res, err := loadRecipe(c, getenv)
+	res, err := loadRecipe(c, io.Stderr, getenv)
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +38,8 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 func run(ctx context.Context, args []string, streams cliutil.Streams, getenv func(string) string, environ []string, source func(ctx context.Context) (baseline.Source, error)) error {
 	fs := cliutil.NewFlagSet("history", streams.Stderr)
 	env := cliutil.Env{Getenv: getenv}
-	out := fs.String("out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryArtifact), "file to write (env BENCHKITE_HISTORY_OUT)")
+	out := fs.String("out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryDir), "directory to write: one file per recipe, and all of them in one for the next build (env BENCHKITE_HISTORY_OUT)")
+	timeout := fs.Duration("timeout", env.Duration("BENCHKITE_HISTORY_TIMEOUT", DefaultTimeout), "stop fetching after this long and write what was fetched (env BENCHKITE_HISTORY_TIMEOUT)")
 	needsText := fs.String("needs", getenv(contract.HistoryEnv), "recipes and nights to fetch, \"recipe<TAB>nights\" lines (env "+contract.HistoryEnv+"; the generator sets it)")
 	var c gate.APIConfig
 	fs.StringVar(&c.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
@@ -68,10 +67,25 @@ func run(ctx context.Context, args []string, streams cliutil.Streams, getenv fun
 	f.BuildNumber, _ = strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
 	var failure error
 	if len(needs) > 0 {
+		fetchCtx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		ctx := fetchCtx
 		src, err := source(ctx)
 		if err != nil {
 			failure = fmt.Errorf("no baselines for this build: %w", err)
 		}
+		if f, ok := src.(baseline.Fetcher); ok && failure == nil {
+			// One build list for every recipe, and the nights the previous
+			// build already fetched.
+			deepest := 0
+			for _, n := range needs {
+				deepest = max(deepest, n.Nights)
+			}
+			if src, err = f.Prepare(ctx, deepest, streams.Stdout); err != nil {
+				failure = fmt.Errorf("no baselines for this build: %w", err)
+			}
+		}
+		carried := 0
 		for _, n := range needs {
 			key := contract.StepKey(n.Recipe)
 			if failure != nil {
@@ -79,17 +93,16 @@ func run(ctx context.Context, args []string, streams cliutil.Streams, getenv fun
 				continue
 			}
 			r, err := src.Last(ctx, n.Recipe, key, n.Nights)
+			carried += r.Carried
 			if len(n.Samples) > 0 {
 				outcomes(ctx, streams.Stdout, src, n, &r)
 			}
 			f.Record(n.Recipe, key, n.Nights, r, err)
 			report(streams.Stdout, n, r, err)
 		}
+		fmt.Fprintf(streams.Stdout, "history: %d night(s) carried from the previous build's history, the rest fetched\n", carried)
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		return fmt.Errorf("create history directory: %w", err)
-	}
-	if err := f.WriteFile(*out); err != nil {
+	if err := f.WriteDir(*out); err != nil {
 		return err
 	}
 	fmt.Fprintf(streams.Stdout, "runner: wrote the nights of %d recipe(s) to %s\n", len(needs), *out)
@@ -111,6 +124,9 @@ func outcomes(ctx context.Context, w io.Writer, src baseline.Source, n contract.
 	for _, i := range baseline.OutcomeNights(r.Nights) {
 		night := &r.Nights[i]
 		for _, task := range n.Samples {
+			if hasOutcomes(night.Outcomes, task) {
+				continue // carried from the previous build's history
+			}
 			o, err := fetch.Outcomes(ctx, *night, n.Recipe, task)
 			if err != nil {
 				o.Task, o.BuildNumber, o.Missing = task, night.BuildNumber, fmt.Sprintf("could not fetch the samples: %v", err)
@@ -124,6 +140,20 @@ func outcomes(ctx context.Context, w io.Writer, src baseline.Source, n contract.
 		}
 	}
 }
+
+// hasOutcomes reports whether a night already holds the task's outcomes.
+func hasOutcomes(os []baseline.Outcomes, task string) bool {
+	for _, o := range os {
+		if o.Task == task && o.Missing == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultTimeout bounds the history step's fetches, under the step's own
+// timeout, so that what was fetched is still written and uploaded.
+const DefaultTimeout = 10 * time.Minute
 
 func report(w io.Writer, n contract.Need, r baseline.Result, err error) {
 	var builds []string

@@ -45,7 +45,13 @@ type Config struct {
 	Grace         time.Duration // SIGTERM to SIGKILL when stopping a process
 	// Baselines is the build's history file (the history step's
 	// artifact); "" gives no baselines. The job never calls the API.
-	Baselines    string
+	Baselines string
+	// HistoryStep, when Baselines is "", is the key of the build's
+	// history step: at the gate phase the job downloads its recipes'
+	// files from it with buildkite-agent, waiting for it up to
+	// HistoryWait if it is still running.
+	HistoryStep  string
+	HistoryWait  time.Duration
 	IngestURL    string // best-effort dashboard sink; "" for none
 	IngestSecret string // Buildkite secret with the ingest token
 	// PortAuto: no port was asked for. On a host-network pod the port is
@@ -140,6 +146,10 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		file := baseline.FileSource(c.Baselines)
 		source = func(context.Context) (baseline.Source, error) { return file, nil }
 	}
+	if source == nil && c.HistoryStep != "" {
+		step := &baseline.StepSource{Agent: j.agent, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Log: j.log}
+		source = func(context.Context) (baseline.Source, error) { return step, nil }
+	}
 	j.history = baseline.NewHistory(source)
 	r := res.Recipe
 	j.sum = summary.Summary{
@@ -179,6 +189,24 @@ func (j *Job) secret(ctx context.Context, name string) (string, error) {
 		return "", err
 	}
 	err = j.procs.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: env, Stdout: &out, Stderr: io.Discard})
+	return out.String(), err
+}
+
+// agent runs buildkite-agent with the agent's environment and returns
+// its stdout; a failure carries the last line of its stderr.
+func (j *Job) agent(ctx context.Context, args ...string) (string, error) {
+	var out, errOut strings.Builder
+	env, err := j.env(childenv.Agent)
+	if err != nil {
+		return "", err
+	}
+	err = j.procs.Run(ctx, proc.Spec{Argv: append([]string{"buildkite-agent"}, args...), Env: env, Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+			err = fmt.Errorf("%w: %s", err, last)
+		}
+	}
 	return out.String(), err
 }
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/benchkite/benchkite/internal/shell"
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/shell"
 	"github.com/benchkite/benchkite/workloads"
 )
 

@@ -52,8 +52,9 @@ type Config struct {
 	// HistoryWait if it is still running.
 	HistoryStep  string
 	HistoryWait  time.Duration
-	IngestURL    string // best-effort dashboard sink; "" for none
-	IngestSecret string // Buildkite secret with the ingest token
+	HistoryPoll  time.Duration // between looks at it; baseline.DefaultHistoryPoll when zero
+	IngestURL    string        // best-effort dashboard sink; "" for none
+	IngestSecret string        // Buildkite secret with the ingest token
 	// PortAuto: no port was asked for. On a host-network pod the port is
 	// a port of the node, so the runner picks a free one.
 	PortAuto bool
@@ -147,7 +148,7 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		source = func(context.Context) (baseline.Source, error) { return file, nil }
 	}
 	if source == nil && c.HistoryStep != "" {
-		step := &baseline.StepSource{Agent: j.agent, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Log: j.log}
+		step := &baseline.StepSource{Agent: j.agent, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Poll: c.HistoryPoll, Log: j.log}
 		source = func(context.Context) (baseline.Source, error) { return step, nil }
 	}
 	j.history = baseline.NewHistory(source)

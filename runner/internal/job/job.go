@@ -245,6 +245,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
 
 	ok := true
+	var cache cacheMark
 	if j.runsAccuracy() || j.cfg.Tools == tools.ModePath {
 		ok = j.phase(ctx, summary.PhaseTools, j.provision)
 	}
@@ -252,12 +253,14 @@ func (j *Job) Run(ctx context.Context) Result {
 	case !ok:
 		j.notRun(ctx, summary.PhaseServe, "tools not provisioned")
 	case j.cfg.BaseURL == "":
+		cache = j.modelCacheStart()
 		ok = j.phase(ctx, summary.PhaseServe, j.serve)
 	default:
 		j.skip(summary.PhaseServe, "attached to "+j.baseURL)
 	}
 	if ok {
 		ok = j.phase(ctx, summary.PhaseReady, j.ready)
+		j.modelCacheDone(cache, ok)
 	} else if p := j.sum.Phase(summary.PhaseTools); p != nil && p.Status != summary.StatusOK {
 		j.notRun(ctx, summary.PhaseReady, "tools not provisioned")
 	} else {

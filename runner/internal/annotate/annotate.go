@@ -6,6 +6,7 @@ package annotate
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -74,6 +75,9 @@ func Render(s summary.Summary, trendArtifact string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s %s: %s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), Text(s.Verdict), Reason(s))
 	writeContext(&b, s)
+	if line := modelCacheLine(s.ModelCache); line != "" {
+		b.WriteString(line + "\n\n")
+	}
 	if s.Series != "" {
 		fmt.Fprintf(&b, "**New series:** %s. Nights before it ran another configuration and are not compared.\n\n", Text(s.Series))
 	}
@@ -762,4 +766,24 @@ func signed(v float64) string {
 		s = "+" + s
 	}
 	return s
+}
+
+// modelCacheLine says where the model came from: the cache, whether it
+// outlives the job, and the download this run made, if any.
+func modelCacheLine(mc *summary.ModelCache) string {
+	if mc == nil {
+		return ""
+	}
+	kept := "kept on the node"
+	if !mc.Persistent {
+		kept = "not kept: every job downloads the model again"
+	}
+	line := fmt.Sprintf("Model cache %s (%s; %s)", InlineCode(mc.Dir), Text(mc.Backing), kept)
+	switch {
+	case mc.DownloadedBytes > 0:
+		line += fmt.Sprintf(" · downloaded %.1f GB; the server was ready after %s", float64(mc.DownloadedBytes)/1e9, time.Duration(mc.ReadySeconds*float64(time.Second)))
+	case mc.DownloadedBytes == 0 && mc.ReadySeconds > 0:
+		line += " · nothing downloaded"
+	}
+	return line
 }

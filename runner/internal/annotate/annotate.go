@@ -81,6 +81,7 @@ func Render(s summary.Summary, trendArtifact string) string {
 	writeHeadline(&b, s)
 	writeLinks(&b, s)
 	b.WriteString("<details><summary>Details: every run, the regression detector, accuracy and gates</summary>\n\n")
+	writeUncheckedDetails(&b, s)
 	writeBenchTable(&b, s)
 	writeDetectorTable(&b, s)
 	writePairedTable(&b, s)
@@ -390,6 +391,25 @@ func writeOtherFailures(b *strings.Builder, s summary.Summary) {
 	}
 	for _, l := range lines {
 		fmt.Fprintf(b, "- %s\n", l)
+	}
+	b.WriteString("\n")
+}
+
+// writeUncheckedDetails lists, in the details, each check the verdict
+// line grouped under their shared cause, in its own words.
+func writeUncheckedDetails(b *strings.Builder, s summary.Summary) {
+	var gates []summary.GateResult
+	for _, g := range s.Gates {
+		if g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
+			gates = append(gates, g)
+		}
+	}
+	if s.Verdict != summary.VerdictUnverified || failedPhase(s) != nil || uncheckedCause(gates) == "" {
+		return
+	}
+	b.WriteString("Each check that could not be checked (unverified: a warning, not a pass):\n\n")
+	for _, g := range gates {
+		fmt.Fprintf(b, "- %s\n", Text(Clip(g.Message, 600)))
 	}
 	b.WriteString("\n")
 }

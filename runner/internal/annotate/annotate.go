@@ -237,9 +237,15 @@ func gateReason(s summary.Summary, g summary.GateResult) string {
 		return what + ": " + Text(Clip(g.Message, 240))
 	}
 	u := UnitOf(g.Metric)
-	out := what + " " + Num(*g.Value, u)
+	// Throughput reads per GPU, as in the table below it.
+	scale := 1.0
+	if g.Metric == "output_throughput" && s.NumGPUs > 1 {
+		scale = float64(s.NumGPUs)
+		what = Text(g.Subject) + " output tok/s per GPU"
+	}
+	out := what + " " + Num(*g.Value/scale, u)
 	if g.Baseline != nil {
-		out += " vs " + Num(*g.Baseline, u)
+		out += " vs " + Num(*g.Baseline/scale, u)
 	}
 	if g.DeltaPct != nil {
 		out += " (" + Pct(*g.DeltaPct)

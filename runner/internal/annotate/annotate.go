@@ -85,6 +85,7 @@ func Render(s summary.Summary, trendArtifact string) string {
 	writeHeadline(&b, s)
 	writeLinks(&b, s)
 	b.WriteString("<details><summary>Details: every run, the regression detector, accuracy and gates</summary>\n\n")
+	writeUncheckedDetails(&b, s)
 	writeBenchTable(&b, s)
 	writeDetectorTable(&b, s)
 	writePairedTable(&b, s)
@@ -242,9 +243,15 @@ func gateReason(s summary.Summary, g summary.GateResult) string {
 		return what + ": " + Text(Clip(g.Message, 240))
 	}
 	u := UnitOf(g.Metric)
-	out := what + " " + Num(*g.Value, u)
+	// Throughput reads per GPU, as in the table below it.
+	scale := 1.0
+	if g.Metric == "output_throughput" && s.NumGPUs > 1 {
+		scale = float64(s.NumGPUs)
+		what = Text(g.Subject) + " output tok/s per GPU"
+	}
+	out := what + " " + Num(*g.Value/scale, u)
 	if g.Baseline != nil {
-		out += " vs " + Num(*g.Baseline, u)
+		out += " vs " + Num(*g.Baseline/scale, u)
 	}
 	if g.DeltaPct != nil {
 		out += " (" + Pct(*g.DeltaPct)
@@ -396,6 +403,25 @@ func writeOtherFailures(b *strings.Builder, s summary.Summary) {
 	}
 	for _, l := range lines {
 		fmt.Fprintf(b, "- %s\n", l)
+	}
+	b.WriteString("\n")
+}
+
+// writeUncheckedDetails lists, in the details, each check the verdict
+// line grouped under their shared cause, in its own words.
+func writeUncheckedDetails(b *strings.Builder, s summary.Summary) {
+	var gates []summary.GateResult
+	for _, g := range s.Gates {
+		if g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
+			gates = append(gates, g)
+		}
+	}
+	if s.Verdict != summary.VerdictUnverified || failedPhase(s) != nil || uncheckedCause(gates) == "" {
+		return
+	}
+	b.WriteString("Each check that could not be checked (unverified: a warning, not a pass):\n\n")
+	for _, g := range gates {
+		fmt.Fprintf(b, "- %s\n", Text(Clip(g.Message, 600)))
 	}
 	b.WriteString("\n")
 }

@@ -145,7 +145,7 @@ func (s *fileSource) Last(_ context.Context, recipe, stepKey string, n int) (Res
 	case fr.Error != "":
 		return res, fmt.Errorf("%w: the history step could not fetch %s: %s", ErrNoBaseline, recipe, fr.Error)
 	case len(res.Nights) == 0:
-		return res, fmt.Errorf("%w: the build's history holds no passing night of %s", ErrNoBaseline, recipe)
+		return res, fmt.Errorf("%w: %w: the build's history holds no passing night of %s", ErrNoBaseline, ErrNoNights, recipe)
 	}
 	return res, nil
 }

@@ -272,6 +272,16 @@ type Detector struct {
 	// calibrated with; a step is caught less often.
 	ReducedPower bool   `json:"reduced_power,omitempty"`
 	Why          string `json:"why"`
+	// P is tonight's p-value (1 below the floor): a build's false-alarm
+	// budget is spent on it. RegimeNights are the nights the level came
+	// from; Autocorr the autocorrelation allowed for.
+	P            float64 `json:"p"`
+	RegimeNights int     `json:"regime_nights,omitempty"`
+	Autocorr     float64 `json:"autocorr,omitempty"`
+	// OpenSince is the build a regression still open began with.
+	OpenSince int `json:"open_since,omitempty"`
+	// Accepted is the recipe's regression.accept record, when it applies.
+	Accepted string `json:"accepted,omitempty"`
 }
 
 // ChangePoint is where a flagged regression began: the last good and the
@@ -291,6 +301,9 @@ type ChangePoint struct {
 	After  float64 `json:"after"`
 	// Bisect are command lines, present only when both commits are known.
 	Bisect []string `json:"bisect,omitempty"`
+	// Widened says the evidence was weak and the range holds a night more
+	// on each side.
+	Widened bool `json:"widened,omitempty"`
 }
 
 // NightRef names one night of a series.

@@ -382,12 +382,12 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.Flagged && st.s.Rerun && len(reps) < 3 {
-		for range 3 - len(reps) {
+	if d.Flagged && st.s.Rerun && len(reps) < detect.RerunReps {
+		for range detect.RerunReps - len(reps) {
 			reps = append(reps, level*math.Exp(ne+st.draw(st.sdRun)))
 			st.reruns++
 		}
-		if d, err = detect.Detect(st.vals, reps, st.s.Detector); err != nil {
+		if d, err = detect.Rerun(d, st.vals, reps, st.s.Detector); err != nil {
 			return nil, err
 		}
 	}

@@ -215,3 +215,30 @@ func TestDetectErrors(t *testing.T) {
 		})
 	}
 }
+
+// One slow run raises the alarm; the re-run's two normal runs clear it.
+// Three slow runs keep it.
+func TestRerun(t *testing.T) {
+	t.Parallel()
+	hist := noisy(30, 100)
+	cfg := Config{HigherIsBetter: true}
+	first := mustDetect(t, hist, []float64{95}, cfg)
+	if !first.Flagged {
+		t.Fatalf("Detect(95) = %q; want flagged", first.Why)
+	}
+	d, err := Rerun(first, hist, []float64{95, 100, 99.8}, cfg)
+	if err != nil || d.Flagged || !strings.Contains(d.Why, "not flagged after a re-run on alarm") {
+		t.Errorf("Rerun(95, 100, 99.8) = %v, %q, %v; want cleared", d.Flagged, d.Why, err)
+	}
+	d, err = Rerun(first, hist, []float64{95, 95.2, 94.9}, cfg)
+	if err != nil || !d.Flagged || d.Reps != 3 || !strings.Contains(d.Why, "re-run on alarm: 3 repetitions") {
+		t.Errorf("Rerun(95, 95.2, 94.9) = %v, %d reps, %q, %v; want flagged on 3", d.Flagged, d.Reps, d.Why, err)
+	}
+	if d.P < first.P {
+		t.Errorf("Rerun P %v below the first look's %v: the combined p-value is their max", d.P, first.P)
+	}
+	pass := mustDetect(t, hist, []float64{100}, cfg)
+	if d, _ := Rerun(pass, hist, []float64{100, 50, 50}, cfg); d.Flagged {
+		t.Errorf("Rerun of a night that passed flagged it")
+	}
+}

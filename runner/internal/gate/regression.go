@@ -164,7 +164,17 @@ func (g Gater) regression(sum *summary.Summary, name string, run *summary.BenchR
 		return gr
 	}
 	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known}
-	d, err := detect.Detect(s.values, tonight, cfg)
+	var d detect.Decision
+	var err error
+	if k := run.Reruns; k > 0 && len(tonight) > k {
+		// Re-run on alarm: the first look raised the alarm, the second
+		// confirms it on every repetition.
+		if d, err = detect.Detect(s.values, tonight[:len(tonight)-k], cfg); err == nil {
+			d, err = detect.Rerun(d, s.values, tonight, cfg)
+		}
+	} else {
+		d, err = detect.Detect(s.values, tonight, cfg)
+	}
 	if err != nil {
 		gr.Verdict = summary.VerdictError
 		gr.Message = fmt.Sprintf("%s %s = %.4g: cannot be judged: %v", name, m.Metric, v, err)
@@ -316,4 +326,27 @@ func nightName(r summary.NightRef) string {
 		s += " image " + r.ImageDigest
 	}
 	return s
+}
+
+// Alarm names the gated metrics of br (a run measured tonight, before
+// any re-run) that its regression gate would fail: the job then re-runs
+// the bench on alarm. Gates that cannot judge raise no alarm.
+func (g Gater) Alarm(ctx context.Context, sum *summary.Summary, br summary.BenchRun) []string {
+	c := g.configOf(br.Config)
+	if c == nil || g.Res.Recipe.Bench == nil {
+		return nil
+	}
+	policy := g.Res.Recipe.Bench.RegressionFor(c)
+	if policy == nil || g.History == nil {
+		return nil
+	}
+	br.Status = summary.StatusOK
+	history, err := g.History.Last(ctx, sum.Recipe, policy.Nights)
+	var out []string
+	for _, m := range policy.Metrics {
+		if gr := g.regression(sum, br.Name, &br, policy, m, history, err); gr.Verdict == summary.VerdictFail {
+			out = append(out, m.Metric)
+		}
+	}
+	return out
 }

@@ -140,6 +140,9 @@ type BenchRun struct {
 	InputLen    int    `json:"input_len,omitempty"`
 	OutputLen   int    `json:"output_len,omitempty"`
 	Repetitions int    `json:"repetitions"`
+	// Reruns are the repetitions run again on alarm (counted in
+	// Repetitions): the GPU time a flagged night cost.
+	Reruns int `json:"reruns,omitempty"`
 	Backend     string `json:"backend,omitempty"`
 	// Temperature is the bench's sampling temperature (0: greedy), which
 	// speculative decoding's acceptance depends on.

@@ -142,8 +142,8 @@ type BenchRun struct {
 	Repetitions int    `json:"repetitions"`
 	// Reruns are the repetitions run again on alarm (counted in
 	// Repetitions): the GPU time a flagged night cost.
-	Reruns int `json:"reruns,omitempty"`
-	Backend     string `json:"backend,omitempty"`
+	Reruns  int    `json:"reruns,omitempty"`
+	Backend string `json:"backend,omitempty"`
 	// Temperature is the bench's sampling temperature (0: greedy), which
 	// speculative decoding's acceptance depends on.
 	Temperature *float64 `json:"temperature,omitempty"`
@@ -278,7 +278,7 @@ type Detector struct {
 	// P is tonight's p-value (1 below the floor): a build's false-alarm
 	// budget is spent on it. RegimeNights are the nights the level came
 	// from; Autocorr the autocorrelation allowed for.
-	P            float64 `json:"p"`
+	P            float64 `json:"p,omitempty"`
 	RegimeNights int     `json:"regime_nights,omitempty"`
 	Autocorr     float64 `json:"autocorr,omitempty"`
 	// OpenSince is the build a regression still open began with.

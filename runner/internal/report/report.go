@@ -11,13 +11,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -40,12 +43,24 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 	fs := cliutil.NewFlagSet("report", io.Stderr)
 	dir := fs.String("results", cliutil.OrDefault(getenv("BENCHKITE_RESULTS"), contract.ResultsRoot), "directory holding <recipe>/summary.json (env BENCHKITE_RESULTS)")
 	download := fs.Bool("download", buildlog.InBuildkite(getenv), "download this build's summaries with buildkite-agent first (default: when in a Buildkite job)")
+	fdr := gate.DefaultBuildFDR
+	if v := getenv("BENCHKITE_BUILD_FDR"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0 && f < 1) {
+			return fmt.Errorf("%w: BENCHKITE_BUILD_FDR=%q is not a fraction in (0, 1)", cliutil.ErrUsage, v)
+		}
+		fdr = f
+	}
+	fs.Float64Var(&fdr, "build-fdr", fdr, "the build's false-alarm budget: Benjamini–Hochberg level over its regression tests (env BENCHKITE_BUILD_FDR)")
 	operands, err := cliutil.Parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(operands) > 0 {
 		return fmt.Errorf("%w: report takes no arguments", cliutil.ErrUsage)
+	}
+	if !(fdr > 0 && fdr < 1) {
+		return fmt.Errorf("%w: --build-fdr %g is not a fraction in (0, 1)", cliutil.ErrUsage, fdr)
 	}
 	procs := proc.Exec{}
 	if *download {
@@ -61,8 +76,11 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 		downloadSamples(ctx, procs, *dir, sums, environ, io)
 	}
 	same := sameBuildComparisons(sums, *dir)
+	// gate is the one judge: the report asks it and renders.
+	budget := gate.SpendBudget(sums, fdr)
+	sums = withinBudget(sums, budget)
 	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
-	body := annotate.Cap(renderReport(sums, same, problems, skipped, getenv("BUILDKITE_BUILD_URL")), annotate.MaxBody)
+	body := annotate.Cap(renderReport(sums, same, problems, skipped, getenv("BUILDKITE_BUILD_URL"))+renderBudget(budget)+renderLifecycle(sums), annotate.MaxBody)
 	fmt.Fprint(io.Stdout, body)
 	if buildlog.InBuildkite(getenv) {
 		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums, same)}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
@@ -79,6 +97,74 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 		return cliutil.Exit(1)
 	}
 	return nil
+}
+
+// withinBudget gives every summary its verdict within the build's
+// false-alarm budget, saying so in its problems when the budget released
+// a flagged regression.
+func withinBudget(sums []summary.Summary, b gate.Budget) []summary.Summary {
+	out := make([]summary.Summary, len(sums))
+	for i, s := range sums {
+		if v := b.Verdict(s); v != s.Verdict {
+			s.Problems = append(slices.Clone(s.Problems), fmt.Sprintf("%s within the build's false-alarm budget (was %s)", v, s.Verdict))
+			s.Verdict = v
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// renderBudget shows the build's false-alarm budget and every regression
+// still open or accepted.
+func renderBudget(b gate.Budget) string {
+	if len(b.Tests) == 0 {
+		return ""
+	}
+	var w strings.Builder
+	flagged, fails := 0, 0
+	var released []string
+	for _, t := range b.Tests {
+		if t.Flagged {
+			flagged++
+		}
+		if t.Fails {
+			fails++
+		}
+		if t.Flagged && !t.Fails {
+			released = append(released, fmt.Sprintf("%s %s (p = %.2g)", annotate.InlineCode(t.Recipe), annotate.Text(t.Subject+" "+t.Metric), t.P))
+		}
+	}
+	fmt.Fprintf(&w, "False-alarm budget: Benjamini–Hochberg at %g%% over %d regression tests: %d flagged, %d fail the build", b.Q*100, len(b.Tests), flagged, fails)
+	if len(released) > 0 {
+		fmt.Fprintf(&w, "; within the budget, not failures: %s", strings.Join(released, ", "))
+	}
+	w.WriteString(".\n")
+	return w.String()
+}
+
+// renderLifecycle lists the regressions still open (red every night
+// until fixed or accepted) and the accepted ones, with their record.
+func renderLifecycle(sums []summary.Summary) string {
+	var w strings.Builder
+	for _, s := range sums {
+		for _, g := range s.Gates {
+			d := g.Detector
+			if g.Kind != summary.GateRegression || d == nil {
+				continue
+			}
+			name := annotate.InlineCode(s.Recipe) + " " + annotate.Text(g.Subject+" "+g.Metric)
+			if d.OpenSince > 0 {
+				fmt.Fprintf(&w, "- open regression: %s since #%d; red until fixed or accepted (`regression.accept: {since, reason}` in the recipe)\n", name, d.OpenSince)
+			}
+			if d.Accepted != "" {
+				fmt.Fprintf(&w, "- accepted regression: %s %s\n", name, annotate.Text(d.Accepted))
+			}
+		}
+	}
+	if w.Len() == 0 {
+		return ""
+	}
+	return "\nRegressions:\n\n" + w.String()
 }
 
 // readSummaries reads dir/*/summary.json; unreadable ones are reported,
@@ -123,6 +209,11 @@ func reportStyle(sums []summary.Summary, same []sameBuild) string {
 		return "error"
 	}
 	style := "success"
+	for _, c := range same {
+		if c.Verdict != summary.VerdictPass {
+			style = "warning"
+		}
+	}
 	for _, s := range sums {
 		switch s.Verdict {
 		case summary.VerdictFail:

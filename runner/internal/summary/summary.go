@@ -239,7 +239,9 @@ type Paired struct {
 	Alpha float64 `json:"alpha"`
 	Delta float64 `json:"delta"`
 	Fail  bool    `json:"fail"`
-	Why   string  `json:"why"`
+	// Unverified: too few questions paired to decide.
+	Unverified bool   `json:"unverified,omitempty"`
+	Why        string `json:"why"`
 	// Note is set when the night ran another image than tonight.
 	Note string `json:"note,omitempty"`
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
-	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
@@ -42,7 +41,7 @@ func run(ctx context.Context, args []string, streams cliutil.Streams, getenv fun
 	env := cliutil.Env{Getenv: getenv}
 	out := fs.String("out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryArtifact), "file to write (env BENCHKITE_HISTORY_OUT)")
 	needsText := fs.String("needs", getenv(contract.HistoryEnv), "recipes and nights to fetch, \"recipe<TAB>nights\" lines (env "+contract.HistoryEnv+"; the generator sets it)")
-	var c gate.APIConfig
+	var c baseline.APIConfig
 	fs.StringVar(&c.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
 	fs.StringVar(&c.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
 	fs.StringVar(&c.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
@@ -62,7 +61,7 @@ func run(ctx context.Context, args []string, streams cliutil.Streams, getenv fun
 		return fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
 	}
 	if source == nil {
-		source = gate.APISource(c, getenv, secretGetter(environ))
+		source = baseline.APISource(c, getenv, secretGetter(environ))
 	}
 	f := &baseline.File{Version: baseline.FileVersion, FetchedAt: time.Now().UTC(), Recipes: map[string]baseline.FileRecipe{}}
 	f.BuildNumber, _ = strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))

@@ -81,7 +81,7 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	want := map[int][]baseline.Outcomes{
 		23: {{Task: "gsm8k", BuildNumber: 23, ImageDigest: "sha256:bbb", Artifact: dir + "samples_gsm8k_2026-02-23T01-00-00.000001.jsonl",
 			DocHashes: []string{"h000", "h001", "h002", "h003", "h004"}, DocIDs: []int{0, 1, 2, 3, 4},
-			Scores:    map[string]string{"exact_match,strict-match": "10101", "exact_match,flexible-extract": "11111"}}},
+			Scores: map[string]string{"exact_match,strict-match": "10101", "exact_match,flexible-extract": "11111"}}},
 		22: nil,
 		21: {{Task: "gsm8k", BuildNumber: 21, ImageDigest: "sha256:aaa",
 			Missing: "no samples artifact results/nospec-mi355x/gsm8k/samples_gsm8k_<date>.jsonl (was lm_eval run with --log_samples?)"}},

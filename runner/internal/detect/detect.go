@@ -425,6 +425,11 @@ func noiseOf(hist []float64, cs []Change, cfg Config) noise {
 	if nz.used >= 10 && lag0 > 0 {
 		r := lag / lag0
 		r += (1 + 3*r) / float64(nz.used) // Kendall's bias correction
+		if r > 0 {
+			// The upper end of ρ's one-sided 90 % interval: ρ from a
+			// month of nights is rough, and too small a ρ is a false alarm.
+			r = min(0.9, r+1.2816*math.Sqrt((1-r*r)/float64(nz.used)))
+		}
 		nz.rho = min(max(r, 0), 0.9)
 		// Autocorrelated nights' sample variance falls short of theirs.
 		n := float64(nz.used)

@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -68,7 +69,9 @@ func (f *File) Record(recipe, stepKey string, asked int, r Result, err error) {
 	for _, m := range r.Missed {
 		fr.Missed = append(fr.Missed, FileMiss(m))
 	}
-	if err != nil {
+	// No passing night yet (a new recipe) is an answer, not a failure:
+	// the file holds none, and the gates say "first nights".
+	if err != nil && !errors.Is(err, ErrNoNights) {
 		fr.Error = err.Error()
 	}
 	f.Recipes[recipe] = fr

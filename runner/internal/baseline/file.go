@@ -2,8 +2,8 @@ package baseline
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync"

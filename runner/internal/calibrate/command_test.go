@@ -7,8 +7,12 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/summary"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -177,5 +181,45 @@ func TestCanceled(t *testing.T) {
 	cancel()
 	if err := Command(ctx, []string{"--trials", "10"}, noEnv, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
 		t.Errorf("Command(canceled) error = %v, want context.Canceled", err)
+	}
+}
+
+// Every noise model runs, and --from-history resamples a recipe's nights
+// from a history file.
+func TestModelsAndHistory(t *testing.T) {
+	t.Parallel()
+	rows := runJSON(t, []string{"--trials", "30", "--judged", "3", "--noise-model", strings.Join(Models, ",")}, noEnv)
+	if len(rows) != len(Models) {
+		t.Fatalf("%d rows for %d models", len(rows), len(Models))
+	}
+	for i, r := range rows {
+		if r["noise_model"] != Models[i] || r["no_change_nights"].(float64) == 0 {
+			t.Errorf("row %d = %v", i, r)
+		}
+	}
+	dir := t.TempDir()
+	f := baseline.File{Version: baseline.FileVersion, Recipes: map[string]baseline.FileRecipe{"r": {}}}
+	fr := f.Recipes["r"]
+	for i := range 12 {
+		v := 1000 * (1 + 0.01*float64(i%5-2))
+		sum, err := json.Marshal(summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r",
+			Bench: []summary.BenchRun{{Name: "c", Status: summary.StatusOK, Metrics: map[string]float64{"output_throughput": v}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr.Nights = append(fr.Nights, baseline.FileNight{BuildNumber: 100 - i, Summary: sum})
+	}
+	f.Recipes["r"] = fr
+	path := filepath.Join(dir, "baselines.json")
+	if err := f.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	rows = runJSON(t, []string{"--trials", "30", "--judged", "3", "--from-history", path, "--recipe", "r"}, noEnv)
+	if len(rows) != 1 || rows[0]["noise_model"] != ModelHistory || !(rows[0]["noise_cv"].(float64) > 0.005) {
+		t.Errorf("--from-history rows = %v", rows)
+	}
+	err := Command(context.Background(), []string{"--from-history", path, "--recipe", "nope"}, noEnv, io.Discard, io.Discard)
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `has no recipe "nope" (it has r)`) {
+		t.Errorf("--recipe nope error = %v", err)
 	}
 }

@@ -40,65 +40,89 @@ const (
 	DefaultBuildFDR   = 0.05
 )
 
-const usage = `runner calibrate: measure the regression gate on simulated nights of the nightly loop
-
-Usage:
-  runner calibrate [flags]
-
-Each trial runs one recipe-metric night after night as the pipeline does:
-every night from the fifth is judged, a flagged night is re-run on alarm
-(--rerun) and, if still flagged, fails and stays out of the history, which
-keeps the last --nights passing nights. --noise-model, --noise-cv and
---step-pct take comma-separated lists; every combination is simulated.
-Every flag is also read from BENCHKITE_CALIBRATE_<FLAG> (upper case, "-" as
-"_"); a flag on the command line wins.
-
-Flags:
-`
-
-// options are the parsed flags.
-type options struct {
-	nights, trials, reps, minHistory, judged, recipes, metrics        int
-	seed                                                              uint64
-	models                                                            []string
-	noiseCV, stepPct                                                  []float64
-	falseAlarm, minEffect, nightShare, missing, buildFDR, changeAlpha float64
-	tDoF, outlierRate, outlierScale, phi                              float64
-	singleNight, rerun, json                                          bool
-	fromHistory, recipe, metric                                       string
+// Config is what one calibration simulates; runner's CLI fills it from
+// flags (Flags) and BENCHKITE_CALIBRATE_* variables.
+type Config struct {
+	Nights, Trials, Reps, MinHistory, Judged, Recipes, Metrics int
+	Seed                                                       uint64
+	Models                                                     StringList
+	NoiseCV, StepPct                                           FloatList
+	FalseAlarm, MinEffect, NightShare, Missing, BuildFDR       float64
+	ChangeAlpha, TDoF, OutlierRate, OutlierScale, Phi          float64
+	SingleNight, NoRerun, JSON                                 bool
+	FromHistory, Recipe, Metric                                string
 }
 
-// Command runs `runner calibrate` with args (without the command name),
-// reading BENCHKITE_CALIBRATE_* through getenv.
-func Command(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	o, err := parse(args, getenv, stderr)
-	if err != nil {
+// Defaults is the configuration the README's numbers come from.
+func Defaults() Config {
+	return Config{
+		Nights: DefaultNights, Trials: DefaultTrials, Reps: 1, MinHistory: detect.DefaultMinHistory, Judged: 10,
+		Seed: DefaultSeed, Models: StringList{ModelLognormal}, NoiseCV: FloatList{DefaultNoiseCV}, StepPct: FloatList{DefaultStepPct},
+		FalseAlarm: detect.DefaultFalseAlarmRate, NightShare: DefaultNightShare, BuildFDR: DefaultBuildFDR,
+		ChangeAlpha: detect.DefaultChangeAlpha, TDoF: 3, OutlierRate: 0.05, OutlierScale: 3, Phi: 0.5, Metrics: 3,
+		Metric: "output_throughput",
+	}
+}
+
+// Flags binds c's fields to flags of fs, with c's values as defaults.
+func (c *Config) Flags(fs *flag.FlagSet) {
+	fs.IntVar(&c.Nights, "nights", c.Nights, "past passing nights the gate asks for")
+	fs.Var(&c.Models, "noise-model", "noise of a run: "+strings.Join(Models, ", ")+" (comma-separated list)")
+	fs.Var(&c.NoiseCV, "noise-cv", "coefficient of variation of one run, a fraction (comma-separated list)")
+	fs.Var(&c.StepPct, "step-pct", "worsening that starts on night k, percent (comma-separated list)")
+	fs.IntVar(&c.Trials, "trials", c.Trials, "trials per setting")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
+	fs.BoolVar(&c.JSON, "json", c.JSON, "print one JSON object per setting")
+	fs.Float64Var(&c.FalseAlarm, "false-alarm-rate", c.FalseAlarm, "detector: one-sided false-alarm rate per night")
+	fs.Float64Var(&c.MinEffect, "min-effect-pct", c.MinEffect, "detector: the floor, smallest worsening ever flagged, percent (a recipe's max_drop_pct)")
+	fs.IntVar(&c.MinHistory, "min-history", c.MinHistory, "detector: fewest past nights to judge by (young recipes)")
+	fs.Float64Var(&c.ChangeAlpha, "change-alpha", c.ChangeAlpha, "detector: significance of a change point")
+	fs.BoolVar(&c.SingleNight, "single-night", c.SingleNight, "detector: turn the two-night rule off")
+	fs.IntVar(&c.Reps, "reps", c.Reps, "bench repetitions per night")
+	fs.Float64Var(&c.NightShare, "night-share", c.NightShare, "part of the variance all runs of a night share (re-runs do not draw it anew)")
+	fs.BoolVar(&c.NoRerun, "no-rerun", c.NoRerun, "do not re-run a flagged night with fewer than 3 repetitions before deciding")
+	fs.Float64Var(&c.Missing, "missing", c.Missing, "chance a night has no run")
+	fs.IntVar(&c.Judged, "judged", c.Judged, "nights judged per trial once the history is full")
+	fs.Float64Var(&c.TDoF, "t-dof", c.TDoF, "student-t: degrees of freedom (an integer above 2)")
+	fs.Float64Var(&c.OutlierRate, "outlier-rate", c.OutlierRate, "outliers: chance a run is an outlier")
+	fs.Float64Var(&c.OutlierScale, "outlier-scale", c.OutlierScale, "outliers: an outlier's spread, in times the others'")
+	fs.Float64Var(&c.Phi, "phi", c.Phi, "ar1: night-to-night autocorrelation")
+	fs.IntVar(&c.Recipes, "recipes", c.Recipes, "recipes of a build for the build false-alarm rate (0: not measured)")
+	fs.IntVar(&c.Metrics, "metrics", c.Metrics, "gated metrics per recipe for the build false-alarm rate")
+	fs.Float64Var(&c.BuildFDR, "build-fdr", c.BuildFDR, "a build's false-alarm budget (Benjamini–Hochberg level)")
+	fs.StringVar(&c.FromHistory, "from-history", c.FromHistory, "a history file (results/_history/baselines.json): resample --recipe's --metric nights as the noise")
+	fs.StringVar(&c.Recipe, "recipe", c.Recipe, "with --from-history: the recipe")
+	fs.StringVar(&c.Metric, "metric", c.Metric, "with --from-history: the bench metric (of the recipe's first bench run that has it)")
+}
+
+// Measure simulates every (model, noise, step) combination of c and
+// writes what it measured, as text or one JSON object per combination.
+func Measure(ctx context.Context, o Config, stdout io.Writer) error {
+	if err := o.Check(); err != nil {
 		return err
 	}
 	var residuals []float64
-	if o.fromHistory != "" {
-		residuals, err = historyResiduals(o.fromHistory, o.recipe, o.metric)
+	if o.FromHistory != "" {
+		var err error
+		residuals, err = historyResiduals(o.FromHistory, o.Recipe, o.Metric)
 		if err != nil {
 			return fmt.Errorf("%w: --from-history: %w", ErrUsage, err)
 		}
 		_, sd := meanSDOf(residuals)
-		o.models, o.noiseCV = []string{ModelHistory}, []float64{math.Sqrt(math.Expm1(sd * sd))}
+		o.Models, o.NoiseCV = StringList{ModelHistory}, FloatList{math.Sqrt(math.Expm1(sd * sd))}
 	}
-	cfg := detect.Config{FalseAlarmRate: o.falseAlarm, MinEffectPct: o.minEffect, MinHistory: o.minHistory, SingleNightOnly: o.singleNight, ChangeAlpha: o.changeAlpha}
+	cfg := detect.Config{FalseAlarmRate: o.FalseAlarm, MinEffectPct: o.MinEffect, MinHistory: o.MinHistory, SingleNightOnly: o.SingleNight, ChangeAlpha: o.ChangeAlpha}
 	var results []Result
-	for _, model := range o.models {
-		for _, noise := range o.noiseCV {
-			for _, step := range o.stepPct {
+	for _, model := range o.Models {
+		for _, noise := range o.NoiseCV {
+			for _, step := range o.StepPct {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				s := Sim{Model: model, NoiseCV: noise, StepPct: step, Nights: o.nights, Trials: o.trials, Seed: o.seed,
-					Reps: o.reps, NightShare: o.nightShare, Rerun: o.rerun, Missing: o.missing, Judged: o.judged,
-					TDoF: o.tDoF, OutlierRate: o.outlierRate, OutlierScale: o.outlierScale, Phi: o.phi,
-					Recipes: o.recipes, Metrics: o.metrics, BuildFDR: o.buildFDR, Residuals: residuals, Detector: cfg}
-				if err := s.check(); err != nil {
-					return fmt.Errorf("%w: %w", ErrUsage, err)
-				}
+				s := Sim{Model: model, NoiseCV: noise, StepPct: step, Nights: o.Nights, Trials: o.Trials, Seed: o.Seed,
+					Reps: o.Reps, NightShare: o.NightShare, Rerun: !o.NoRerun, Missing: o.Missing, Judged: o.Judged,
+					TDoF: o.TDoF, OutlierRate: o.OutlierRate, OutlierScale: o.OutlierScale, Phi: o.Phi,
+					Recipes: o.Recipes, Metrics: o.Metrics, BuildFDR: o.BuildFDR, Residuals: residuals, Detector: cfg}
 				r, err := Run(s)
 				if err != nil {
 					return fmt.Errorf("%w: %w", ErrUsage, err)
@@ -107,7 +131,7 @@ func Command(ctx context.Context, args []string, getenv func(string) string, std
 			}
 		}
 	}
-	if o.json {
+	if o.JSON {
 		enc := json.NewEncoder(stdout)
 		for _, r := range results {
 			if err := enc.Encode(r); err != nil {
@@ -119,124 +143,70 @@ func Command(ctx context.Context, args []string, getenv func(string) string, std
 	return writeText(stdout, o, results)
 }
 
-func parse(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
-	o := options{
-		nights: DefaultNights, trials: DefaultTrials, reps: 1, minHistory: detect.DefaultMinHistory, judged: 10,
-		seed: DefaultSeed, models: []string{ModelLognormal}, noiseCV: []float64{DefaultNoiseCV}, stepPct: []float64{DefaultStepPct},
-		falseAlarm: detect.DefaultFalseAlarmRate, nightShare: DefaultNightShare, rerun: true, buildFDR: DefaultBuildFDR,
-		tDoF: 3, outlierRate: 0.05, outlierScale: 3, phi: 0.5, metrics: 3,
-	}
-	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
-	fs.IntVar(&o.nights, "nights", o.nights, "past passing nights the gate asks for")
-	fs.Var((*stringList)(&o.models), "noise-model", "noise of a run: "+strings.Join(Models, ", ")+" (list)")
-	fs.Var((*floatList)(&o.noiseCV), "noise-cv", "coefficient of variation of one run, a fraction (list)")
-	fs.Var((*floatList)(&o.stepPct), "step-pct", "worsening that starts on night k, percent (list)")
-	fs.IntVar(&o.trials, "trials", o.trials, "trials per setting")
-	fs.Uint64Var(&o.seed, "seed", o.seed, "random seed")
-	fs.BoolVar(&o.json, "json", false, "print one JSON object per setting")
-	fs.Float64Var(&o.falseAlarm, "false-alarm-rate", o.falseAlarm, "detector: one-sided false-alarm rate per night")
-	fs.Float64Var(&o.minEffect, "min-effect-pct", 0, "detector: the floor, smallest worsening ever flagged, percent (a recipe's max_drop_pct)")
-	fs.IntVar(&o.minHistory, "min-history", o.minHistory, "detector: fewest past nights to judge by (young recipes)")
-	fs.Float64Var(&o.changeAlpha, "change-alpha", detect.DefaultChangeAlpha, "detector: significance of a change point")
-	fs.BoolVar(&o.singleNight, "single-night", false, "detector: turn the two-night rule off")
-	fs.IntVar(&o.reps, "reps", o.reps, "bench repetitions per night")
-	fs.Float64Var(&o.nightShare, "night-share", o.nightShare, "part of the variance all runs of a night share (re-runs do not draw it anew)")
-	fs.BoolVar(&o.rerun, "rerun", o.rerun, "re-run a flagged night with fewer than 3 repetitions twice more before deciding")
-	fs.Float64Var(&o.missing, "missing", 0, "chance a night has no run")
-	fs.IntVar(&o.judged, "judged", o.judged, "nights judged per trial once the history is full")
-	fs.Float64Var(&o.tDoF, "t-dof", o.tDoF, "student-t: degrees of freedom (an integer above 2)")
-	fs.Float64Var(&o.outlierRate, "outlier-rate", o.outlierRate, "outliers: chance a run is an outlier")
-	fs.Float64Var(&o.outlierScale, "outlier-scale", o.outlierScale, "outliers: an outlier's spread, in times the others'")
-	fs.Float64Var(&o.phi, "phi", o.phi, "ar1: night-to-night autocorrelation")
-	fs.IntVar(&o.recipes, "recipes", 0, "recipes of a build for the build false-alarm rate (0: not measured)")
-	fs.IntVar(&o.metrics, "metrics", o.metrics, "gated metrics per recipe for the build false-alarm rate")
-	fs.Float64Var(&o.buildFDR, "build-fdr", o.buildFDR, "a build's false-alarm budget (Benjamini–Hochberg level)")
-	fs.StringVar(&o.fromHistory, "from-history", "", "a history file (results/_history/baselines.json): resample --recipe's --metric nights as the noise")
-	fs.StringVar(&o.recipe, "recipe", "", "with --from-history: the recipe")
-	fs.StringVar(&o.metric, "metric", "output_throughput", "with --from-history: the bench metric (of the recipe's first bench run that has it)")
-	var envErrs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		f.Usage += " (env " + name + ")"
-		if v := getenv(name); v != "" {
-			if err := fs.Set(f.Name, v); err != nil {
-				envErrs = append(envErrs, fmt.Errorf("%s=%q: %w", name, v, err))
-			}
-		}
-	})
-	if err := errors.Join(envErrs...); err != nil {
-		return o, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
-	}
+// Check names every impossible value of c, as a usage error.
+func (o Config) Check() error {
 	var bad []string
-	if o.nights < o.minHistory {
-		bad = append(bad, fmt.Sprintf("--nights %d is below --min-history %d: every night would lack history", o.nights, o.minHistory))
+	if o.Nights < o.MinHistory {
+		bad = append(bad, fmt.Sprintf("--nights %d is below --min-history %d: every night would lack history", o.Nights, o.MinHistory))
 	}
-	if o.trials < 1 || o.trials > 10_000_000 {
-		bad = append(bad, fmt.Sprintf("--trials %d is not in [1, 10000000]", o.trials))
+	if o.Trials < 1 || o.Trials > 10_000_000 {
+		bad = append(bad, fmt.Sprintf("--trials %d is not in [1, 10000000]", o.Trials))
 	}
-	if o.reps < 1 {
-		bad = append(bad, fmt.Sprintf("--reps %d is below 1", o.reps))
+	if o.Reps < 1 {
+		bad = append(bad, fmt.Sprintf("--reps %d is below 1", o.Reps))
 	}
-	if o.judged < 1 {
-		bad = append(bad, fmt.Sprintf("--judged %d is below 1", o.judged))
+	if o.Judged < 1 {
+		bad = append(bad, fmt.Sprintf("--judged %d is below 1", o.Judged))
 	}
 	checkFrac := func(name string, v float64) {
 		if !(v >= 0 && v < 1) {
 			bad = append(bad, fmt.Sprintf("%s %g is not in [0, 1)", name, v))
 		}
 	}
-	checkFrac("--night-share", o.nightShare)
-	checkFrac("--missing", o.missing)
-	checkFrac("--outlier-rate", o.outlierRate)
-	checkFrac("--phi", o.phi)
-	if !(o.tDoF > 2) || o.tDoF != math.Trunc(o.tDoF) || o.tDoF > 100 {
-		bad = append(bad, fmt.Sprintf("--t-dof %g is not an integer in (2, 100]", o.tDoF))
+	checkFrac("--night-share", o.NightShare)
+	checkFrac("--missing", o.Missing)
+	checkFrac("--outlier-rate", o.OutlierRate)
+	checkFrac("--phi", o.Phi)
+	if !(o.TDoF > 2) || o.TDoF != math.Trunc(o.TDoF) || o.TDoF > 100 {
+		bad = append(bad, fmt.Sprintf("--t-dof %g is not an integer in (2, 100]", o.TDoF))
 	}
-	if !(o.outlierScale >= 1) {
-		bad = append(bad, fmt.Sprintf("--outlier-scale %g is below 1", o.outlierScale))
+	if !(o.OutlierScale >= 1) {
+		bad = append(bad, fmt.Sprintf("--outlier-scale %g is below 1", o.OutlierScale))
 	}
-	if o.recipes < 0 || o.metrics < 1 || o.recipes*o.metrics > 1000 {
-		bad = append(bad, fmt.Sprintf("--recipes %d × --metrics %d is not in [0, 1000] tests", o.recipes, o.metrics))
+	if o.Recipes < 0 || o.Metrics < 1 || o.Recipes*o.Metrics > 1000 {
+		bad = append(bad, fmt.Sprintf("--recipes %d × --metrics %d is not in [0, 1000] tests", o.Recipes, o.Metrics))
 	}
-	if !(o.buildFDR > 0 && o.buildFDR < 1) {
-		bad = append(bad, fmt.Sprintf("--build-fdr %g is not in (0, 1)", o.buildFDR))
+	if !(o.BuildFDR > 0 && o.BuildFDR < 1) {
+		bad = append(bad, fmt.Sprintf("--build-fdr %g is not in (0, 1)", o.BuildFDR))
 	}
-	for _, c := range o.noiseCV {
+	if !(o.ChangeAlpha > 0 && o.ChangeAlpha < 1) {
+		bad = append(bad, fmt.Sprintf("--change-alpha %g is not in (0, 1)", o.ChangeAlpha))
+	}
+	if !(o.FalseAlarm > 0 && o.FalseAlarm < 0.5) {
+		bad = append(bad, fmt.Sprintf("--false-alarm-rate %g is not in (0, 0.5)", o.FalseAlarm))
+	}
+	for _, c := range o.NoiseCV {
 		if !(c > 0 && c < 1) {
 			bad = append(bad, fmt.Sprintf("--noise-cv %g is not in (0, 1): give a fraction, e.g. 0.02 for 2%%", c))
 		}
 	}
-	for _, s := range o.stepPct {
+	for _, s := range o.StepPct {
 		if !(s >= 0 && s < 100) {
 			bad = append(bad, fmt.Sprintf("--step-pct %g is not in [0, 100)", s))
 		}
 	}
-	for _, m := range o.models {
+	for _, m := range o.Models {
 		if !slices.Contains(Models, m) {
 			bad = append(bad, fmt.Sprintf("--noise-model %q is not one of %s", m, strings.Join(Models, ", ")))
 		}
 	}
-	if (o.fromHistory == "") != (o.recipe == "") {
+	if (o.FromHistory == "") != (o.Recipe == "") {
 		bad = append(bad, "--from-history and --recipe go together")
 	}
 	if len(bad) > 0 {
-		return o, fmt.Errorf("%w: %s", ErrUsage, strings.Join(bad, "; "))
+		return fmt.Errorf("%w: %s", ErrUsage, strings.Join(bad, "; "))
 	}
-	return o, nil
+	return nil
 }
 
 // historyResiduals reads recipe's nights of metric from a history file
@@ -295,28 +265,28 @@ func meanSDOf(x []float64) (float64, float64) {
 	return m, math.Sqrt(ss / float64(max(1, len(x)-1)))
 }
 
-func writeText(w io.Writer, o options, results []Result) error {
+func writeText(w io.Writer, o Config, results []Result) error {
 	rule := "two-night rule on"
-	if o.singleNight {
+	if o.SingleNight {
 		rule = "single night only"
 	}
 	rerun := "re-run on alarm"
-	if !o.rerun {
+	if o.NoRerun {
 		rerun = "no re-run"
 	}
 	fmt.Fprintf(w, "%d past nights, %d trials per setting, seed %d, %d repetition(s) a night, %s, night share %g, missing %g%%\n",
-		o.nights, o.trials, o.seed, o.reps, rerun, o.nightShare, o.missing*100)
-	fmt.Fprintf(w, "detector: false-alarm rate %g%%, floor %g%%, min history %d, %s\n", o.falseAlarm*100, o.minEffect, o.minHistory, rule)
+		o.Nights, o.Trials, o.Seed, o.Reps, rerun, o.NightShare, o.Missing*100)
+	fmt.Fprintf(w, "detector: false-alarm rate %g%%, floor %g%%, min history %d, %s\n", o.FalseAlarm*100, o.MinEffect, o.MinHistory, rule)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "noise model\tnoise CV\tstep\tfalse alarms/night\tyoung (5-14 nights)\tpower (2 nights)\tfirst night\tculprit coverage\tre-runs/night")
-	if o.recipes > 0 {
-		fmt.Fprintf(tw, "\tbuild false alarms (%d×%d)", o.recipes, o.metrics)
+	if o.Recipes > 0 {
+		fmt.Fprintf(tw, "\tbuild false alarms (%d×%d)", o.Recipes, o.Metrics)
 	}
 	fmt.Fprintln(tw)
 	for _, r := range results {
 		fmt.Fprintf(tw, "%s\t%g%%\t%g%%\t%.2f%%\t%.2f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.3f", r.Model, r.NoiseCV*100, r.StepPct,
 			r.FalsePositiveRate*100, r.YoungFalsePositiveRate*100, r.Power*100, r.PowerFirstNight*100, r.CulpritCoverage*100, r.RerunsPerNight)
-		if o.recipes > 0 {
+		if o.Recipes > 0 {
 			fmt.Fprintf(tw, "\t%.2f%%", r.BuildFalseAlarmRate*100)
 		}
 		fmt.Fprintln(tw)
@@ -324,11 +294,11 @@ func writeText(w io.Writer, o options, results []Result) error {
 	return tw.Flush()
 }
 
-// floatList is a comma-separated list of numbers; setting it replaces the
+// FloatList is a comma-separated list of numbers; setting it replaces the
 // default.
-type floatList []float64
+type FloatList []float64
 
-func (l *floatList) String() string {
+func (l *FloatList) String() string {
 	if l == nil {
 		return ""
 	}
@@ -339,7 +309,7 @@ func (l *floatList) String() string {
 	return strings.Join(parts, ",")
 }
 
-func (l *floatList) Set(s string) error {
+func (l *FloatList) Set(s string) error {
 	var out []float64
 	for _, p := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
@@ -352,17 +322,17 @@ func (l *floatList) Set(s string) error {
 	return nil
 }
 
-// stringList is a comma-separated list of words.
-type stringList []string
+// StringList is a comma-separated list of words.
+type StringList []string
 
-func (l *stringList) String() string {
+func (l *StringList) String() string {
 	if l == nil {
 		return ""
 	}
 	return strings.Join(*l, ",")
 }
 
-func (l *stringList) Set(s string) error {
+func (l *StringList) Set(s string) error {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		out = append(out, strings.TrimSpace(p))

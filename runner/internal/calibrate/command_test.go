@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -19,18 +20,37 @@ import (
 
 func noEnv(string) string { return "" }
 
+// command is `runner calibrate` as the CLI runs it, flags bound by
+// Config.Flags (the CLI also reads BENCHKITE_CALIBRATE_*, tested there).
+func command(ctx context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
+	c := Defaults()
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c.Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	}
+	return Measure(ctx, c, stdout)
+}
+
 func runJSON(t *testing.T, args []string, getenv func(string) string) []map[string]any {
 	t.Helper()
 	var out bytes.Buffer
-	if err := Command(context.Background(), append(args, "--json"), getenv, &out, io.Discard); err != nil {
-		t.Fatalf("Command(%q) error = %v", args, err)
+	if err := command(context.Background(), append(args, "--json"), getenv, &out, io.Discard); err != nil {
+		t.Fatalf("command(%q) error = %v", args, err)
 	}
 	var rows []map[string]any
 	dec := json.NewDecoder(&out)
 	for dec.More() {
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {
-			t.Fatalf("Command(%q) printed bad JSON: %v", args, err)
+			t.Fatalf("command(%q) printed bad JSON: %v", args, err)
 		}
 		rows = append(rows, m)
 	}
@@ -115,29 +135,15 @@ func TestPowerGrowsWithStep(t *testing.T) {
 	}
 }
 
-func TestEnv(t *testing.T) {
-	t.Parallel()
-	env := map[string]string{"BENCHKITE_CALIBRATE_TRIALS": "40", "BENCHKITE_CALIBRATE_NOISE_CV": "0.01,0.05", "BENCHKITE_CALIBRATE_SEED": "3"}
-	getenv := func(k string) string { return env[k] }
-	rows := runJSON(t, []string{"--judged", "2"}, getenv)
-	if len(rows) != 2 || rows[0]["trials"] != 40.0 || rows[1]["noise_cv"] != 0.05 || rows[0]["seed"] != 3.0 {
-		t.Errorf("Command() with env %v = %v", env, rows)
-	}
-	rows = runJSON(t, []string{"--trials", "20"}, getenv)
-	if rows[0]["trials"] != 20.0 {
-		t.Errorf("--trials 20 over env 40 gave trials %v", rows[0]["trials"])
-	}
-}
-
 func TestText(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if err := Command(context.Background(), []string{"--trials", "100", "--noise-cv", "0.01,0.02", "--step-pct", "3,6"}, noEnv, &out, io.Discard); err != nil {
+	if err := command(context.Background(), []string{"--trials", "100", "--noise-cv", "0.01,0.02", "--step-pct", "3,6"}, noEnv, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"30 past nights, 100 trials per setting, seed 1, 1 repetition(s) a night, re-run on alarm", "noise model  noise CV  step  false alarms/night", "\nlognormal    1%        3%", "\nlognormal    2%        6%"} {
 		if !strings.Contains(out.String(), want) {
-			t.Errorf("Command() printed\n%s\nwant it to contain %q", out.String(), want)
+			t.Errorf("command() printed\n%s\nwant it to contain %q", out.String(), want)
 		}
 	}
 }
@@ -158,20 +164,19 @@ func TestUsageErrors(t *testing.T) {
 		{name: "history without recipe", args: []string{"--from-history", "h.json"}, want: "--from-history and --recipe go together"},
 		{name: "no trials", args: []string{"--trials", "0"}, want: "--trials 0"},
 		{name: "argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
-		{name: "bad env", env: map[string]string{"BENCHKITE_CALIBRATE_NIGHTS": "many"}, want: `BENCHKITE_CALIBRATE_NIGHTS="many"`},
-		{name: "bad detector", args: []string{"--false-alarm-rate", "0.9"}, want: "false-alarm rate 0.9"},
+		{name: "bad detector", args: []string{"--false-alarm-rate", "0.9"}, want: "--false-alarm-rate 0.9 is not in (0, 0.5)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := Command(context.Background(), tt.args, func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
+			err := command(context.Background(), tt.args, func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
 			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Command(%q) error = %v, want ErrUsage containing %q", tt.args, err, tt.want)
+				t.Errorf("command(%q) error = %v, want ErrUsage containing %q", tt.args, err, tt.want)
 			}
 		})
 	}
-	if err := Command(context.Background(), []string{"-h"}, noEnv, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
-		t.Errorf("Command(-h) error = %v, want flag.ErrHelp", err)
+	if err := command(context.Background(), []string{"-h"}, noEnv, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("command(-h) error = %v, want flag.ErrHelp", err)
 	}
 }
 
@@ -179,8 +184,8 @@ func TestCanceled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Command(ctx, []string{"--trials", "10"}, noEnv, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
-		t.Errorf("Command(canceled) error = %v, want context.Canceled", err)
+	if err := command(ctx, []string{"--trials", "10"}, noEnv, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Errorf("command(canceled) error = %v, want context.Canceled", err)
 	}
 }
 
@@ -218,7 +223,7 @@ func TestModelsAndHistory(t *testing.T) {
 	if len(rows) != 1 || rows[0]["noise_model"] != ModelHistory || !(rows[0]["noise_cv"].(float64) > 0.005) {
 		t.Errorf("--from-history rows = %v", rows)
 	}
-	err := Command(context.Background(), []string{"--from-history", path, "--recipe", "nope"}, noEnv, io.Discard, io.Discard)
+	err := command(context.Background(), []string{"--from-history", path, "--recipe", "nope"}, noEnv, io.Discard, io.Discard)
 	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `has no recipe "nope" (it has r)`) {
 		t.Errorf("--recipe nope error = %v", err)
 	}

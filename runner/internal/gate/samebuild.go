@@ -2,10 +2,13 @@ package gate
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -65,21 +68,38 @@ func SameBuildComparisons(sums []summary.Summary, dir string) []SameBuild {
 	return out
 }
 
-// pairSamples decides c per question when both runs' samples are in dir.
+// pairSamples decides c per question when both runs' per-question
+// outcomes (the compact file each job wrote) are in dir, else both runs'
+// samples.
 func pairSamples(c *SameBuild, dir string) {
 	metric, filter, _ := strings.Cut(c.Metric, ",")
+	opts := paired.Options{Metric: metric, Filter: filter, Alpha: c.Alpha}
+	decide := func(r paired.Result) {
+		c.Paired, c.Verdict = &r, verdictOf(!r.Fail)
+		if r.Unverified {
+			c.Verdict = summary.VerdictUnverified
+		}
+	}
+	baseFile := filepath.Join(dir, c.From, c.Task, baseline.OutcomesFile)
+	specFile := filepath.Join(dir, c.Recipe, c.Task, baseline.OutcomesFile)
+	if fileExists(baseFile) || fileExists(specFile) {
+		r, err := compareOutcomeFiles(baseFile, specFile, c.From, c.Metric, opts)
+		if err == nil {
+			decide(r)
+			return
+		}
+		c.Note = fmt.Sprintf("not compared per question (%v); judged on the means", err)
+		return
+	}
 	base, err := paired.LatestFile(filepath.Join(dir, c.From, c.Task), c.Task)
 	if err == nil {
 		var spec string
 		spec, err = paired.LatestFile(filepath.Join(dir, c.Recipe, c.Task), c.Task)
 		if err == nil {
 			var r paired.Result
-			r, err = paired.CompareFiles(base, spec, paired.Options{Metric: metric, Filter: filter, Alpha: c.Alpha})
+			r, err = paired.CompareFiles(base, spec, opts)
 			if err == nil {
-				c.Paired, c.Verdict = &r, verdictOf(!r.Fail)
-				if r.Unverified {
-					c.Verdict = summary.VerdictUnverified
-				}
+				decide(r)
 				return
 			}
 		}
@@ -87,14 +107,37 @@ func pairSamples(c *SameBuild, dir string) {
 	c.Note = fmt.Sprintf("not compared per question (%v); judged on the means", err)
 }
 
-// SameBuildSamples are the artifact paths of the sample files the
-// same-build comparisons pair: both recipes' of each baseline_from task
-// whose other recipe ran tonight.
-func SameBuildSamples(sums []summary.Summary, dir string) []string {
-	var out []string
+// compareOutcomeFiles pairs two runs' outcomes files.
+func compareOutcomeFiles(baseFile, specFile, from, metric string, opts paired.Options) (paired.Result, error) {
+	base, err := baseline.ReadOutcomesFile(baseFile)
+	if err != nil {
+		return paired.Result{}, err
+	}
+	right, err := base.Right(metric)
+	if err != nil {
+		return paired.Result{}, err
+	}
+	spec, err := baseline.ReadOutcomesFile(specFile)
+	if err != nil {
+		return paired.Result{}, err
+	}
+	return paired.CompareOutcomes(paired.Outcomes{Source: from, Right: right, ByHash: base.ByHash()}, spec.Samples(), opts)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// SameBuildSamples are the artifact paths of the per-question outcome
+// files the same-build comparisons pair, each with the step key of the
+// job that uploaded it: both recipes' of each baseline_from task whose
+// other recipe ran tonight.
+func SameBuildSamples(sums []summary.Summary, dir string) [][2]string {
+	var out [][2]string
 	for _, c := range SameBuildComparisons(sums, "") {
 		for _, recipe := range []string{c.Recipe, c.From} {
-			p := filepath.ToSlash(dir) + "/" + recipe + "/" + c.Task + "/**/samples_*.jsonl"
+			p := [2]string{filepath.ToSlash(dir) + "/" + recipe + "/" + c.Task + "/" + baseline.OutcomesFile, contract.StepKey(recipe)}
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}

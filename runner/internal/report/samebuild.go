@@ -21,7 +21,7 @@ func sameBuildComparisons(sums []summary.Summary, dir string) []sameBuild {
 	return gate.SameBuildComparisons(sums, dir)
 }
 
-func samplePatterns(sums []summary.Summary, dir string) []string {
+func samplePatterns(sums []summary.Summary, dir string) [][2]string {
 	return gate.SameBuildSamples(sums, dir)
 }
 
@@ -29,7 +29,8 @@ func samplePatterns(sums []summary.Summary, dir string) []string {
 // leaves that comparison to the means.
 func downloadSamples(ctx context.Context, procs proc.Exec, dir string, sums []summary.Summary, environ []string, io cliutil.Streams) {
 	for _, p := range samplePatterns(sums, dir) {
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", p, "."}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
+		// From the recipe's own step only.
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", p[0], ".", "--step", p[1]}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
 		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
 		if err := procs.Run(ctx, spec); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: download samples: %v\n", err)

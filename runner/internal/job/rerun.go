@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/benchkite/benchkite/runner/internal/detect"
 	"github.com/benchkite/benchkite/runner/internal/gate"
@@ -18,7 +19,7 @@ import (
 
 // rerunFile is where the k-th run on alarm of a run writes its result.
 func (j *Job) rerunFile(run workloads.BenchRun, k int) string {
-	return filepath.Join(j.absDir, "bench-"+run.Name+"-rerun-"+strconv.Itoa(k)+".json")
+	return filepath.Join(j.benchDir(), "bench-"+run.Name+"-rerun-"+strconv.Itoa(k)+".json")
 }
 
 // rerunOnAlarm runs the bench again on the same server when the
@@ -52,7 +53,17 @@ func (j *Job) rerunOnAlarm(ctx context.Context, run workloads.BenchRun, reps []r
 		}
 		spec.Stdout, spec.Stderr = out, out
 		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
-		if err := j.procs.Run(ctx, spec); err != nil {
+		before, err := dirNames(j.benchDir())
+		if err != nil {
+			return reps, k - 1, fmt.Errorf("re-run %d on alarm: %w", k, err)
+		}
+		w := results.Window{Start: time.Now()}
+		err = j.procs.Run(ctx, spec)
+		w.End = time.Now()
+		if err != nil {
+			return reps, k - 1, fmt.Errorf("re-run %d on alarm: %w", k, err)
+		}
+		if err := ownBenchFile(j.rerunFile(run, k), before, w); err != nil {
 			return reps, k - 1, fmt.Errorf("re-run %d on alarm: %w", k, err)
 		}
 		b, err := results.ParseBenchFile(j.rerunFile(run, k))

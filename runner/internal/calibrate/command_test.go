@@ -64,7 +64,7 @@ func runJSON(t *testing.T, args []string, getenv func(string) string) []map[stri
 // README).
 func TestDefaultsMeetTargets(t *testing.T) {
 	t.Parallel()
-	rows := runJSON(t, []string{"--trials", "1000"}, noEnv)
+	rows := runJSON(t, []string{"--trials", "600"}, noEnv)
 	if len(rows) != 1 {
 		t.Fatalf("default run printed %d results, want 1", len(rows))
 	}
@@ -102,7 +102,7 @@ func TestBenjaminiHochberg(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	t.Parallel()
-	args := []string{"--trials", "300", "--noise-cv", "0.03", "--step-pct", "6,9"}
+	args := []string{"--trials", "100", "--judged", "3", "--noise-cv", "0.03", "--step-pct", "6,9"}
 	a := runJSON(t, append(args, "--seed", "5"), noEnv)
 	b := runJSON(t, append(args, "--seed", "5"), noEnv)
 	if diff := cmp.Diff(a, b); diff != "" {
@@ -120,7 +120,7 @@ func TestDeterministic(t *testing.T) {
 
 func TestPowerGrowsWithStep(t *testing.T) {
 	t.Parallel()
-	rows := runJSON(t, []string{"--trials", "2000", "--noise-cv", "0.02", "--step-pct", "0,2,6,20"}, noEnv)
+	rows := runJSON(t, []string{"--trials", "300", "--judged", "1", "--noise-cv", "0.02", "--step-pct", "0,2,6,20"}, noEnv)
 	var power []float64
 	for _, r := range rows {
 		power = append(power, r["power"].(float64))
@@ -129,7 +129,7 @@ func TestPowerGrowsWithStep(t *testing.T) {
 		t.Errorf("power at steps 0, 2, 6, 20%% = %v; want rising from near 0 to 1", power)
 	}
 	// A floor above the step stops every flag.
-	rows = runJSON(t, []string{"--trials", "500", "--step-pct", "6", "--min-effect-pct", "12"}, noEnv)
+	rows = runJSON(t, []string{"--trials", "100", "--judged", "1", "--step-pct", "6", "--min-effect-pct", "12"}, noEnv)
 	if p := rows[0]["power"].(float64); p != 0 {
 		t.Errorf("power with a 12%% floor and a 6%% step = %v, want 0", p)
 	}
@@ -138,10 +138,10 @@ func TestPowerGrowsWithStep(t *testing.T) {
 func TestText(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if err := command(context.Background(), []string{"--trials", "100", "--noise-cv", "0.01,0.02", "--step-pct", "3,6"}, noEnv, &out, io.Discard); err != nil {
+	if err := command(context.Background(), []string{"--trials", "20", "--judged", "2", "--noise-cv", "0.01,0.02", "--step-pct", "3,6"}, noEnv, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"30 past nights, 100 trials per setting, seed 1, 1 repetition(s) a night, re-run on alarm", "noise model  noise CV  step  false alarms/night", "\nlognormal    1%        3%", "\nlognormal    2%        6%"} {
+	for _, want := range []string{"30 past nights, 20 trials per setting, seed 1, 1 repetition(s) a night, re-run on alarm", "noise model  noise CV  step  false alarms/night", "\nlognormal    1%        3%", "\nlognormal    2%        6%"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("command() printed\n%s\nwant it to contain %q", out.String(), want)
 		}
@@ -201,6 +201,10 @@ func TestModelsAndHistory(t *testing.T) {
 		if r["noise_model"] != Models[i] || r["no_change_nights"].(float64) == 0 {
 			t.Errorf("row %d = %v", i, r)
 		}
+	}
+	rows = runJSON(t, []string{"--trials", "20", "--judged", "2", "--recipes", "5", "--metrics", "2"}, noEnv)
+	if b := rows[0]["builds"].(float64); b != 40 || rows[0]["build_false_alarm_rate"] == nil {
+		t.Errorf("--recipes 5 --metrics 2: %v builds, rate %v; want 40 builds (20 sequences of 2 nights)", b, rows[0]["build_false_alarm_rate"])
 	}
 	dir := t.TempDir()
 	f := baseline.File{Version: baseline.FileVersion, Recipes: map[string]baseline.FileRecipe{"r": {}}}

@@ -218,11 +218,8 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 	search := Search{Alpha: cfg.ChangeAlpha, MinSegment: MinSegment, Known: cfg.Known, Scan: true}
 	d.Changes = search.Find(hist)
 	nz := noiseOf(hist, d.Changes, cfg)
-	if nz.rho > 0 {
-		// The upper end of ρ's one-sided 95 % interval: ρ from a month of
-		// nights is rough, and too small a ρ splits a wander in two.
-		hi := min(0.9, nz.rho+1.645*math.Sqrt((1-nz.rho*nz.rho)/float64(nz.used)))
-		search.Inflate = (1 + hi) / (1 - hi)
+	if nz.rhoPoint > 0 {
+		search.Inflate = (1 + nz.rhoPoint) / (1 - nz.rhoPoint)
 		d.Changes = search.Find(hist)
 		nz = noiseOf(hist, d.Changes, cfg)
 	}
@@ -375,9 +372,11 @@ func regime(hist []float64, cs []Change, dir, floor float64) (start, end int, op
 
 // noise is the night-to-night spread of a history around its regimes.
 type noise struct {
-	sd, rho        float64
-	df             int
-	used, outliers int
+	// rho is the upper end of the autocorrelation's interval, for the
+	// bounds; rhoPoint its estimate, for telling a wander from a change.
+	sd, rho, rhoPoint float64
+	df                int
+	used, outliers    int
 }
 
 // noiseOf pools every regime's nights around its own mean. From
@@ -425,6 +424,7 @@ func noiseOf(hist []float64, cs []Change, cfg Config) noise {
 	if nz.used >= 10 && lag0 > 0 {
 		r := lag / lag0
 		r += (1 + 3*r) / float64(nz.used) // Kendall's bias correction
+		nz.rhoPoint = min(max(r, 0), 0.9)
 		if r > 0 {
 			// The upper end of ρ's one-sided 90 % interval: ρ from a
 			// month of nights is rough, and too small a ρ is a false alarm.

@@ -64,7 +64,7 @@ func runJSON(t *testing.T, args []string, getenv func(string) string) []map[stri
 // README).
 func TestDefaultsMeetTargets(t *testing.T) {
 	t.Parallel()
-	rows := runJSON(t, []string{"--trials", "600"}, noEnv)
+	rows := runJSON(t, []string{"--trials", "300"}, noEnv)
 	if len(rows) != 1 {
 		t.Fatalf("default run printed %d results, want 1", len(rows))
 	}

@@ -4,7 +4,7 @@ GO        ?= go
 AGENT_SRC := steps/testdata/buildkite-agent
 AGENT_BIN := bin/buildkite-agent
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean locks
 
 all: generator runner
 
@@ -47,6 +47,12 @@ test: agent fmt-check vet
 golden: agent
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 \
 	  $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/testutil' | cut -d' ' -f1) -update
+
+# Regenerate the tool sets' lock files (runner/internal/tools/locks/*.txt)
+# from their .in files: every dependency pinned with its hashes. Needs
+# python3 and PyPI; commit the .in and .txt files together.
+locks:
+	runner/internal/tools/locks/compile.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -48,11 +48,12 @@ golden: agent
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 \
 	  $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/testutil' | cut -d' ' -f1) -update
 
-# Regenerate the tool sets' lock files (runner/internal/tools/locks/*.txt)
-# from their .in files: every dependency pinned with its hashes. Needs
-# python3 and PyPI; commit the .in and .txt files together.
+# Regenerate the tool sets' lock files (internal/toollocks/*.txt) from
+# their .in files: every dependency pinned with its hashes. Needs python3
+# and PyPI; commit the .in and .txt files together, with `make golden`
+# (plans name the venv by the lock's hash).
 locks:
-	runner/internal/tools/locks/compile.sh
+	internal/toollocks/compile.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

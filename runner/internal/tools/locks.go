@@ -1,21 +1,6 @@
 package tools
 
-import (
-	"crypto/sha256"
-	_ "embed"
-	"encoding/hex"
-)
-
-// The lock files, made from the .in files beside them by
-// locks/compile.sh (`make locks`): every transitive dependency pinned,
-// with its hashes. They are compiled into the runner, which ships to GPU
-// jobs as one file.
-var (
-	//go:embed locks/lm-eval.txt
-	lmEvalLock []byte
-	//go:embed locks/lm-eval-bfcl.txt
-	lmEvalBFCLLock []byte
-)
+import "github.com/benchkite/benchkite/internal/toollocks"
 
 // Set is one locked tool set: one lock file, one venv. Recipes with and
 // without BFCL use different sets and so different venvs: installing one
@@ -33,20 +18,16 @@ type Set struct {
 // Locked is the tool set a recipe needs: lm-eval always, with bfcl-eval
 // and soundfile when it has a bfcl block. A bench-only run needs none.
 func Locked(bfcl bool) Set {
-	if bfcl {
-		return Set{Name: "lm-eval-bfcl", Lock: lmEvalBFCLLock, Packages: Pinned(true)}
-	}
-	return Set{Name: "lm-eval", Lock: lmEvalLock, Packages: Pinned(false)}
+	l := toollocks.For(bfcl)
+	return Set{Name: l.Name, Lock: l.Text, Packages: Pinned(bfcl)}
 }
 
-// Hash is the lock's sha256 in hex, shortened: it keys the venv, so a
-// changed lock gets a new venv and an unchanged one is reused.
-func (s Set) Hash() string {
-	sum := sha256.Sum256(s.Lock)
-	return hex.EncodeToString(sum[:])[:16]
-}
+func (s Set) lock() toollocks.Lock { return toollocks.Lock{Name: s.Name, Text: s.Lock} }
+
+// Hash is the lock's sha256 in hex, shortened as in Key.
+func (s Set) Hash() string { return s.lock().SHA256()[:16] }
 
 // Key is the venv's name in the tools directory: name-hash.
-func (s Set) Key() string { return s.Name + "-" + s.Hash() }
+func (s Set) Key() string { return s.lock().Key() }
 
 func (s Set) empty() bool { return len(s.Packages) == 0 }

@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,10 +36,7 @@ type marker struct {
 	LockSHA256 string `json:"lock_sha256"`
 }
 
-func lockSum(s Set) string {
-	sum := sha256.Sum256(s.Lock)
-	return hex.EncodeToString(sum[:])
-}
+func lockSum(s Set) string { return s.lock().SHA256() }
 
 func buildDir(root string, s Set, gen int) string {
 	return filepath.Join(root, venvsDir, s.Key()+"."+strconv.Itoa(gen))

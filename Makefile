@@ -4,7 +4,7 @@ GO        ?= go
 AGENT_SRC := steps/testdata/buildkite-agent
 AGENT_BIN := bin/buildkite-agent
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean locks
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean locks demo
 
 all: generator runner
 
@@ -38,7 +38,7 @@ vet:
 	$(GO) vet ./...
 
 test: agent fmt-check vet
-	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 ./...
+	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 -timeout 60m ./...
 
 # Rewrite the golden files (generated JSON, annotations, plans, SVGs) after
 # an intended change; review the diff before committing.
@@ -47,6 +47,12 @@ test: agent fmt-check vet
 golden: agent
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 \
 	  $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/testutil' | cut -d' ' -f1) -update
+
+# Run a shrunk copy of the seed recipe end to end on this machine: the
+# stand-in vLLM server, the runner's real tools phase and the real lm_eval,
+# three nights so the last draws a trend. Leaves results/minimax_m3-mi355x/.
+demo:
+	$(GO) run ./runner/internal/e2e/demo
 
 # Regenerate the tool sets' lock files (internal/toollocks/*.txt) from
 # their .in files: every dependency pinned with its hashes. Needs python3
@@ -59,4 +65,4 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -rf bin results
+	rm -rf bin results .demo

@@ -90,6 +90,9 @@ func TestE2ERealLMEval(t *testing.T) {
 		"HF_HUB_DISABLE_TELEMETRY", "1",
 		"FAKE_VLLM_ACCURACY", "0.75")
 	e.setenv(networkEnv()...)
+	// pip's downloads are kept beside the venvs: a changed lock fetches
+	// only the wheels it changed.
+	e.setenv("PIP_CACHE_DIR", filepath.Join(toolsCacheDir(t), "pip-cache"))
 	o := e.start("--health-timeout", "5m").waitWithin(realToolsBound)
 	s := e.summary()
 	if s.Tools == nil || s.Tools.Mode != "venv" || s.Tools.Lock != tools.Locked(false).Key() {

@@ -98,6 +98,7 @@ func TestE2ERealLMEval(t *testing.T) {
 	if s.Tools == nil || s.Tools.Mode != "venv" || s.Tools.Lock != tools.Locked(false).Key() {
 		t.Fatalf("summary tools = %+v, want the venv of lock %s\nstdout:\n%s", s.Tools, tools.Locked(false).Key(), o.stdout)
 	}
+	t.Logf("tools phase: %s, reused %t, %.1f s", s.Tools.Lock, s.Tools.Reused, s.Tools.DurationSeconds)
 	if v := s.Tools.Versions["lm-eval"]; v != tools.LMEval.Version {
 		t.Errorf("lm-eval %q in the venv, want %s", v, tools.LMEval.Version)
 	}
@@ -148,8 +149,25 @@ func TestE2ERealLMEval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(lines), "\n"); n != nTest {
-		t.Errorf("%s has %d lines, want %d", samples[0], n, nTest)
+	// One line per question and filter (strict-match, flexible-extract).
+	docs := map[string]map[int]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		var sample struct {
+			DocID  int    `json:"doc_id"`
+			Filter string `json:"filter"`
+		}
+		if err := json.Unmarshal([]byte(line), &sample); err != nil {
+			t.Fatalf("%s: %v", samples[0], err)
+		}
+		if docs[sample.Filter] == nil {
+			docs[sample.Filter] = map[int]bool{}
+		}
+		docs[sample.Filter][sample.DocID] = true
+	}
+	for _, f := range []string{"strict-match", "flexible-extract"} {
+		if n := len(docs[f]); n != nTest {
+			t.Errorf("%s has %d questions under filter %s, want %d", samples[0], n, f, nTest)
+		}
 	}
 	if got := hub.Served()["openai/gsm8k/main/test.jsonl"]; got == 0 {
 		t.Errorf("lm_eval never downloaded the test split from the stand-in Hub: %v", hub.Served())

@@ -6,7 +6,7 @@ AGENT_BIN := bin/buildkite-agent
 # The packages `make test` tests; .ci/stock-agent narrows it.
 PKGS      ?= ./...
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags locks demo
 
 all: generator runner
 
@@ -61,7 +61,7 @@ vet:
 	$(GO) vet ./...
 
 test: agent fmt-check vet
-	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 $(PKGS)
+	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 -timeout 60m $(PKGS)
 
 # Rewrite the golden files (generated JSON, annotations, plans, SVGs) after
 # an intended change; review the diff before committing.
@@ -78,8 +78,21 @@ golden: agent
 screenshots:
 	cd tools/screenshots && $(GO) run . -root ../.. -out docs/screenshots
 
+# Run a shrunk copy of the seed recipe end to end on this machine: the
+# stand-in vLLM server, the runner's real tools phase and the real lm_eval,
+# three nights so the last draws a trend. Leaves results/minimax_m3-mi355x/.
+demo:
+	$(GO) run ./runner/internal/e2e/demo
+
+# Regenerate the tool sets' lock files (internal/toollocks/*.txt) from
+# their .in files: every dependency pinned with its hashes. Needs python3
+# and PyPI; commit the .in and .txt files together, with `make golden`
+# (plans name the venv by the lock's hash).
+locks:
+	internal/toollocks/compile.sh
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -rf bin results
+	rm -rf bin results .demo

@@ -86,6 +86,7 @@ func TestDefaultProfiles(t *testing.T) {
 					ImagePullSecrets: []string{"k8s-ecr-login-renew-docker-secret"},
 					Capabilities:     []string{"IPC_LOCK", "SYS_RESOURCE"},
 					HostPaths:        []string{"/raid", "/mnt/shared"},
+					ToolsDir:         "/mnt/shared/benchkite-tools",
 					HFTokenSecret:    &SecretKey{Name: "hf-token-secret", Key: "token"},
 					Env:              []EnvVar{{"VLLM_USAGE_SOURCE", "ci-test"}, {"NCCL_CUMEM_HOST_ENABLE", "0"}},
 				}},
@@ -467,6 +468,7 @@ func TestParseHostile(t *testing.T) {
     hf_token_secret: {name: hf-token}
     hf_cache_volume: {emptyDir: {}, hostPath: {path: /x}}
     env: {1X: a}
+    tools_dir: /var/benchkite-tools
     hostNetwork: true
 `,
 			want: []string{
@@ -487,7 +489,8 @@ func TestParseHostile(t *testing.T) {
 				`p.yaml:15:22: profile B200 k8s.hf_token_secret needs name and key`,
 				`p.yaml:16:22: profile B200 k8s.hf_cache_volume must hold exactly one k8s volume source, such as {persistentVolumeClaim: {claimName: hf-cache}}`,
 				`p.yaml:17:11: env name "1X" must match [A-Za-z_][A-Za-z0-9_]*`,
-				`p.yaml:18:5: unknown field "hostNetwork" in profile B200 k8s; did you mean "host_network"?`,
+				`p.yaml:18:16: profile B200 k8s.tools_dir /var/benchkite-tools lies in no host path: the venvs would go with the pod; add a host_paths entry holding it`,
+				`p.yaml:19:5: unknown field "hostNetwork" in profile B200 k8s; did you mean "host_network"?`,
 			},
 		},
 		{

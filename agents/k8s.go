@@ -53,8 +53,23 @@ type K8s struct {
 	// HFCacheVolumeAt is where HFCacheVolume is written (file:line:col), so
 	// a volume source Kubernetes would reject is reported there.
 	HFCacheVolumeAt string
+	// ToolsDir is where the runner keeps the evaluation tools' venvs
+	// (BENCHKITE_TOOLS_DIR in the pod), one per lock hash: inside a host
+	// path, so a node installs each lock once. Unset, they go to the pod's
+	// $HOME and every job installs them again.
+	ToolsDir string
 	// Env is set on the job's container, for every process in the pod.
 	Env []EnvVar
+}
+
+// inHostPath says whether dir is one of the host paths or inside one.
+func (k K8s) inHostPath(dir string) bool {
+	for _, hp := range k.HostPaths {
+		if dir == hp || strings.HasPrefix(dir, hp+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // SecretKey is one key of a k8s secret.
@@ -127,6 +142,7 @@ func checkHostDir(s string) error {
 func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 	d := l.d
 	k := &K8s{}
+	var toolsAt *yaml.Node
 	what := "profile " + gpu + " k8s"
 	names := func(v *yaml.Node, field string, re *regexp.Regexp, hint string) []string {
 		var out []string
@@ -258,7 +274,20 @@ func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 			k.HFCacheVolumeAt = fmt.Sprintf("%s:%d:%d", d.File, v.Line, v.Column)
 		}},
 		{Name: "env", Decode: func(_, v *yaml.Node) { k.Env = l.env(v, what+".env", false) }},
+		{Name: "tools_dir", Decode: func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".tools_dir"); ok {
+				if err := checkAbsPath(s); err != nil {
+					d.Errorf(v, "%s.tools_dir %v", what, err)
+					return
+				}
+				toolsAt = v
+				k.ToolsDir = s
+			}
+		}},
 	})
+	if k.ToolsDir != "" && !k.inHostPath(k.ToolsDir) {
+		d.Errorf(toolsAt, "%s.tools_dir %s lies in no host path: the venvs would go with the pod; add a host_paths entry holding it", what, k.ToolsDir)
+	}
 	return k
 }
 

@@ -31,6 +31,7 @@ type clusterFacts struct {
 	capabilities     []string
 	hostPaths        []string
 	hfHome           string
+	toolsDir         string // BENCHKITE_TOOLS_DIR, inside a host path
 	hfCacheEmptyDir  bool
 	tokenName, token string
 	env              map[string]string
@@ -49,7 +50,7 @@ var facts = map[string]clusterFacts{
 	"B200": {
 		field: "podSpec", resource: "nvidia.com/gpu", runtimeClass: "nvidia", hostNetwork: true,
 		pullSecrets: []string{"k8s-ecr-login-renew-docker-secret"}, capabilities: []string{"IPC_LOCK", "SYS_RESOURCE"},
-		hostPaths: []string{"/raid", "/mnt/shared"}, hfHome: "/mnt/shared/hf_cache", tokenName: "hf-token-secret", token: "token",
+		hostPaths: []string{"/raid", "/mnt/shared"}, hfHome: "/mnt/shared/hf_cache", toolsDir: "/mnt/shared/benchkite-tools", tokenName: "hf-token-secret", token: "token",
 		env: map[string]string{"VLLM_USAGE_SOURCE": "ci-test", "NCCL_CUMEM_HOST_ENABLE": "0"},
 	},
 }
@@ -274,8 +275,15 @@ func checkPod(t *testing.T, name string, pod corev1.PodSpec, f clusterFacts, ima
 	} else if ref := tok.ValueFrom.SecretKeyRef; ref.Name != f.tokenName || ref.Key != f.token || ref.Optional != nil {
 		bad("HF_TOKEN from secret %s key %s optional %v, want %s key %s, not optional", ref.Name, ref.Key, ref.Optional, f.tokenName, f.token)
 	}
-	if len(c.Env) != len(f.env)+2 {
-		bad("env %v, want exactly %v, HF_HOME and HF_TOKEN", c.Env, f.env)
+	wantEnv := len(f.env) + 2
+	if f.toolsDir != "" {
+		wantEnv++
+		if got := env["BENCHKITE_TOOLS_DIR"].Value; got != f.toolsDir {
+			bad("BENCHKITE_TOOLS_DIR = %q, want %q", got, f.toolsDir)
+		}
+	}
+	if len(c.Env) != wantEnv {
+		bad("env %v, want exactly %v, HF_HOME, HF_TOKEN and BENCHKITE_TOOLS_DIR when the profile has tools_dir", c.Env, f.env)
 	}
 	for _, p := range problems {
 		t.Error(p)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/testutil"
+	"github.com/benchkite/benchkite/runner/internal/tools"
 )
 
 // cwdToken stands for the test's working directory in golden plans.
@@ -69,6 +70,7 @@ func TestPlanGolden(t *testing.T) {
 func TestPlanContents(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"HF_TOKEN": "secret-value-123", "BUILDKITE_JOB_ID": "job-1"}
+	lmKey := tools.Locked(false).Key()
 	tests := []struct {
 		name    string
 		args    []string
@@ -84,8 +86,9 @@ func TestPlanContents(t *testing.T) {
 				"working directory: " + cwdToken + "\n",
 				"every process gets only the environment listed under it\n",
 				"1. python3 -c 'import venv, ensurepip'\n",
-				"2. python3 -m venv --clear " + cwdToken + "/.benchkite/tools\n",
-				"3. " + cwdToken + "/.benchkite/tools/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off 'lm-eval[api]==0.4.12'\n",
+				"2. python3 -m venv " + cwdToken + "/.benchkite/tools/.venvs/" + lmKey + ".1\n",
+				"     env PIP_CONFIG_FILE=/dev/null\n",
+				"3. " + cwdToken + "/.benchkite/tools/.venvs/" + lmKey + ".1/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off --require-hashes --no-deps -r " + cwdToken + "/.benchkite/tools/.venvs/" + lmKey + ".1/benchkite-lock.txt\n",
 				"5. vllm serve MiniMaxAI/MiniMax-M3-MXFP8 --port 8000 --tensor-parallel-size 8 ",
 				"--speculative-config.num_speculative_tokens 3 --host 127.0.0.1\n",
 				"     env HF_TOKEN=***\n",
@@ -94,8 +97,8 @@ func TestPlanContents(t *testing.T) {
 				"6. vllm bench serve --backend openai --base-url http://127.0.0.1:8000 ",
 				" --ignore-eos --num-prompts 512 --max-concurrency 128 --temperature 0 --trust-remote-code --percentile-metrics ttft,tpot,itl,e2el ",
 				"--result-filename " + cwdToken + "/results/minimax_m3-mi355x/bench/bench-8k-in-1k-out-conc-128.json\n",
-				"7. " + cwdToken + "/.benchkite/tools/bin/lm_eval --model local-completions --model_args model=MiniMaxAI/MiniMax-M3-MXFP8,base_url=http://127.0.0.1:8000/v1/completions,tokenized_requests=False,tokenizer_backend=None,timeout=6000,num_concurrent=64,max_length=40960,max_gen_toks=32768 --tasks gsm8k --num_fewshot 5 ",
-				"     env VIRTUAL_ENV=" + cwdToken + "/.benchkite/tools\n",
+				"7. " + cwdToken + "/.benchkite/tools/" + lmKey + "/bin/lm_eval --model local-completions --model_args model=MiniMaxAI/MiniMax-M3-MXFP8,base_url=http://127.0.0.1:8000/v1/completions,tokenized_requests=False,tokenizer_backend=None,timeout=6000,num_concurrent=64,max_length=40960,max_gen_toks=32768 --tasks gsm8k --num_fewshot 5 ",
+				"     env VIRTUAL_ENV=" + cwdToken + "/.benchkite/tools/" + lmKey + "\n",
 				"8. buildkite-agent artifact upload 'results/minimax_m3-mi355x/**/*'\n",
 				"     env BUILDKITE_AGENT_ACCESS_TOKEN=***\n",
 				"9. buildkite-agent annotate --context minimax_m3-mi355x --style",
@@ -138,7 +141,7 @@ func TestPlanContents(t *testing.T) {
 				". docker exec -e HF_TOKEN benchkite-gpt_oss_120b-h200-job-1 vllm bench serve ",
 				"--num-warmups 128 --save-result --result-filename " + cwdToken + "/results/gpt_oss_120b-h200/bench/bench-8k-in-1k-out-run-1.json\n",
 				"-run-2.json\n", "-run-3.json\n",
-				". " + cwdToken + "/.benchkite/tools/bin/lm_eval ",
+				". " + cwdToken + "/.benchkite/tools/" + lmKey + "/bin/lm_eval ",
 				". docker stop -t 10 benchkite-gpt_oss_120b-h200-job-1\n",
 				". docker rm -f benchkite-gpt_oss_120b-h200-job-1\n",
 				". buildkite-agent artifact upload",

@@ -21,6 +21,18 @@ func (l *loader) decodeModelArgs(n *yaml.Node, what string) []Arg {
 		case "model", "base_url":
 			d.Errorf(k, "%s.%s is set by the runner (the recipe's model and the runner's server)", what, k.Value)
 			return
+		case "pretrained", "tokenizer", "revision":
+			// lm_eval loads its tokenizer from the model's repository on the
+			// job's host, beside the shared tools venv: a recipe may not
+			// point it at another repository or revision.
+			d.Errorf(k, "%s.%s cannot be set: lm_eval's tokenizer comes from the recipe's model", what, k.Value)
+			return
+		case "trust_remote_code":
+			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool" && strings.EqualFold(v.Value, "false") {
+				break
+			}
+			d.Errorf(k, "%s.trust_remote_code cannot be turned on: lm_eval would run the model repository's tokenizer code on the job's host", what)
+			return
 		}
 		if v.Kind != yaml.ScalarNode {
 			d.Errorf(v, "%s.%s must be a scalar, got %s", what, k.Value, strictyaml.Describe(v))

@@ -893,6 +893,30 @@ lm_eval:
 			want: []finding{{"9:7", `unknown field "num_concurrent" in lm_eval.tasks[0]; lm_eval options belong under model_args`}},
 		},
 		{
+			name: "lm_eval model_args cannot run remote code or swap the tokenizer",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval:
+  model_args: {trust_remote_code: true, tokenizer: evil/tok}
+  tasks:
+    - name: gsm8k
+      num_fewshot: 5
+      model_args: {pretrained: evil/m, revision: pr-1, trust_remote_code: "yes"}
+    - name: arc
+      num_fewshot: 0
+      model_args: {trust_remote_code: false}
+`,
+			want: []finding{
+				{"6:16", `lm_eval.model_args.trust_remote_code cannot be turned on`},
+				{"6:41", `lm_eval.model_args.tokenizer cannot be set`},
+				{"10:20", `lm_eval.tasks[0].model_args.pretrained cannot be set`},
+				{"10:40", `lm_eval.tasks[0].model_args.revision cannot be set`},
+				{"10:56", `lm_eval.tasks[0].model_args.trust_remote_code cannot be turned on`},
+			},
+		},
+		{
 			name: "measures nothing",
 			src: `name: ok
 gpu: MI355X

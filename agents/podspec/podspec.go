@@ -114,6 +114,9 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 		c.Env = append(c.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: "HF_HOME", Value: p.HFCacheDir()})
+	if k.ToolsDir != "" {
+		c.Env = append(c.Env, corev1.EnvVar{Name: "BENCHKITE_TOOLS_DIR", Value: k.ToolsDir})
+	}
 	if s := k.HFTokenSecret; s != nil {
 		name := s.Name
 		if o := strings.TrimSpace(env("HF_TOKEN_K8S_SECRET")); o != "" {

@@ -128,6 +128,7 @@ func TestBuildDefaultProfiles(t *testing.T) {
 						{Name: "VLLM_USAGE_SOURCE", Value: "ci-test"},
 						{Name: "NCCL_CUMEM_HOST_ENABLE", Value: "0"},
 						{Name: "HF_HOME", Value: "/mnt/shared/hf_cache"},
+						{Name: "BENCHKITE_TOOLS_DIR", Value: "/mnt/shared/benchkite-tools"},
 						{Name: "HF_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 							LocalObjectReference: corev1.LocalObjectReference{Name: "hf-token-secret"}, Key: "token"}}},
 					},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/shell"
+	"github.com/benchkite/benchkite/internal/toollocks"
 	"github.com/benchkite/benchkite/workloads"
 )
 
@@ -52,6 +53,7 @@ type Explanation struct {
 	Tasks           []taskExpl        `json:"lm_eval_tasks"`
 	BFCL            []bfclExpl        `json:"bfcl_categories"`
 	BFCLVersion     string            `json:"bfcl_version,omitempty"`
+	Tools           *toolsExpl        `json:"tools,omitempty"`
 }
 
 type specExplanation struct {
@@ -151,7 +153,33 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 			ex.BFCL = append(ex.BFCL, be)
 		}
 	}
+	ex.Tools = toolsOf(res)
 	return ex
+}
+
+// toolsExpl is where the runner keeps the recipe's evaluation tools: one
+// venv per locked tool set, named by the lock's hash.
+type toolsExpl struct {
+	Lock       string `json:"lock"`
+	Dir        string `json:"dir"`
+	Persistent bool   `json:"persistent"`
+	Note       string `json:"note"`
+}
+
+func toolsOf(res *workloads.Resolved) *toolsExpl {
+	if res.Recipe.BenchOnly || (len(res.Tasks) == 0 && res.BFCL == nil) {
+		return nil
+	}
+	key := toollocks.For(res.BFCL != nil).Key()
+	p := res.Profile
+	switch {
+	case p.Runtime == agents.Native && p.K8s != nil && p.K8s.ToolsDir != "":
+		return &toolsExpl{Lock: key, Dir: p.K8s.ToolsDir + "/" + key, Persistent: true, Note: "node path: installed once per node and lock"}
+	case p.Runtime == agents.Native:
+		return &toolsExpl{Lock: key, Dir: "$HOME/.cache/benchkite/tools/" + key, Note: "the pod's home, installed again every job: the profile has no k8s.tools_dir"}
+	default:
+		return &toolsExpl{Lock: key, Dir: "$HOME/.cache/benchkite/tools/" + key, Persistent: true, Note: "the agent host's home: installed once per host and lock"}
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -259,6 +287,9 @@ func (ex Explanation) WriteText(w io.Writer) error {
 	}
 	row("vllm commit", commit)
 	row("nightly", fmt.Sprint(ex.Nightly))
+	if t := ex.Tools; t != nil {
+		row("tools venv", fmt.Sprintf("%s (%s)", t.Dir, t.Note))
+	}
 	if ex.BenchOnly {
 		row("bench only", "true")
 	}

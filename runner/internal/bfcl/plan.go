@@ -2,6 +2,7 @@ package bfcl
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -207,4 +208,19 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TorchLeaves are the leaves whose BFCL code imports sentence-transformers
+// (and so torch), which the locked BFCL tool set leaves out.
+var TorchLeaves = []string{"memory_vector"}
+
+// NeedsTorch names the plan's leaves that need torch, none for most.
+func (p Plan) NeedsTorch() []string {
+	var out []string
+	for _, l := range p.Leaves {
+		if slices.Contains(TorchLeaves, l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -215,3 +215,27 @@ func TestReferenceRecipesPlan(t *testing.T) {
 		t.Errorf("%d reference recipes have a bfcl block, want 10", withBFCL)
 	}
 }
+
+func TestNeedsTorch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		category string
+		want     []string
+	}{
+		{"simple_python", nil},
+		{"multi_turn", nil},
+		{"memory_kv", nil},
+		{"memory_vector", []string{"memory_vector"}},
+		{"memory", []string{"memory_vector"}},
+		{"agentic", []string{"memory_vector"}},
+	}
+	for _, tt := range tests {
+		plans, err := Plans(&workloads.BFCL{TestCategories: []string{tt.category}}, envOf(nil))
+		if err != nil {
+			t.Fatalf("Plans(%s) error = %v", tt.category, err)
+		}
+		if diff := cmp.Diff(plans[0].NeedsTorch(), tt.want); diff != "" {
+			t.Errorf("%s NeedsTorch() diff (-got +want):\n%s", tt.category, diff)
+		}
+	}
+}

@@ -48,14 +48,15 @@ var (
 	}
 	hf = set{prefixes: []string{"HF_"}}
 	// pip is pip's index and download settings; nothing that changes
-	// where or what pip installs (PIP_TARGET, PIP_PREFIX, PIP_USER, ...).
+	// where or what pip installs (PIP_TARGET, PIP_PREFIX, PIP_USER, ...),
+	// and no PIP_CONFIG_FILE: the runner sets it to /dev/null so that pip
+	// reads no configuration file.
 	pip = set{names: []string{
 		"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX",
 		"PIP_TRUSTED_HOST", "PIP_CONSTRAINT", "PIP_CERT", "PIP_CLIENT_CERT",
 		"PIP_PROXY", "PIP_TIMEOUT", "PIP_DEFAULT_TIMEOUT", "PIP_RETRIES",
 		"PIP_CACHE_DIR", "PIP_NO_CACHE_DIR", "PIP_PREFER_BINARY",
 		"PIP_ONLY_BINARY", "PIP_NO_BINARY", "PIP_KEYRING_PROVIDER",
-		"PIP_CONFIG_FILE",
 	}}
 	bfcl   = set{prefixes: []string{"BFCL_"}}
 	agent  = set{prefixes: []string{"BUILDKITE_", "AWS_"}}

@@ -12,6 +12,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/runner/internal/tools"
 )
 
 // bfclDir holds the BFCL driver and one project root per category.
@@ -69,6 +70,9 @@ func (j *Job) bfclRun(ctx context.Context, p bfcl.Plan) ([]summary.TaskResult, e
 		return []summary.TaskResult{bfcl.FailedTaskResult(p, err)}, err
 	}
 	fmt.Fprintf(j.log, "runner: %s\n", p.String())
+	if torch := p.NeedsTorch(); len(torch) > 0 && j.tools.Mode != tools.ModePath {
+		return fail(fmt.Errorf("%s imports sentence-transformers and torch, which the locked BFCL tool set leaves out (internal/toollocks/lm-eval-bfcl.in)", strings.Join(torch, ", ")))
+	}
 	spec, err := j.bfclSpec(p)
 	if err != nil {
 		return fail(err)

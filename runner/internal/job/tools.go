@@ -14,7 +14,7 @@ import (
 func (j *Job) toolsRequest() tools.Request {
 	req := tools.Request{Mode: j.cfg.Tools, Dir: j.cfg.ToolsDir, Environ: j.environ, Log: j.log, Now: j.now}
 	if j.runsAccuracy() {
-		req.Packages = tools.Pinned(j.res.BFCL != nil)
+		req.Set = tools.Locked(j.res.BFCL != nil)
 	}
 	return req
 }
@@ -50,6 +50,7 @@ func (j *Job) provision(ctx context.Context) error {
 	j.tools = t
 	j.sum.Tools = &summary.Tools{
 		Mode:            string(t.Mode),
+		Lock:            t.Lock,
 		Versions:        t.Versions,
 		Reused:          t.Reused,
 		DurationSeconds: t.Duration.Seconds(),

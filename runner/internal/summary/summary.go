@@ -136,7 +136,8 @@ type ModelCache struct {
 
 // Tools says how the evaluation tools (lm-eval, bfcl-eval) were found.
 type Tools struct {
-	Mode            string            `json:"mode"` // venv, user or path
+	Mode            string            `json:"mode"`           // venv, user or path
+	Lock            string            `json:"lock,omitempty"` // the tool set and its lock's hash, name-hash
 	Versions        map[string]string `json:"versions,omitempty"`
 	Reused          bool              `json:"reused,omitempty"`
 	DurationSeconds float64           `json:"duration_s"` // install or check time

@@ -3,7 +3,9 @@ package tools
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +71,22 @@ func allWheels() []standIn {
 	return append(apiDeps(), lmEvalStandIn(LMEval.Version), bfclStandIn(BFCLEval.Version), plainStandIn("soundfile", Soundfile.Version))
 }
 
+// standInSet is a tool set whose lock pins the stand-in wheels of dir
+// by their sha256, as a real lock pins PyPI's.
+func standInSet(t *testing.T, name string, pkgs []Package, dir string, wheels ...standIn) Set {
+	t.Helper()
+	var lock strings.Builder
+	lock.WriteString("# a lock of stand-in wheels\n")
+	for _, w := range wheels {
+		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%s-%s-py3-none-any.whl", w.name, w.version)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&lock, "%s==%s \\\n    --hash=sha256:%x\n", w.name, w.version, sha256.Sum256(data))
+	}
+	return Set{Name: name, Lock: []byte(lock.String()), Packages: pkgs}
+}
+
 // jobEnviron is a job environment whose pip may reach only wheels, and
 // which holds tokens that pip must not see.
 func jobEnviron(t *testing.T, wheels string) []string {
@@ -90,12 +108,23 @@ func TestProvisionVenvInstallsThenReuses(t *testing.T) {
 	t.Parallel()
 	py := realPython(t)
 	wheels := wheelDir(t, allWheels()...)
-	req := Request{
-		Dir:      filepath.Join(t.TempDir(), "venv"),
-		Packages: Pinned(true),
-		Python:   py,
-		Environ:  jobEnviron(t, wheels),
+	environ := jobEnviron(t, wheels)
+	// pip must read no configuration: a user config and a named one that
+	// would send it to an index that does not exist are both ignored.
+	home := strings.TrimPrefix(environ[1], "HOME=")
+	badConf := "[global]\nindex-url = http://127.0.0.1:9/nowhere\nno-index = false\nfind-links =\n"
+	if err := os.MkdirAll(filepath.Join(home, ".config", "pip"), 0o755); err != nil {
+		t.Fatal(err)
 	}
+	for _, f := range []string{filepath.Join(home, ".config", "pip", "pip.conf"), filepath.Join(home, "named.conf")} {
+		if err := os.WriteFile(f, []byte(badConf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	environ = append(environ, "PIP_CONFIG_FILE="+filepath.Join(home, "named.conf"))
+	set := standInSet(t, "lm-eval-bfcl", Pinned(true), wheels, allWheels()...)
+	root := filepath.Join(t.TempDir(), "tools")
+	req := Request{Dir: root, Set: set, Python: py, Environ: environ}
 	var log bytes.Buffer
 	req.Log = &log
 	rec := &recorder{}
@@ -121,15 +150,19 @@ func TestProvisionVenvInstallsThenReuses(t *testing.T) {
 				t.Errorf("%s got %s", proc.FormatArgv(s.Argv[:2]), name)
 			}
 		}
+		if !slices.Contains(s.Env, "PIP_CONFIG_FILE="+os.DevNull) {
+			t.Errorf("%s env = %q, want PIP_CONFIG_FILE=%s", proc.FormatArgv(s.Argv[:2]), s.Env, os.DevNull)
+		}
 	}
 	if !strings.Contains(strings.Join(plan[2].Env, "\n"), "PIP_FIND_LINKS="+wheels) {
 		t.Errorf("pip env = %q, want PIP_FIND_LINKS passed through", plan[2].Env)
 	}
 
-	dir := req.Dir
+	dir := filepath.Join(root, ".venvs", set.Key()+".1")
 	want := Tools{
 		Mode:   ModeVenv,
 		Dir:    dir,
+		Lock:   set.Key(),
 		LMEval: filepath.Join(dir, "bin", "lm_eval"),
 		Python: filepath.Join(dir, "bin", "python"),
 		Env: []childenv.Var{
@@ -143,6 +176,9 @@ func TestProvisionVenvInstallsThenReuses(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "tools: installed lm-eval 0.4.12, bfcl-eval 2026.3.23, soundfile 0.13.1 into "+dir+" in ") {
 		t.Errorf("log lacks the install line:\n%s", log.String())
+	}
+	if target, err := os.Readlink(filepath.Join(root, set.Key())); err != nil || target != filepath.Join(".venvs", set.Key()+".1") {
+		t.Errorf("readlink(%s) = %q, %v; want the venv", set.Key(), target, err)
 	}
 
 	// The console script runs, and the BFCL driver's python imports
@@ -159,7 +195,7 @@ func TestProvisionVenvInstallsThenReuses(t *testing.T) {
 		t.Errorf("%s cannot import bfcl_eval: %v\n%s", got.Python, err, out.String())
 	}
 
-	// Again: the venv holds the pins, so only the check runs.
+	// Again: the venv holds the set, so only the check runs.
 	log.Reset()
 	again, err := Provision(ctx, rec.exec(), req)
 	if err != nil {
@@ -176,49 +212,124 @@ func TestProvisionVenvInstallsThenReuses(t *testing.T) {
 		t.Errorf("log lacks the reuse line:\n%s", log.String())
 	}
 
-	// A recipe without bfcl reuses the same venv.
+	// A recipe without bfcl gets a venv of its own: the BFCL one, which a
+	// running job may be using, is left as it is.
+	lmWheels := append(apiDeps(), lmEvalStandIn(LMEval.Version))
 	lmOnly := req
-	lmOnly.Packages = Pinned(false)
+	lmOnly.Set = standInSet(t, "lm-eval", Pinned(false), wheels, lmWheels...)
 	third, err := Provision(ctx, rec.exec(), lmOnly)
 	if err != nil {
 		t.Fatalf("Provision(lm-eval only) error = %v", err)
 	}
-	if !third.Reused || third.Python != "" || third.LMEval != want.LMEval {
-		t.Errorf("Provision(lm-eval only) = %+v, want the venv reused, lm_eval and no python", third)
+	lmDir := filepath.Join(root, ".venvs", lmOnly.Set.Key()+".1")
+	if third.Reused || third.Dir != lmDir || third.Python != "" || third.LMEval != filepath.Join(lmDir, "bin", "lm_eval") {
+		t.Errorf("Provision(lm-eval only) = %+v, want a new venv %s with lm_eval and no python", third, lmDir)
 	}
-	if n := len(rec.take()); n != 1 {
-		t.Errorf("Provision(lm-eval only) ran %d commands, want the check only", n)
+	if _, err := os.Stat(filepath.Join(dir, "lib")); err != nil {
+		t.Errorf("the BFCL venv after the lm-eval install: %v", err)
+	}
+	if n := len(rec.take()); n != 4 {
+		t.Errorf("Provision(lm-eval only) ran %d commands, want the 4 of an install", n)
 	}
 }
 
-func TestProvisionReinstallsWhenPinsChange(t *testing.T) {
+func TestProvisionConcurrentInstallsOnce(t *testing.T) {
 	t.Parallel()
 	py := realPython(t)
-	wheels := wheelDir(t, append(apiDeps(), lmEvalStandIn("0.4.11"), lmEvalStandIn(LMEval.Version))...)
+	wheels := append(apiDeps(), lmEvalStandIn(LMEval.Version))
+	wdir := wheelDir(t, wheels...)
+	req := Request{
+		Dir:     filepath.Join(t.TempDir(), "tools"),
+		Set:     standInSet(t, "lm-eval", Pinned(false), wdir, wheels...),
+		Python:  py,
+		Environ: jobEnviron(t, wdir),
+	}
+	const n = 3
+	var wg sync.WaitGroup
+	results := make([]Tools, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = Provision(context.Background(), proc.Exec{}, req)
+		}()
+	}
+	wg.Wait()
+	installs := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("Provision #%d error = %v", i, errs[i])
+		}
+		if !results[i].Reused {
+			installs++
+		}
+		if results[i].Dir != results[0].Dir {
+			t.Errorf("Provision #%d Dir = %s, want %s for all", i, results[i].Dir, results[0].Dir)
+		}
+	}
+	if installs != 1 {
+		t.Errorf("%d of %d concurrent Provisions installed, want 1 (the others reuse its venv)", installs, n)
+	}
+}
+
+func TestProvisionReinstallsWhenLockChanges(t *testing.T) {
+	t.Parallel()
+	py := realPython(t)
+	oldWheels := append(apiDeps(), lmEvalStandIn("0.4.11"))
+	newWheels := append(apiDeps(), lmEvalStandIn(LMEval.Version))
+	wheels := wheelDir(t, append(oldWheels, lmEvalStandIn(LMEval.Version))...)
 	old := LMEval
 	old.Version = "0.4.11"
 	req := Request{
-		Dir:      filepath.Join(t.TempDir(), "venv"),
-		Packages: []Package{old},
-		Python:   py,
-		Environ:  jobEnviron(t, wheels),
+		Dir:     filepath.Join(t.TempDir(), "tools"),
+		Set:     standInSet(t, "lm-eval", []Package{old}, wheels, oldWheels...),
+		Python:  py,
+		Environ: jobEnviron(t, wheels),
 	}
 	ctx := context.Background()
-	if _, err := Provision(ctx, proc.Exec{}, req); err != nil {
+	first, err := Provision(ctx, proc.Exec{}, req)
+	if err != nil {
 		t.Fatalf("Provision(0.4.11) error = %v", err)
 	}
-	req.Packages = Pinned(false)
+	req.Set = standInSet(t, "lm-eval", Pinned(false), wheels, newWheels...)
 	var log bytes.Buffer
 	req.Log = &log
 	got, err := Provision(ctx, proc.Exec{}, req)
 	if err != nil {
 		t.Fatalf("Provision(0.4.12) error = %v\n%s", err, log.String())
 	}
-	if got.Reused || got.Versions["lm-eval"] != "0.4.12" {
-		t.Errorf("Provision(0.4.12) = %+v, want a new install of 0.4.12", got)
+	if got.Reused || got.Versions["lm-eval"] != "0.4.12" || got.Dir == first.Dir {
+		t.Errorf("Provision(0.4.12) = %+v, want a new install of 0.4.12 beside %s", got, first.Dir)
 	}
-	if !strings.Contains(log.String(), "it lacks lm-eval[api]==0.4.12") {
+	if !strings.Contains(log.String(), "installing "+req.Set.Key()+": no earlier install") {
 		t.Errorf("log does not say why the venv was not reused:\n%s", log.String())
+	}
+	// The old venv stays for a job that may still be running from it.
+	if _, err := os.Stat(filepath.Join(first.Dir, markerName)); err != nil {
+		t.Errorf("old venv: %v", err)
+	}
+}
+
+func TestProvisionRejectsWrongHash(t *testing.T) {
+	t.Parallel()
+	py := realPython(t)
+	wheels := append(apiDeps(), lmEvalStandIn(LMEval.Version))
+	wdir := wheelDir(t, wheels...)
+	set := standInSet(t, "lm-eval", Pinned(false), wdir, wheels...)
+	// The lm_eval wheel on the index is not the one the lock pins.
+	writeWheel(t, wdir, standIn{name: "lm_eval", version: LMEval.Version, modules: map[string]string{"lm_eval/__init__.py": "evil = 1\n"}})
+	req := Request{Dir: filepath.Join(t.TempDir(), "tools"), Set: set, Python: py, Environ: jobEnviron(t, wdir)}
+	_, err := Provision(context.Background(), proc.Exec{}, req)
+	if err == nil || !strings.Contains(err.Error(), "THESE PACKAGES DO NOT MATCH THE HASHES") {
+		t.Fatalf("Provision() error = %v, want pip's hash mismatch", err)
+	}
+	if _, err := os.Lstat(filepath.Join(req.Dir, set.Key())); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed install was published: lstat error = %v", err)
+	}
+	// The next try builds a new generation beside the failed one.
+	if gen, err := nextGeneration(req.Dir, set); err != nil || gen != 2 {
+		t.Errorf("nextGeneration() = %d, %v; want 2", gen, err)
 	}
 }
 
@@ -226,22 +337,24 @@ func TestProvisionMissingWheel(t *testing.T) {
 	t.Parallel()
 	py := realPython(t)
 	// No bfcl-eval wheel: pip cannot find it.
-	wheels := wheelDir(t, append(apiDeps(), lmEvalStandIn(LMEval.Version), plainStandIn("soundfile", Soundfile.Version))...)
+	present := append(apiDeps(), lmEvalStandIn(LMEval.Version), plainStandIn("soundfile", Soundfile.Version))
+	wheels := wheelDir(t, present...)
+	all := wheelDir(t, allWheels()...)
 	req := Request{
-		Dir:      filepath.Join(t.TempDir(), "venv"),
-		Packages: Pinned(true),
-		Python:   py,
-		Environ:  jobEnviron(t, wheels),
+		Dir:     filepath.Join(t.TempDir(), "tools"),
+		Set:     standInSet(t, "lm-eval-bfcl", Pinned(true), all, allWheels()...),
+		Python:  py,
+		Environ: jobEnviron(t, wheels),
 	}
 	_, err := Provision(context.Background(), proc.Exec{}, req)
 	if err == nil {
 		t.Fatal("Provision() error = nil, want pip's failure")
 	}
 	for _, w := range []string{
-		"install lm-eval[api]==0.4.12 bfcl-eval==2026.3.23 soundfile==0.13.1",
+		"install lm-eval-bfcl (lock " + req.Set.Hash() + ")",
 		"exited with code 1",
 		"last lines:",
-		"No matching distribution found for bfcl-eval==2026.3.23",
+		"No matching distribution found for bfcl_eval==2026.3.23",
 	} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("Provision() error = %q, want it to contain %q", err, w)
@@ -251,7 +364,7 @@ func TestProvisionMissingWheel(t *testing.T) {
 	if !errors.As(err, &exit) {
 		t.Errorf("Provision() error = %v, want a *proc.ExitError inside", err)
 	}
-	if _, err := os.Stat(filepath.Join(req.Dir, markerName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(buildDir(req.Dir, req.Set, 1), markerName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("marker after a failed install: stat error = %v, want not exist", err)
 	}
 }
@@ -283,10 +396,10 @@ func TestProvisionUserFallback(t *testing.T) {
 		recorded = append(recorded, s)
 	}}}
 	req := Request{
-		Dir:      filepath.Join(t.TempDir(), "venv"),
-		Packages: Pinned(false),
-		Python:   py,
-		Environ:  environ,
+		Dir:     filepath.Join(t.TempDir(), "tools"),
+		Set:     standInSet(t, "lm-eval", Pinned(false), wheels, append(apiDeps(), lmEvalStandIn(LMEval.Version))...),
+		Python:  py,
+		Environ: environ,
 	}
 	got, err := Provision(context.Background(), r, req)
 	if err != nil {
@@ -296,6 +409,7 @@ func TestProvisionUserFallback(t *testing.T) {
 	want := Tools{
 		Mode:     ModeUser,
 		Dir:      base,
+		Lock:     req.Set.Key(),
 		LMEval:   filepath.Join(base, "bin", "lm_eval"),
 		Env:      []childenv.Var{{Name: "PATH", Value: filepath.Join(base, "bin") + ":" + os.Getenv("PATH")}},
 		Versions: map[string]string{"lm-eval": LMEval.Version},
@@ -303,8 +417,8 @@ func TestProvisionUserFallback(t *testing.T) {
 	if diff := cmp.Diff(got, want, cmpopts.IgnoreFields(Tools{}, "Duration")); diff != "" {
 		t.Errorf("Provision() diff (-got +want):\n%s", diff)
 	}
-	if _, err := os.Stat(req.Dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("venv directory was created in user mode: stat error = %v", err)
+	if _, err := os.Stat(filepath.Join(req.Dir, ".venvs")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a venv was created in user mode: stat error = %v", err)
 	}
 	var pipEnv []string
 	for _, s := range recorded {
@@ -337,7 +451,7 @@ func TestProvisionPath(t *testing.T) {
 	}{
 		{
 			name: "everything found, PYTHONPATH as given",
-			req:  Request{Mode: ModePath, Packages: Pinned(true), Environ: []string{"PATH=relative:" + empty + ":" + bin, "PYTHONPATH=/opt/tools"}},
+			req:  Request{Mode: ModePath, Set: Locked(true), Environ: []string{"PATH=relative:" + empty + ":" + bin, "PYTHONPATH=/opt/tools"}},
 			want: Tools{
 				Mode: ModePath, LMEval: filepath.Join(bin, "lm_eval"), Python: filepath.Join(bin, "python3"), VLLM: filepath.Join(bin, "vllm"),
 				Env: []childenv.Var{{Name: "PYTHONPATH", Value: "/opt/tools"}},
@@ -345,7 +459,7 @@ func TestProvisionPath(t *testing.T) {
 		},
 		{
 			name: "no vllm on a docker host is fine",
-			req:  Request{Mode: ModePath, Packages: Pinned(false), Environ: []string{"PATH=" + bin + "/../" + filepath.Base(bin)}},
+			req:  Request{Mode: ModePath, Set: Locked(false), Environ: []string{"PATH=" + bin + "/../" + filepath.Base(bin)}},
 			want: Tools{Mode: ModePath, LMEval: filepath.Join(bin, "..", filepath.Base(bin), "lm_eval"), VLLM: filepath.Join(bin, "..", filepath.Base(bin), "vllm")},
 		},
 		{
@@ -355,7 +469,7 @@ func TestProvisionPath(t *testing.T) {
 		},
 		{
 			name:    "lm_eval missing",
-			req:     Request{Mode: ModePath, Packages: Pinned(false), Environ: []string{"PATH=" + empty}},
+			req:     Request{Mode: ModePath, Set: Locked(false), Environ: []string{"PATH=" + empty}},
 			wantErr: "BENCHKITE_TOOLS=path: lm_eval not found on PATH",
 		},
 	}
@@ -401,24 +515,6 @@ func TestProvisionNothingAsked(t *testing.T) {
 	}
 }
 
-func TestProvisionRefusesToClearOtherDirectories(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	keep := filepath.Join(dir, "precious.txt")
-	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f := proctest.New(t)
-	f.Expect("python3", "-c", venvSupport).Exit(0)
-	_, err := Provision(context.Background(), f, Request{Dir: dir, Packages: Pinned(false), Environ: []string{"PATH=/usr/bin"}})
-	if err == nil || !strings.Contains(err.Error(), "is not a venv (no pyvenv.cfg); not clearing it") {
-		t.Fatalf("Provision() error = %v, want a refusal to clear %s", err, dir)
-	}
-	if _, err := os.Stat(keep); err != nil {
-		t.Errorf("%s: %v", keep, err)
-	}
-}
-
 func TestRequirementAndPins(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -459,9 +555,9 @@ func TestParseMode(t *testing.T) {
 func TestPlan(t *testing.T) {
 	t.Parallel()
 	req := Request{
-		Dir:      "/work/venv",
-		Packages: Pinned(true),
-		Environ:  []string{"PATH=/usr/bin", "HOME=/root", "PIP_INDEX_URL=https://u:p@mirror/simple", "BUILDKITE_AGENT_ACCESS_TOKEN=x", "HF_TOKEN=y"},
+		Dir:     "/cache/tools",
+		Set:     Locked(true),
+		Environ: []string{"PATH=/usr/bin", "HOME=/root", "PIP_INDEX_URL=https://u:p@mirror/simple", "BUILDKITE_AGENT_ACCESS_TOKEN=x", "HF_TOKEN=y"},
 	}
 	plan, err := Plan(req)
 	if err != nil {
@@ -471,22 +567,23 @@ func TestPlan(t *testing.T) {
 	for _, s := range plan {
 		got = append(got, proc.FormatArgv(s.Argv[:min(len(s.Argv), 12)]))
 	}
+	venv := "/cache/tools/.venvs/lm-eval-bfcl-" + Locked(true).Hash() + ".1"
 	want := []string{
 		"python3 -c 'import venv, ensurepip'",
-		"python3 -m venv --clear /work/venv",
-		"/work/venv/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off 'lm-eval[api]==0.4.12' bfcl-eval==2026.3.23 soundfile==0.13.1",
-		proc.FormatArgv([]string{"/work/venv/bin/python", "-c", checkScript, "lm-eval==0.4.12", "bfcl-eval==2026.3.23", "soundfile==0.13.1"}),
+		"python3 -m venv " + venv,
+		venv + "/bin/python -m pip install --disable-pip-version-check --no-input --progress-bar off --require-hashes --no-deps -r " + venv + "/benchkite-lock.txt",
+		proc.FormatArgv([]string{venv + "/bin/python", "-c", checkScript, "lm-eval==0.4.12", "bfcl-eval==2026.3.23", "soundfile==0.13.1"}),
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("Plan() argv diff (-got +want):\n%s", diff)
 	}
-	wantEnv := []string{"HOME=/root", "PATH=/usr/bin", "PIP_INDEX_URL=https://u:p@mirror/simple"}
+	wantEnv := []string{"HOME=/root", "PATH=/usr/bin", "PIP_CONFIG_FILE=/dev/null", "PIP_INDEX_URL=https://u:p@mirror/simple"}
 	for _, s := range plan {
 		if diff := cmp.Diff(s.Env, wantEnv); diff != "" {
 			t.Errorf("Plan() env of %s diff (-got +want):\n%s", s.Argv[0], diff)
 		}
 	}
-	if _, err := Plan(Request{Packages: Pinned(false)}); err == nil {
+	if _, err := Plan(Request{Set: Locked(false)}); err == nil {
 		t.Error("Plan(no Dir) error = nil, want one")
 	}
 }

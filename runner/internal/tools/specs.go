@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"os"
 	"path/filepath"
 
 	"github.com/benchkite/benchkite/runner/internal/childenv"
@@ -31,8 +32,19 @@ const venvSupport = "import venv, ensurepip"
 // userBaseScript prints where pip install --user puts scripts, less /bin.
 const userBaseScript = "import site; print(site.getuserbase())"
 
-// pipFlags keep pip's output a log, not a terminal.
-var pipFlags = []string{"--disable-pip-version-check", "--no-input", "--progress-bar", "off"}
+// pipFlags keep pip's output a log, not a terminal, and install exactly
+// the lock: every distribution hashed, none resolved beyond it.
+var pipFlags = []string{"--disable-pip-version-check", "--no-input", "--progress-bar", "off", "--require-hashes", "--no-deps"}
+
+// lockName is the lock file as written into the venv (or, for the user
+// fallback, beside the venvs) for pip to read.
+const lockName = "benchkite-lock.txt"
+
+// noPipConfig makes pip read no configuration file at all: not
+// ~/.config/pip/pip.conf, /etc/pip.conf or one a job names. pip still
+// reads the job's index settings (PIP_INDEX_URL, ...) that childenv lets
+// through.
+var noPipConfig = childenv.Var{Name: "PIP_CONFIG_FILE", Value: os.DevNull}
 
 // specs are the commands of one provisioning, built once so that Plan
 // and Provision agree.
@@ -40,29 +52,30 @@ type specs struct {
 	support, create, install, check, userInstall, userCheck, userBase proc.Spec
 }
 
-func newSpecs(req Request, dir string) (specs, error) {
-	env, err := childenv.Build(childenv.Install, childenv.Options{Environ: req.Environ})
+// newSpecs are the commands that build the venv dir from userLock (the
+// lock file's path for the user fallback).
+func newSpecs(req Request, dir, userLock string) (specs, error) {
+	env, err := childenv.Build(childenv.Install, childenv.Options{Environ: req.Environ, Runner: []childenv.Var{noPipConfig}})
 	if err != nil {
 		return specs{}, err
 	}
 	userEnv, err := childenv.Build(childenv.Install, childenv.Options{
 		Environ: req.Environ,
-		Runner:  []childenv.Var{{Name: "PIP_BREAK_SYSTEM_PACKAGES", Value: "1"}},
+		Runner:  []childenv.Var{noPipConfig, {Name: "PIP_BREAK_SYSTEM_PACKAGES", Value: "1"}},
 	})
 	if err != nil {
 		return specs{}, err
 	}
 	py := req.python()
 	vpy := filepath.Join(dir, "bin", "python")
-	reqs := requirements(req.Packages)
-	pins := pinArgs(req.Packages)
+	pins := pinArgs(req.Set.Packages)
 	return specs{
 		support: proc.Spec{Argv: []string{py, "-c", venvSupport}, Env: env},
-		create:  proc.Spec{Argv: []string{py, "-m", "venv", "--clear", dir}, Env: env},
-		install: proc.Spec{Argv: concat([]string{vpy, "-m", "pip", "install"}, pipFlags, reqs), Env: env},
+		create:  proc.Spec{Argv: []string{py, "-m", "venv", dir}, Env: env},
+		install: proc.Spec{Argv: concat([]string{vpy, "-m", "pip", "install"}, pipFlags, []string{"-r", filepath.Join(dir, lockName)}), Env: env},
 		check:   proc.Spec{Argv: concat([]string{vpy, "-c", checkScript}, pins), Env: env},
 		userInstall: proc.Spec{
-			Argv: concat([]string{py, "-m", "pip", "install", "--user"}, pipFlags, reqs),
+			Argv: concat([]string{py, "-m", "pip", "install", "--user"}, pipFlags, []string{"-r", userLock}),
 			Env:  userEnv,
 		},
 		userCheck: proc.Spec{Argv: concat([]string{py, "-c", checkScript}, pins), Env: env},

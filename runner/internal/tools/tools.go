@@ -3,13 +3,11 @@ package tools
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,20 +18,17 @@ import (
 // pipTail is how many lines of pip's output a failed install quotes.
 const pipTail = 20
 
-// markerName is the file in the venv that records what was installed
-// into it, written only after an install succeeded.
-const markerName = "benchkite-tools.json"
-
 // Request says what to provision.
 type Request struct {
 	// Mode is ModeVenv (the default when empty) or ModePath.
 	Mode Mode
-	// Dir is the venv. Provision clears it before an install, so it
-	// must not exist, be empty, or be a venv.
+	// Dir holds the venvs, one per tool set, each named by the set's
+	// name and lock hash (Set.Key); it is created when missing. Jobs of
+	// one machine share it: a lock file in it serialises installs.
 	Dir string
-	// Packages are the pinned distributions (Pinned). None means
-	// nothing to provision: a bench-only run.
-	Packages []Package
+	// Set is the locked tool set (Locked). An empty one means nothing to
+	// provision: a bench-only run.
+	Set Set
 	// Python is the interpreter that creates the venv; "python3" when
 	// empty, looked up in the PATH of Environ.
 	Python string
@@ -71,6 +66,8 @@ type Tools struct {
 	// childenv role, as childenv.Options.Runner: the venv's PATH, or the
 	// job's PYTHONPATH in ModePath.
 	Env []childenv.Var
+	// Lock is the tool set's key, name-hash (Set.Key); empty in ModePath.
+	Lock string
 	// Versions are the installed versions by distribution name, as the
 	// interpreter reports them (empty in ModePath).
 	Versions map[string]string
@@ -82,21 +79,22 @@ type Tools struct {
 }
 
 // Plan returns the commands Provision runs on a machine that has no
-// venv yet, in order: check that Python can create a venv, create it,
-// pip install, check the versions. A venv that already holds the pins is
-// only checked (the last command). Plan runs nothing.
+// venv of the set yet, in order: check that Python can create a venv,
+// create it, pip install the lock, check the versions. A venv that
+// already holds the set is only checked (the last command). Plan runs
+// nothing.
 func Plan(req Request) ([]proc.Spec, error) {
-	if req.Mode == ModePath || len(req.Packages) == 0 {
+	if req.Mode == ModePath || req.Set.empty() {
 		return nil, nil
 	}
 	if req.Mode != "" && req.Mode != ModeVenv {
 		return nil, fmt.Errorf("plan tools: mode %q cannot be asked for", req.Mode)
 	}
-	dir, err := venvDir(req.Dir)
+	root, err := venvDir(req.Dir)
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSpecs(req, dir)
+	s, err := newSpecs(req, buildDir(root, req.Set, 1), userLockPath(root, req.Set))
 	if err != nil {
 		return nil, fmt.Errorf("plan tools: %w", err)
 	}
@@ -120,10 +118,10 @@ func Provision(ctx context.Context, r proc.Runner, req Request) (Tools, error) {
 	switch {
 	case req.Mode == ModePath:
 		t, err = fromPath(req)
-	case len(req.Packages) == 0:
+	case req.Set.empty():
 		return Tools{}, nil
 	case req.Mode == "" || req.Mode == ModeVenv:
-		t, err = provisionVenv(ctx, r, req, log)
+		t, err = provisionLocked(ctx, r, req, log)
 	default:
 		err = fmt.Errorf("mode %q cannot be asked for", req.Mode)
 	}
@@ -135,63 +133,95 @@ func Provision(ctx context.Context, r proc.Runner, req Request) (Tools, error) {
 	case t.Mode == ModePath:
 		fmt.Fprintf(log, "tools: from PATH: lm_eval %s, python3 %s, vllm %s\n", orNone(t.LMEval), orNone(t.Python), orNone(t.VLLM))
 	case t.Reused:
-		fmt.Fprintf(log, "tools: reused %s (%s) in %s\n", t.Dir, versionList(req.Packages, t.Versions), t.Duration.Round(time.Millisecond))
+		fmt.Fprintf(log, "tools: reused %s (%s) in %s\n", t.Dir, versionList(req.Set.Packages, t.Versions), t.Duration.Round(time.Millisecond))
 	default:
-		fmt.Fprintf(log, "tools: installed %s into %s in %s\n", versionList(req.Packages, t.Versions), t.Dir, t.Duration.Round(time.Millisecond))
+		fmt.Fprintf(log, "tools: installed %s into %s in %s\n", versionList(req.Set.Packages, t.Versions), t.Dir, t.Duration.Round(time.Millisecond))
 	}
 	return t, nil
 }
 
-func provisionVenv(ctx context.Context, r proc.Runner, req Request, log io.Writer) (Tools, error) {
-	dir, err := venvDir(req.Dir)
+// provisionLocked holds the tools directory's lock while it looks at or
+// builds the set's venv: two jobs on one machine install one at a time,
+// and the second finds the first's venv.
+func provisionLocked(ctx context.Context, r proc.Runner, req Request, log io.Writer) (Tools, error) {
+	root, err := venvDir(req.Dir)
 	if err != nil {
 		return Tools{}, err
 	}
-	s, err := newSpecs(req, dir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return Tools{}, fmt.Errorf("tools directory: %w", err)
+	}
+	unlock, err := lockDir(ctx, root, log)
 	if err != nil {
 		return Tools{}, err
 	}
-	t := Tools{Mode: ModeVenv, Dir: dir}
-	if why := reusable(dir, req.Packages); why != "" {
-		fmt.Fprintf(log, "tools: installing into %s: %s\n", dir, why)
+	defer unlock()
+	return provisionVenv(ctx, r, req, root, log)
+}
+
+func provisionVenv(ctx context.Context, r proc.Runner, req Request, root string, log io.Writer) (Tools, error) {
+	link := filepath.Join(root, req.Set.Key())
+	if dir, why := current(link, req.Set); why != "" {
+		fmt.Fprintf(log, "tools: installing %s: %s\n", req.Set.Key(), why)
 	} else {
+		s, err := newSpecs(req, dir, "")
+		if err != nil {
+			return Tools{}, err
+		}
 		versions, out, err := check(ctx, r, s.check)
 		if err == nil {
-			t.Reused, t.Versions = true, versions
+			t := Tools{Mode: ModeVenv, Dir: dir, Lock: req.Set.Key(), Reused: true, Versions: versions}
 			return venvTools(t, req)
 		}
-		fmt.Fprintf(log, "tools: installing into %s: the venv does not hold the pins: %v\n%s", dir, err, out)
+		fmt.Fprintf(log, "tools: installing %s: %s does not hold the pins: %v\n%s", req.Set.Key(), dir, err, out)
 	}
 
+	gen, err := nextGeneration(root, req.Set)
+	if err != nil {
+		return Tools{}, err
+	}
+	dir := buildDir(root, req.Set, gen)
+	s, err := newSpecs(req, dir, userLockPath(root, req.Set))
+	if err != nil {
+		return Tools{}, err
+	}
 	if err := r.Run(ctx, quiet(s.support)); err != nil {
 		var exit *proc.ExitError
 		if !errors.As(err, &exit) || ctx.Err() != nil {
 			return Tools{}, fmt.Errorf("check that %s can create a venv: %w", s.support.Name(), err)
 		}
 		fmt.Fprintf(log, "tools: %s cannot create a venv (%v); installing with pip install --user\n", s.support.Name(), err)
+		if err := os.WriteFile(userLockPath(root, req.Set), req.Set.Lock, 0o644); err != nil {
+			return Tools{}, fmt.Errorf("write the lock for pip: %w", err)
+		}
 		return provisionUser(ctx, r, req, s, log)
 	}
-	if err := clearable(dir); err != nil {
-		return Tools{}, err
-	}
+	// A build that fails leaves its directory behind, out of the way: the
+	// next try takes the next generation.
 	fmt.Fprintf(log, "$ %s\n", proc.FormatArgv(s.create.Argv))
 	if err := runLogged(ctx, r, s.create, log, "[venv] "); err != nil {
 		return Tools{}, fmt.Errorf("create venv %s: %w", dir, err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, lockName), req.Set.Lock, 0o644); err != nil {
+		return Tools{}, fmt.Errorf("write the lock for pip: %w", err)
+	}
 	fmt.Fprintf(log, "$ %s\n", proc.FormatArgv(s.install.Argv))
 	if err := runLogged(ctx, r, s.install, log, "[pip] "); err != nil {
-		return Tools{}, fmt.Errorf("install %s: %w", strings.Join(requirements(req.Packages), " "), err)
+		return Tools{}, fmt.Errorf("install %s (lock %s): %w", req.Set.Name, req.Set.Hash(), err)
 	}
 	versions, out, err := check(ctx, r, s.check)
 	if err != nil {
 		return Tools{}, fmt.Errorf("pip installed, but the venv does not hold the pins: %w\n%s", err, out)
 	}
-	t.Versions = versions
+	t := Tools{Mode: ModeVenv, Dir: dir, Lock: req.Set.Key(), Versions: versions}
 	t, err = venvTools(t, req)
 	if err != nil {
 		return Tools{}, err
 	}
-	if err := writeMarker(dir, req.Packages); err != nil {
+	if err := writeMarker(dir, req.Set); err != nil {
+		return Tools{}, err
+	}
+	if err := publish(link, dir); err != nil {
 		return Tools{}, err
 	}
 	return t, nil
@@ -199,13 +229,13 @@ func provisionVenv(ctx context.Context, r proc.Runner, req Request, log io.Write
 
 func venvTools(t Tools, req Request) (Tools, error) {
 	bin := filepath.Join(t.Dir, "bin")
-	if hasPackage(req.Packages, LMEval.Name) {
+	if hasPackage(req.Set.Packages, LMEval.Name) {
 		t.LMEval = filepath.Join(bin, "lm_eval")
 		if err := executable(t.LMEval); err != nil {
 			return Tools{}, err
 		}
 	}
-	if hasPackage(req.Packages, BFCLEval.Name) {
+	if hasPackage(req.Set.Packages, BFCLEval.Name) {
 		t.Python = filepath.Join(bin, "python")
 	}
 	t.Env = []childenv.Var{
@@ -218,7 +248,7 @@ func venvTools(t Tools, req Request) (Tools, error) {
 func provisionUser(ctx context.Context, r proc.Runner, req Request, s specs, log io.Writer) (Tools, error) {
 	fmt.Fprintf(log, "$ %s\n", proc.FormatArgv(s.userInstall.Argv))
 	if err := runLogged(ctx, r, s.userInstall, log, "[pip] "); err != nil {
-		return Tools{}, fmt.Errorf("install %s: %w", strings.Join(requirements(req.Packages), " "), err)
+		return Tools{}, fmt.Errorf("install %s: %w", strings.Join(requirements(req.Set.Packages), " "), err)
 	}
 	versions, out, err := check(ctx, r, s.userCheck)
 	if err != nil {
@@ -230,18 +260,18 @@ func provisionUser(ctx context.Context, r proc.Runner, req Request, s specs, log
 	if err := r.Run(ctx, sp); err != nil {
 		return Tools{}, fmt.Errorf("find the user base of %s: %w", sp.Name(), err)
 	}
-	t := Tools{Mode: ModeUser, Dir: strings.TrimSpace(base.String()), Versions: versions}
+	t := Tools{Mode: ModeUser, Dir: strings.TrimSpace(base.String()), Lock: req.Set.Key(), Versions: versions}
 	if !filepath.IsAbs(t.Dir) {
 		return Tools{}, fmt.Errorf("user base of %s is %q, not an absolute path", sp.Name(), t.Dir)
 	}
 	bin := filepath.Join(t.Dir, "bin")
-	if hasPackage(req.Packages, LMEval.Name) {
+	if hasPackage(req.Set.Packages, LMEval.Name) {
 		t.LMEval = filepath.Join(bin, "lm_eval")
 		if err := executable(t.LMEval); err != nil {
 			return Tools{}, err
 		}
 	}
-	if hasPackage(req.Packages, BFCLEval.Name) {
+	if hasPackage(req.Set.Packages, BFCLEval.Name) {
 		t.Python = req.python()
 	}
 	t.Env = []childenv.Var{{Name: "PATH", Value: prependPath(bin, envValue(req.Environ, "PATH"))}}
@@ -253,12 +283,12 @@ func fromPath(req Request) (Tools, error) {
 	path := envValue(req.Environ, "PATH")
 	t := Tools{Mode: ModePath}
 	var err error
-	if hasPackage(req.Packages, LMEval.Name) {
+	if hasPackage(req.Set.Packages, LMEval.Name) {
 		if t.LMEval, err = lookPath("lm_eval", path); err != nil {
 			return Tools{}, err
 		}
 	}
-	if hasPackage(req.Packages, BFCLEval.Name) {
+	if hasPackage(req.Set.Packages, BFCLEval.Name) {
 		if t.Python, err = lookPath("python3", path); err != nil {
 			return Tools{}, err
 		}
@@ -317,64 +347,6 @@ func venvDir(dir string) (string, error) {
 		return "", fmt.Errorf("venv directory %s: %w", dir, err)
 	}
 	return abs, nil
-}
-
-// clearable refuses to let venv --clear empty a directory that is not a
-// venv: a mistyped BENCHKITE_TOOLS_DIR must not delete someone's files.
-func clearable(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("venv directory %s: %w", dir, err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "pyvenv.cfg")); err != nil {
-		return fmt.Errorf("venv directory %s exists and is not a venv (no pyvenv.cfg); not clearing it", dir)
-	}
-	return nil
-}
-
-type marker struct {
-	Requirements []string `json:"requirements"`
-}
-
-// reusable says why the venv cannot be reused as it is, or "" when its
-// marker records every requirement asked for (a venv that holds more,
-// e.g. bfcl-eval from another recipe, serves as well).
-func reusable(dir string, pkgs []Package) string {
-	data, err := os.ReadFile(filepath.Join(dir, markerName))
-	if errors.Is(err, os.ErrNotExist) {
-		return "no earlier install"
-	}
-	if err != nil {
-		return err.Error()
-	}
-	var m marker
-	if err := json.Unmarshal(data, &m); err != nil {
-		return fmt.Sprintf("%s: %v", markerName, err)
-	}
-	var missing []string
-	for _, r := range requirements(pkgs) {
-		if !slices.Contains(m.Requirements, r) {
-			missing = append(missing, r)
-		}
-	}
-	if len(missing) > 0 {
-		return "it lacks " + strings.Join(missing, " ")
-	}
-	return ""
-}
-
-func writeMarker(dir string, pkgs []Package) error {
-	data, err := json.MarshalIndent(marker{Requirements: requirements(pkgs)}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, markerName), append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("record the install: %w", err)
-	}
-	return nil
 }
 
 func executable(path string) error {
@@ -448,18 +420,18 @@ func orNone(s string) string {
 func Expect(req Request) (Tools, error) {
 	var err error
 	switch {
-	case len(req.Packages) == 0 && req.Mode != ModePath:
+	case req.Set.empty() && req.Mode != ModePath:
 		return Tools{}, nil
 	case req.Mode == ModePath:
 		// As Provision finds them, when they are there already.
 		t := Tools{Mode: ModePath}
 		path := envValue(req.Environ, "PATH")
-		if hasPackage(req.Packages, LMEval.Name) {
+		if hasPackage(req.Set.Packages, LMEval.Name) {
 			if t.LMEval, err = lookPath("lm_eval", path); err != nil {
 				t.LMEval = "lm_eval"
 			}
 		}
-		if hasPackage(req.Packages, BFCLEval.Name) {
+		if hasPackage(req.Set.Packages, BFCLEval.Name) {
 			if t.Python, err = lookPath("python3", path); err != nil {
 				t.Python = "python3"
 			}
@@ -469,16 +441,17 @@ func Expect(req Request) (Tools, error) {
 		}
 		return t, nil
 	}
-	dir, err := venvDir(req.Dir)
+	root, err := venvDir(req.Dir)
 	if err != nil {
 		return Tools{}, err
 	}
-	t := Tools{Mode: ModeVenv, Dir: dir}
+	dir := filepath.Join(root, req.Set.Key())
+	t := Tools{Mode: ModeVenv, Dir: dir, Lock: req.Set.Key()}
 	bin := filepath.Join(dir, "bin")
-	if hasPackage(req.Packages, LMEval.Name) {
+	if hasPackage(req.Set.Packages, LMEval.Name) {
 		t.LMEval = filepath.Join(bin, "lm_eval")
 	}
-	if hasPackage(req.Packages, BFCLEval.Name) {
+	if hasPackage(req.Set.Packages, BFCLEval.Name) {
 		t.Python = filepath.Join(bin, "python")
 	}
 	t.Env = []childenv.Var{

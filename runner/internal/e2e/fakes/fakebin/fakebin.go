@@ -52,6 +52,12 @@ func Build(t testing.TB) string {
 	return builtDir
 }
 
+// Dir is Build for programs that are not tests (the demo).
+func Dir() (string, error) {
+	once.Do(func() { builtDir, buildErr = build() })
+	return builtDir, buildErr
+}
+
 func build() (string, error) {
 	root, err := moduleRoot()
 	if err != nil {

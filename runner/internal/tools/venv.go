@@ -1,0 +1,154 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The tools directory holds, per tool set, a symlink named by its key
+// (name-hash) to the venv that holds it, under .venvs/KEY.GEN. A venv is
+// built at its final path (venvs cannot move: their scripts name their
+// python by absolute path) and published by renaming a new symlink over
+// the old one, so a job sees either the last complete venv or none, and
+// a job already running keeps the venv it resolved. A build that failed
+// or was interrupted stays behind under its generation and is never
+// used.
+const (
+	venvsDir = ".venvs"
+	lockFile = ".lock"
+)
+
+// markerName is the file in the venv that records what was installed
+// into it, written only after an install succeeded.
+const markerName = "benchkite-tools.json"
+
+type marker struct {
+	Set        string `json:"set"`
+	LockSHA256 string `json:"lock_sha256"`
+}
+
+func lockSum(s Set) string { return s.lock().SHA256() }
+
+func buildDir(root string, s Set, gen int) string {
+	return filepath.Join(root, venvsDir, s.Key()+"."+strconv.Itoa(gen))
+}
+
+func userLockPath(root string, s Set) string {
+	return filepath.Join(root, s.Key()+".txt")
+}
+
+// current resolves the set's symlink to its venv and says why that
+// cannot be used as it is, or "" when its marker records this lock.
+func current(link string, s Set) (string, string) {
+	dir, err := filepath.EvalSymlinks(link)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", "no earlier install"
+	}
+	if err != nil {
+		return "", err.Error()
+	}
+	data, err := os.ReadFile(filepath.Join(dir, markerName))
+	if err != nil {
+		return "", fmt.Sprintf("%s: no complete install: %v", dir, err)
+	}
+	var m marker
+	if err := json.Unmarshal(data, &m); err != nil {
+		return "", fmt.Sprintf("%s: %v", markerName, err)
+	}
+	if m.LockSHA256 != lockSum(s) {
+		return "", fmt.Sprintf("%s was installed from another lock", dir)
+	}
+	return dir, ""
+}
+
+// nextGeneration is one more than the highest generation of the set
+// under .venvs, finished or not.
+func nextGeneration(root string, s Set) (int, error) {
+	entries, err := os.ReadDir(filepath.Join(root, venvsDir))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("tools directory: %w", err)
+	}
+	gen := 0
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), s.Key()+".")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(rest); err == nil && n > gen {
+			gen = n
+		}
+	}
+	return gen + 1, nil
+}
+
+func writeMarker(dir string, s Set) error {
+	data, err := json.MarshalIndent(marker{Set: s.Name, LockSHA256: lockSum(s)}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, markerName), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("record the install: %w", err)
+	}
+	return nil
+}
+
+// publish points link at dir in one rename.
+func publish(link, dir string) error {
+	rel, err := filepath.Rel(filepath.Dir(link), dir)
+	if err != nil {
+		return fmt.Errorf("publish venv: %w", err)
+	}
+	tmp := fmt.Sprintf("%s.new-%d", link, os.Getpid())
+	_ = os.Remove(tmp)
+	if err := os.Symlink(rel, tmp); err != nil {
+		return fmt.Errorf("publish venv: %w", err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("publish venv: %w", err)
+	}
+	return nil
+}
+
+// lockPoll is how often a job waiting for another's install tries again.
+const lockPoll = 250 * time.Millisecond
+
+// lockDir takes the tools directory's lock, waiting while another job
+// installs, for as long as ctx allows. The kernel drops the lock when the
+// process dies, so a killed job never leaves it held.
+func lockDir(ctx context.Context, root string, log io.Writer) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(root, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("tools lock: %w", err)
+	}
+	waited := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("tools lock %s: %w", f.Name(), err)
+		}
+		if !waited {
+			fmt.Fprintf(log, "tools: waiting for another job's install in %s\n", root)
+			waited = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for the tools lock: %w", ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
+}

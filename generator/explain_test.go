@@ -48,7 +48,7 @@ var explainCases = []struct {
 		text: []string{
 			"queue        mi355x-canary (from MI355X_QUEUE)",
 			"image        vllm/vllm-openai-rocm:nightly (from default)\n" +
-				"             VLLM_IMAGE=vllm/vllm-openai:nightly-" + testCommit + " ignored: MI355X needs a ROCm image\n",
+				"             VLLM_IMAGE=vllm/vllm-openai:nightly-" + testCommit + " ignored: it is a CUDA image and MI355X needs ROCm; the commit its tag names (" + testCommit + ") selects no ROCm image\n",
 			"vllm commit  unknown (image tag names no commit)",
 		},
 	},
@@ -59,7 +59,7 @@ var explainCases = []struct {
 		env:    map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:latest", "VLLM_COMMIT": testCommit},
 		text: []string{
 			"image        vllm/vllm-openai-rocm:nightly-" + testCommit + " (from VLLM_COMMIT)\n" +
-				"             VLLM_IMAGE=vllm/vllm-openai:latest ignored: MI355X needs a ROCm image\n",
+				"             VLLM_IMAGE=vllm/vllm-openai:latest ignored: it is a CUDA image and MI355X needs ROCm\n",
 			"vllm commit  " + testCommit,
 		},
 	},
@@ -171,7 +171,7 @@ func TestExplainJSONHasEveryDecision(t *testing.T) {
 		"queue_source": "MI355X_QUEUE",
 		"image":        "vllm/vllm-openai-rocm:nightly-" + testCommit,
 		"image_source": "VLLM_COMMIT",
-		"image_note":   "VLLM_IMAGE=vllm/vllm-openai:latest ignored: MI355X needs a ROCm image",
+		"image_note":   "VLLM_IMAGE=vllm/vllm-openai:latest ignored: it is a CUDA image and MI355X needs ROCm",
 		"vllm_commit":  testCommit,
 	}
 	for k, v := range want {

@@ -20,8 +20,8 @@ func pinImages(ctx context.Context, r *imagepin.Resolver, sel *selection.Selecti
 	var refs []string
 	for _, run := range sel.Runs {
 		res, err := workloads.Resolve(run.Recipe, profiles, getenv)
-		if err != nil {
-			continue
+		if err != nil || run.Recipe.VLLM.Build != nil {
+			continue // a built image is in no registry
 		}
 		refs = append(refs, res.PullImage)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -143,6 +144,9 @@ func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOption
 func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agents.Set, opt pipelineOptions) (steps.CommandStep, error) {
 	r := run.Recipe
 	res, err := workloads.Resolve(r, profiles, opt.getenv)
+	if errors.Is(err, workloads.ErrBuildOverride) {
+		return imageFailedStep(r.Name, err, opt.cpuQueue), nil
+	}
 	if err != nil {
 		return steps.CommandStep{}, err
 	}
@@ -151,6 +155,10 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		return imageFailedStep(r.Name, pin.err, opt.cpuQueue), nil
 	}
 	env := map[string]string{"VLLM_IMAGE": pin.image}
+	if r.VLLM.Build != nil {
+		// The job builds the image; no registry knows it.
+		delete(env, "VLLM_IMAGE")
+	}
 	if pin.commit != "" {
 		env["VLLM_COMMIT"] = pin.commit
 	}
@@ -175,7 +183,7 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		},
 		// The history may fail: its gates then say "no baseline".
 		DependsOn:        []steps.Dependency{{Step: contract.HistoryStepKey, AllowFailure: true}},
-		Agents:           map[string]string{"queue": res.Queue},
+		Agents:           res.Profile.AgentTags(res.Queue),
 		Env:              env,
 		TimeoutInMinutes: r.StepTimeout(),
 		// Retry a job whose agent vanished (a preempted or restarted GPU

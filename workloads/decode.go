@@ -116,6 +116,7 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 		{Name: "nightly", Decode: func(_, v *yaml.Node) { r.Nightly, _ = d.Bool(v, "nightly") }},
 		{Name: "timeout_in_minutes", Decode: func(_, v *yaml.Node) {
 			r.TimeoutInMinutes, _ = d.Int(v, "timeout_in_minutes", 1, 24*60)
+			l.nodes.timeout = v
 		}},
 		{Name: "bench_only", Decode: func(_, v *yaml.Node) { r.BenchOnly, _ = d.Bool(v, "bench_only") }},
 		{Name: "blocked_by", Decode: func(_, v *yaml.Node) {
@@ -152,6 +153,8 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 		d.Errorf(root, "bench_only is set but the recipe has no vllm_bench")
 	}
 	l.checkMetricRefs(r)
+	l.checkStartupFits(r)
+	l.checkBuild(r)
 	si := r.VLLM.Serve
 	if r.NumGPUs > 0 && l.numGPUsNode != nil && si.TP*si.DP*si.PP > r.NumGPUs {
 		d.Errorf(l.numGPUsNode, "serve args need %d GPUs (TP %d × DP %d × PP %d) but num_gpus is %d", si.TP*si.DP*si.PP, si.TP, si.DP, si.PP, r.NumGPUs)
@@ -176,6 +179,7 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 			}
 		}},
 		{Name: "image", Decode: func(_, val *yaml.Node) {
+			l.nodes.image = val
 			if s, ok := d.String(val, "vllm.image"); ok {
 				if err := checkImageRef(s); err != nil {
 					d.Errorf(val, "vllm.image: %v", err)
@@ -209,6 +213,8 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 				l.serveArgs(val, s, v)
 			}
 		}},
+		{Name: "startup_timeout_s", Decode: func(_, val *yaml.Node) { l.decodeStartupTimeout(val, v) }},
+		{Name: "build", Decode: func(_, val *yaml.Node) { v.Build = l.decodeBuild(val) }},
 	})
 	if !hasModel && n.Kind == yaml.MappingNode {
 		d.Errorf(n, "vllm needs model")

@@ -100,7 +100,7 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	j := &c.job
 	fs.StringVar(&j.ResultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
 	fs.IntVar(&j.Port, "port", env.Int("BENCHKITE_PORT", 8000), "server port (env BENCHKITE_PORT)")
-	fs.DurationVar(&j.HealthTimeout, "health-timeout", env.Duration("BENCHKITE_HEALTH_TIMEOUT", 60*time.Minute), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT)")
+	fs.DurationVar(&j.HealthTimeout, "health-timeout", env.Duration("BENCHKITE_HEALTH_TIMEOUT", 0), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT; default: the recipe's vllm.startup_timeout_s, 3600 s unless set)")
 	fs.StringVar(&j.BaseURL, "base-url", getenv("BENCHKITE_BASE_URL"), "use a server that is already up instead of starting one (env BENCHKITE_BASE_URL)")
 	fs.BoolVar(&j.BenchOnly, "bench-only", env.Bool("BENCH_ONLY"), "skip accuracy tasks (env BENCH_ONLY)")
 	fs.DurationVar(&j.Grace, "grace", env.Duration("BENCHKITE_GRACE", proc.DefaultGrace), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
@@ -139,7 +139,7 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	if j.Port < 1 || j.Port > 65535 {
 		return c, fmt.Errorf("%w: --port %d is not a port", cliutil.ErrUsage, j.Port)
 	}
-	if j.HealthTimeout <= 0 || j.Grace < 0 {
+	if j.HealthTimeout < 0 || (j.HealthTimeout == 0 && (flagSet(fs, "health-timeout") || strings.TrimSpace(getenv("BENCHKITE_HEALTH_TIMEOUT")) != "")) || j.Grace < 0 {
 		return c, fmt.Errorf("%w: --health-timeout must be positive and --grace not negative", cliutil.ErrUsage)
 	}
 	return c, nil

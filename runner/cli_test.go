@@ -28,7 +28,8 @@ func TestParseConfig(t *testing.T) {
 		BenchOnly     bool
 		Grace         time.Duration
 	}
-	defaults := parsed{RecipePath: "r.yaml", Port: 8000, HealthTimeout: time.Hour, Grace: 10 * time.Second}
+	// HealthTimeout 0: the recipe's vllm.startup_timeout_s decides.
+	defaults := parsed{RecipePath: "r.yaml", Port: 8000, HealthTimeout: 0, Grace: 10 * time.Second}
 	with := func(f func(*parsed)) parsed { p := defaults; f(&p); return p }
 	tests := []struct {
 		name string

@@ -39,7 +39,7 @@ const cleanupTimeout = 2 * time.Minute
 type Config struct {
 	ResultsDir    string        // default results/<recipe name>
 	Port          int           // the server's port
-	HealthTimeout time.Duration // how long the server may take to become healthy
+	HealthTimeout time.Duration // how long the server may take to become healthy; 0: the recipe's start-up timeout
 	BaseURL       string        // attach to this server instead of starting one
 	BenchOnly     bool          // skip accuracy tasks
 	Grace         time.Duration // SIGTERM to SIGKILL when stopping a process
@@ -125,8 +125,11 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	} else {
 		j.absDir = j.dir
 	}
+	if c.HealthTimeout == 0 {
+		j.cfg.HealthTimeout = res.Recipe.StartupTimeout()
+	}
 	j.port = c.Port
-	if c.PortAuto && c.BaseURL == "" && res.Profile.K8s != nil && res.Profile.K8s.HostNetwork {
+	if c.PortAuto && c.BaseURL == "" && res.Profile.HostNetwork() {
 		if p, err := freePort(); err == nil {
 			j.port = p
 		}

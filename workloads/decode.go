@@ -137,6 +137,7 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 		{Name: "lm_eval", Decode: func(k, v *yaml.Node) { mark(k); r.LMEval = l.decodeLMEval(v) }},
 		{Name: "vllm_bench", Decode: func(k, v *yaml.Node) { mark(k); r.Bench = l.decodeBench(v) }},
 		{Name: "bfcl", Decode: func(k, v *yaml.Node) { mark(k); r.BFCL = l.decodeBFCL(v) }},
+		{Name: "aiperf", Decode: func(k, v *yaml.Node) { mark(k); r.AIPerf = l.decodeAIPerf(v) }},
 	})
 	if root.Kind != yaml.MappingNode {
 		return r
@@ -146,8 +147,8 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 			d.Errorf(root, "recipe needs %s", req)
 		}
 	}
-	if seen["lm_eval"] == nil && seen["vllm_bench"] == nil && seen["bfcl"] == nil {
-		d.Errorf(root, "recipe measures nothing: add lm_eval, vllm_bench or bfcl")
+	if seen["lm_eval"] == nil && seen["vllm_bench"] == nil && seen["bfcl"] == nil && seen["aiperf"] == nil {
+		d.Errorf(root, "recipe measures nothing: add lm_eval, vllm_bench, bfcl or aiperf")
 	}
 	if r.BenchOnly && r.Bench == nil && seen["vllm_bench"] == nil {
 		d.Errorf(root, "bench_only is set but the recipe has no vllm_bench")

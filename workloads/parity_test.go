@@ -151,3 +151,81 @@ func TestChooseImagePlatforms(t *testing.T) {
 		})
 	}
 }
+
+func TestAIPerf(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	head := "name: a\ngpu: H200\nnum_gpus: 1\nvllm: {model: o/m}\naiperf:\n"
+	tests := []struct {
+		name string
+		src  string
+		want *AIPerf
+		errs []string
+	}{
+		{
+			name: "the shape users write, alone in the recipe",
+			src: `  configs:
+    - name: prefix
+      args:
+        endpoint-type: chat
+        --streaming: true
+        num_prefix_prompts: 8
+        extra-inputs: ["ignore_eos:true", "max_tokens:350"]
+        sweep-type: zip
+        concurrency: "16,24"
+        verbose: false
+        random-seed: 42
+      assertions: {request_throughput: {min: 1}, time_to_first_token_p99_ms: {max: 900}}
+      regression: {metrics: {output_token_throughput: {max_drop_pct: 5}}}
+`,
+			want: &AIPerf{Configs: []AIPerfConfig{{
+				Name: "prefix",
+				Args: []BenchArg{
+					{Flag: "--endpoint-type", Values: []string{"chat"}},
+					{Flag: "--streaming"},
+					{Flag: "--num-prefix-prompts", Values: []string{"8"}},
+					{Flag: "--extra-inputs", Values: []string{"ignore_eos:true", "max_tokens:350"}},
+					{Flag: "--sweep-type", Values: []string{"zip"}},
+					{Flag: "--concurrency", Values: []string{"16,24"}},
+					{Flag: "--random-seed", Values: []string{"42"}},
+				},
+				Assertions: []Assertion{{Metric: "request_throughput", Min: ptr(1.0)}, {Metric: "time_to_first_token_p99_ms", Max: ptr(900.0)}},
+				Regression: &Regression{Nights: 30, MaxMissing: 25, Metrics: []RegressionMetric{{Metric: "output_token_throughput", HigherIsBetter: true, MaxDropPct: 5}}},
+			}}},
+		},
+		{
+			name: "runner-owned, duplicate and unknown keys",
+			src: `  configs:
+    - name: x
+      args: {url: "http://x", Model: m, output_artifact_dir: d, concurrency: 1, --concurrency: 2, mode: -rf}
+      assertions: {ttft_p99: {max: 1}}
+    - name: x
+`,
+			errs: []string{
+				`r.yaml:8:14: aiperf.configs[0].args: --url cannot be set here: the runner points aiperf at its server`,
+				`r.yaml:8:31: aiperf.configs[0].args key "Model" is not a flag name`,
+				`r.yaml:8:41: aiperf.configs[0].args: --output-artifact-dir cannot be set here: the runner writes aiperf's artifacts to results/<recipe>/aiperf-<name>/`,
+				`r.yaml:8:81: aiperf.configs[0].args: "--concurrency" is --concurrency again (first at line 8)`,
+				`r.yaml:8:105: aiperf.configs[0].args.mode: "-rf" starts with '-': aiperf would read it as a flag`,
+				`r.yaml:9:20: aiperf.configs[0].assertions: the runner reads no "ttft_p99" from aiperf's export`,
+				`r.yaml:10:7: aiperf config name "x" is used twice (first at line 7); it names a results folder`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(head+tt.src), profiles)
+			if diff := cmp.Diff(problemList(ps), tt.errs); diff != "" {
+				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
+			}
+			if r != nil {
+				if diff := cmp.Diff(r.AIPerf, tt.want); diff != "" {
+					t.Errorf("AIPerf diff (-got +want):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func ptr(f float64) *float64 { return &f }

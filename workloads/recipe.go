@@ -24,6 +24,7 @@ type Recipe struct {
 	LMEval *LMEval
 	Bench  *Bench
 	BFCL   *BFCL
+	AIPerf *AIPerf
 }
 
 // VLLM is how the server is started.

@@ -220,3 +220,17 @@ func (l *loader) decodeAIPerfArgs(n *yaml.Node, what string) []BenchArg {
 	})
 	return out
 }
+
+// IsAIPerfMetric says whether the runner reads metric from aiperf's export.
+func IsAIPerfMetric(metric string) bool {
+	return slices.Contains(aiperfRates, metric) || slices.Contains(aiperfLatency, metric) || slices.Contains(aiperfOther, metric)
+}
+
+// IsAIPerfLatency says whether metric is a latency, exported in ms.
+func IsAIPerfLatency(metric string) bool { return slices.Contains(aiperfLatency, metric) }
+
+// IsAIPerfRate says whether metric is reported as one value (its avg).
+func IsAIPerfRate(metric string) bool { return slices.Contains(aiperfRates, metric) }
+
+// IsAIPerfStat says whether stat is a statistic the runner reads.
+func IsAIPerfStat(stat string) bool { return slices.Contains(aiperfStats, stat) }

@@ -246,6 +246,15 @@ func (j *Job) Run(ctx context.Context) Result {
 	default:
 		j.phase(ctx, summary.PhaseBench, j.bench)
 	}
+	switch {
+	case j.res.Recipe.AIPerf == nil:
+	case ctx.Err() != nil:
+		j.notRun(ctx, summary.PhaseAIPerf, "canceled")
+	case !ok:
+		j.notRun(ctx, summary.PhaseAIPerf, "server not ready")
+	default:
+		j.phase(ctx, summary.PhaseAIPerf, j.aiperf)
+	}
 	j.accuracyPhase(ctx, summary.PhaseLMEval, len(j.res.Tasks) > 0, ok, j.lmeval)
 	j.accuracyPhase(ctx, summary.PhaseBFCL, j.res.BFCL != nil, ok, j.bfclPhase)
 
@@ -342,6 +351,8 @@ func phaseTitle(name string) string {
 		return ":hourglass: wait for the server"
 	case summary.PhaseBench:
 		return ":stopwatch: vllm bench serve"
+	case summary.PhaseAIPerf:
+		return ":stopwatch: aiperf"
 	case summary.PhaseLMEval:
 		return ":dart: lm_eval"
 	case summary.PhaseBFCL:

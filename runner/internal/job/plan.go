@@ -63,6 +63,9 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 			}
 		}
 	}
+	if err := j.planAIPerf(add); err != nil {
+		return nil, nil, err
+	}
 	if j.runsAccuracy() && len(res.Tasks) > 0 {
 		if err := alive(); err != nil {
 			return nil, nil, err

@@ -45,6 +45,7 @@ const (
 	PhaseServe   = "serve"
 	PhaseReady   = "ready"
 	PhaseBench   = "bench"
+	PhaseAIPerf  = "aiperf"
 	PhaseLMEval  = "lm_eval"
 	PhaseBFCL    = "bfcl"
 	PhaseGate    = "gate"

@@ -164,9 +164,9 @@ func TestPlanContents(t *testing.T) {
 			name: "aiperf natively: its own venv, then one run per config with the recipe's flags after the runner's",
 			args: []string{"testdata/recipes/aiperf_mi300x.yaml"},
 			want: []string{
+				"vllm serve Qwen/Qwen3-8B",
 				"python3 -m venv --clear " + cwdToken + "/.benchkite/tools-aiperf\n",
 				"/.benchkite/tools-aiperf/bin/python -m pip install ", " aiperf==0.13.0\n",
-				"vllm serve Qwen/Qwen3-8B",
 				". " + cwdToken + "/.benchkite/tools-aiperf/bin/aiperf profile --model Qwen/Qwen3-8B --tokenizer Qwen/Qwen3-8B --url http://127.0.0.1:8000 --output-artifact-dir " + cwdToken + "/results/aiperf-mi300x/aiperf-prefix --endpoint-type chat --streaming --extra-inputs ignore_eos:true --extra-inputs max_tokens:350 --sweep-type zip --concurrency 16,24 --request-count 80,120\n",
 				"     env VIRTUAL_ENV=" + cwdToken + "/.benchkite/tools-aiperf\n",
 			},

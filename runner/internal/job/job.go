@@ -222,7 +222,12 @@ func (j *Job) Run(ctx context.Context) Result {
 	if j.runsAccuracy() || j.cfg.Tools == tools.ModePath {
 		ok = j.phase(ctx, summary.PhaseTools, j.provision)
 	}
+	if ok && j.builds() {
+		ok = j.phase(ctx, PhaseBuild, j.build)
+	}
 	switch {
+	case !ok && j.sum.Phase(PhaseBuild) != nil:
+		j.notRun(ctx, summary.PhaseServe, "image not built")
 	case !ok:
 		j.notRun(ctx, summary.PhaseServe, "tools not provisioned")
 	case j.cfg.BaseURL == "":
@@ -272,6 +277,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	} else {
 		j.notRun(ctx, summary.PhaseGate, "canceled")
 	}
+	j.writeProvenance(cleanCtx)
 	j.sum.Finished = j.now()
 	j.sum.Verdict, j.sum.Problems = j.verdict(ctx)
 	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
@@ -359,6 +365,8 @@ func phaseTitle(name string) string {
 		return ":hammer_and_wrench: bfcl"
 	case summary.PhaseGate:
 		return ":vertical_traffic_light: gates"
+	case PhaseBuild:
+		return ":building_construction: docker build"
 	case summary.PhasePublish:
 		return ":package: publish"
 	}

@@ -155,6 +155,14 @@ func (d *daemon) run(args []string) error {
 	if err != nil {
 		return err
 	}
+	// --pull missing: an image not built or pulled before is pulled now.
+	if o.pull == "never" {
+		if _, ok := st.findImage(image); !ok {
+			return runErr(fmt.Errorf("Error response from daemon: No such image: %s", image))
+		}
+	} else if err := st.pulled(image); err != nil {
+		return runErr(err)
+	}
 	labels := map[string]string{}
 	for _, l := range o.labels.GetSlice() {
 		k, v, _ := strings.Cut(l, "=")

@@ -31,6 +31,9 @@ const usage = `runner: run one benchkite recipe inside its GPU job
 Usage:
   runner run RECIPE [flags]     serve, bench, evaluate, gate and publish
   runner plan RECIPE [flags]    print every process run would start; start none
+  runner replay MANIFEST [flags]
+                                run a recorded run again: its recipe, its image
+                                by digest or rebuilt from its commit
   runner report [flags]         build-wide summary of every recipe's results
   runner calibrate [flags]      false alarms and power of the regression detector on simulated nights
   runner history [flags]        fetch the past nights a build compares with,
@@ -66,6 +69,8 @@ func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(str
 		err = runRun(ctx, args, io, getenv, environ)
 	case "plan":
 		err = runPlan(args, io, getenv, environ)
+	case "replay":
+		err = runReplay(ctx, args, io, getenv, environ)
 	case "report":
 		err = report.Command(ctx, args, io, getenv, environ)
 	case "calibrate":

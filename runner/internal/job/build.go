@@ -103,4 +103,3 @@ func (j *Job) build(ctx context.Context) error {
 
 // PhaseBuild is the image build, before the server starts.
 const PhaseBuild = "build"
-

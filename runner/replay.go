@@ -117,11 +117,8 @@ func orUnknown(s string) string {
 // runReplay is `runner replay MANIFEST [run flags]`: the recorded recipe
 // on the recorded image, into results/<recipe>-replay unless --results
 // says otherwise.
-func runReplay(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("%w: replay takes the manifest first: runner replay results/<recipe>/provenance/manifest.json [run flags]", cliutil.ErrUsage)
-	}
-	manifest, rest := args[0], args[1:]
+func runReplay(ctx context.Context, c config, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	manifest := c.recipePath
 	p, recipe, err := readManifest(manifest)
 	if err != nil {
 		return err
@@ -140,7 +137,6 @@ func runReplay(ctx context.Context, args []string, io cliutil.Streams, getenv fu
 		Name string `yaml:"name"`
 	}
 	_ = yaml.Unmarshal(recipe, &named) // runRun reports a bad recipe
-	name := named.Name
 	for _, w := range rp.warnings {
 		fmt.Fprintf(io.Stderr, "runner replay: warning: %s\n", w)
 	}
@@ -161,12 +157,12 @@ func runReplay(ctx context.Context, args []string, io cliutil.Streams, getenv fu
 	if rp.image != "" {
 		env = append(env, "VLLM_IMAGE="+rp.image)
 	}
-	runArgs := []string{rp.recipe}
-	if !hasFlag(rest, "results") && getenv("BENCHKITE_RESULTS") == "" && name != "" {
-		runArgs = append(runArgs, "--results", contract.ResultsDir(name)+"-replay")
+	c.recipePath = rp.recipe
+	if c.job.ResultsDir == "" && named.Name != "" {
+		c.job.ResultsDir = contract.ResultsDir(named.Name) + "-replay"
 	}
 	fmt.Fprintf(io.Stdout, "runner replay: %s on %s\n", rp.recipe, orRebuilt(rp.image, p))
-	return runRun(ctx, append(runArgs, rest...), io, get, env)
+	return runRun(ctx, c, io, get, env)
 }
 
 func orRebuilt(image string, p summary.Provenance) string {
@@ -174,13 +170,4 @@ func orRebuilt(image string, p summary.Provenance) string {
 		return image
 	}
 	return p.Image.Ref + " rebuilt from " + p.Build.Dockerfile
-}
-
-func hasFlag(args []string, name string) bool {
-	for _, a := range args {
-		if a == "-"+name || a == "--"+name || strings.HasPrefix(a, "-"+name+"=") || strings.HasPrefix(a, "--"+name+"=") {
-			return true
-		}
-	}
-	return false
 }

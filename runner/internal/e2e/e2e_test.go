@@ -26,6 +26,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 	"github.com/benchkite/benchkite/runner/internal/results"
@@ -132,7 +133,7 @@ func TestE2EHappyPath(t *testing.T) {
 			}
 			var tput []float64
 			for rep := 1; rep <= 3; rep++ {
-				m := benchJSON(t, e.results(fmt.Sprintf("bench-short-run-%d.json", rep)))
+				m := benchJSON(t, e.results("bench", fmt.Sprintf("bench-short-run-%d.json", rep)))
 				if m["completed"] != 8.0 {
 					t.Errorf("repetition %d completed %v of 8 prompts", rep, m["completed"])
 				}
@@ -269,10 +270,10 @@ func TestE2EServerDiesMidBench(t *testing.T) {
 		t.Errorf("accuracy = %+v, want none", s.Accuracy)
 	}
 	// What was measured before the crash stays.
-	if m := benchJSON(t, e.results("bench-short-run-1.json")); m["completed"] != 8.0 {
+	if m := benchJSON(t, e.results("bench", "bench-short-run-1.json")); m["completed"] != 8.0 {
 		t.Errorf("repetition 1 completed %v, want 8", m["completed"])
 	}
-	if m := benchJSON(t, e.results("bench-short-run-2.json")); m["failed"] == 0.0 {
+	if m := benchJSON(t, e.results("bench", "bench-short-run-2.json")); m["failed"] == 0.0 {
 		t.Errorf("repetition 2 reports no failed requests")
 	}
 	if fileExists(e.results("bench-short.json")) {
@@ -281,7 +282,7 @@ func TestE2EServerDiesMidBench(t *testing.T) {
 	if !strings.Contains(o.stdout, "+++ :warning: the server exited during the run (vllm exited with code 1)") {
 		t.Errorf("the log does not report the server's exit:\n%s", o.stdout)
 	}
-	e.checkUploaded("summary.json", "server.log", "bench-short-run-1.json", "bench-short-run-2.json", "bench-short.log")
+	e.checkUploaded("summary.json", "server.log", "bench/bench-short-run-1.json", "bench/bench-short-run-2.json", "bench-short.log")
 	e.checkAnnotation("error", "**bench** failed: short: repetition 2", "| short | 2 | | | | | | | | | ❌ failed")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-bench-crash: error", "bench failed: short: repetition 2",
 		"server exited during the run: vllm exited with code 1")
@@ -331,14 +332,14 @@ func TestE2EBenchFailedRequests(t *testing.T) {
 		t.Fatalf("summary bench = %+v, want the run failed as incomplete", s.Bench)
 	}
 	// vLLM's own result file is kept, and shows the failures.
-	m := benchJSON(t, e.results("bench-short.json"))
+	m := benchJSON(t, e.results("bench", "bench-short.json"))
 	if m["completed"] == 8.0 || m["failed"] == 0.0 {
 		t.Errorf("bench-short.json completed %v, failed %v; want failures", m["completed"], m["failed"])
 	}
 	if why := phaseError(s, "lm_eval"); !strings.Contains(why, "server not serving") || !strings.Contains(why, "503") {
 		t.Errorf("lm_eval skipped for %q, want the unhealthy server", why)
 	}
-	e.checkUploaded("summary.json", "server.log", "bench-short.json", "bench-short.log")
+	e.checkUploaded("summary.json", "server.log", "bench/bench-short.json", "bench-short.log")
 	e.checkAnnotation("error", "**bench** failed", "requests failed")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-failed-requests: error", "bench failed: short: repetition 1: incomplete benchmark run")
 	e.checkNoLeftovers()
@@ -363,7 +364,7 @@ func TestE2ELMEvalFails(t *testing.T) {
 	if !strings.Contains(o.stdout, "[lm_eval] RuntimeError: injected failure") {
 		t.Errorf("the log does not show lm_eval's traceback")
 	}
-	e.checkUploaded("summary.json", "bench-short.json", "lm_eval-gsm8k.log")
+	e.checkUploaded("summary.json", "bench/bench-short.json", "lm_eval-gsm8k.log")
 	// lm_eval is named by the path it was found at (the tools phase).
 	e.checkAnnotation("error", "**lm_eval** failed: gsm8k: ", "/lm_eval exited with code 3", "| short | 2 |", "| ok |")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-lmeval-fails: error", "lm_eval failed: gsm8k: ", "/lm_eval exited with code 3")
@@ -735,7 +736,7 @@ func (e *e2e) history(tokenEnv []string, needs ...contract.Need) string {
 func TestE2EAttachedServer(t *testing.T) {
 	t.Parallel()
 	const name = "e2e-attached"
-	srv := openai.NewServer(openai.Config{Model: "benchkite/tiny-model"})
+	srv := openai.NewServer(openai.Config{Model: "benchkite/tiny-model", Accuracy: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
 		cancel()
@@ -779,6 +780,11 @@ func TestE2EAttachedServer(t *testing.T) {
 		t.Errorf("attached server /health = %d after the run", resp.StatusCode)
 	}
 	e.checkAnnotation("success", "### ✅ `e2e-attached`: pass")
+	// lm_eval's samples reduced to the compact per-question file.
+	e.checkUploaded("gsm8k/" + baseline.OutcomesFile)
+	if o, err := baseline.ReadOutcomesFile(e.results("gsm8k", baseline.OutcomesFile)); err != nil || len(o.DocHashes) != 10 {
+		t.Errorf("outcomes file: %d documents, %v; want 10", len(o.DocHashes), err)
+	}
 	e.checkNoLeftovers()
 }
 

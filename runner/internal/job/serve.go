@@ -155,8 +155,10 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	} else {
 		argv = append(argv, "-v", "benchkite-hf-cache:"+hf)
 	}
-	// The bench runs inside the container and writes its results here.
-	argv = append(argv, "-v", j.absDir+":"+j.absDir)
+	// The bench runs inside the container and writes its results into a
+	// folder of its own; the rest of the results directory (lm_eval's,
+	// BFCL's, the summary) is out of the container's reach.
+	argv = append(argv, "-v", j.benchDir()+":"+j.benchDir())
 	port := strconv.Itoa(j.port)
 	image := res.PullImage
 	if image == "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -34,29 +35,40 @@ var (
 // Context is the annotation context of the build-wide report.
 const Context = "benchkite-report"
 
-// Command is `runner report`: it writes the build-wide annotation and
-// fails only for regressions it found.
-func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	fs := cliutil.NewFlagSet("report", io.Stderr)
-	dir := fs.String("results", cliutil.OrDefault(getenv("BENCHKITE_RESULTS"), contract.ResultsRoot), "directory holding <recipe>/summary.json (env BENCHKITE_RESULTS)")
-	download := fs.Bool("download", buildlog.InBuildkite(getenv), "download this build's summaries with buildkite-agent first (default: when in a Buildkite job)")
-	operands, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: report takes no arguments", cliutil.ErrUsage)
-	}
+// Config is what `runner report` reads; runner's CLI fills it from flags
+// and the environment.
+type Config struct {
+	// Results holds <recipe>/summary.json.
+	Results string
+	// Download fetches this build's summaries with buildkite-agent first.
+	Download bool
+	// API is asked for the state of selected steps that left no summary.
+	API gate.APIConfig
+	// states, when set, replaces the API (tests).
+	states JobStates
+}
+
+// JobStates gives the state of each job of this build by step key.
+type JobStates func(ctx context.Context) (map[string]string, error)
+
+// Run is `runner report`: it writes the build-wide annotation and fails
+// only for regressions it found.
+func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	dir, download, states := &c.Results, &c.Download, c.states
+	selected, left := contract.ParseSelected(getenv(contract.SelectedEnv))
 	procs := proc.Exec{}
 	if *download {
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", filepath.ToSlash(*dir) + "/*/summary.json", "."}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
-		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
-		if err := procs.Run(ctx, spec); err != nil {
-			// No recipe may have produced a summary; the report says so.
-			fmt.Fprintf(io.Stdout, "runner: download summaries: %v\n", err)
-		}
+		downloadSummaries(ctx, procs, *dir, selected, left, environ, io)
 	}
 	sums, problems := readSummaries(*dir)
+	if len(selected) > 0 || left > 0 {
+		if states == nil {
+			states = apiStates(c.API, getenv, environ)
+		}
+		var missing []summary.Summary
+		missing, problems = lost(ctx, selected, left, sums, states, problems)
+		sums = append(missing, sums...)
+	}
 	if *download {
 		downloadSamples(ctx, procs, *dir, sums, environ, io)
 	}
@@ -71,7 +83,7 @@ func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func
 		}
 	}
 	if n := regressions(sums); n > 0 {
-		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) regressed\n", n)
+		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) failed a gate\n", n)
 		return cliutil.Exit(1)
 	}
 	if n := sameBuildFailures(same); n > 0 {
@@ -104,6 +116,22 @@ func readSummaries(dir string) ([]summary.Summary, []string) {
 	return out, problems
 }
 
+// regressedAgainstNights counts the recipes with a failed regression gate:
+// a failed minimum score is a failure, not a regression.
+func regressedAgainstNights(sums []summary.Summary) int {
+	n := 0
+	for _, s := range sums {
+		for _, g := range s.Gates {
+			if g.Kind == summary.GateRegression && g.Verdict == summary.VerdictFail {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// regressions counts the recipes that failed a gate.
 func regressions(sums []summary.Summary) int {
 	n := 0
 	for _, s := range sums {
@@ -222,7 +250,11 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 			errs++
 		}
 	}
-	fmt.Fprintf(&b, "### benchkite: %d passed, %d regressed, ", pass, fail)
+	fmt.Fprintf(&b, "### benchkite: %d passed, %d failed", pass, fail)
+	if n := regressedAgainstNights(sums); n > 0 {
+		fmt.Fprintf(&b, " (%d regressed against past nights)", n)
+	}
+	b.WriteString(", ")
 	if unverified > 0 {
 		fmt.Fprintf(&b, "%d unverified (soft-failed), ", unverified)
 	}
@@ -256,6 +288,10 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 				if g.Verdict == summary.VerdictFail {
 					failed = append(failed, annotate.Text(g.Subject+" "+g.Metric))
 				}
+			}
+			if len(s.Phases) == 0 && len(s.Problems) > 0 {
+				// No summary: what the build says of the step.
+				failed = append(failed, annotate.Text(s.Problems[0]))
 			}
 			if s.Verdict != summary.VerdictPass && s.Verdict != summary.VerdictFail {
 				for _, p := range s.Phases {

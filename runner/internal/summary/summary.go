@@ -194,6 +194,10 @@ type TaskResult struct {
 	Stderr     map[string]float64 `json:"stderr,omitempty"`
 	Samples    int                `json:"samples,omitempty"`
 	File       string             `json:"file,omitempty"`
+	// Entry is the run that measured it: an lm_eval task entry's folder
+	// (contract.TaskDirs) or "bfcl/<category>" of the BFCL run. A gate
+	// judges its own entry's result, never another of the same name.
+	Entry string `json:"entry,omitempty"`
 }
 
 // GateResult is the decision of one gate on one metric.

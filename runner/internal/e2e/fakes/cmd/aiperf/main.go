@@ -404,8 +404,8 @@ func writeExport(dir string, r result, stream bool) error {
 	}
 	doc := map[string]any{
 		"schema_version": "1.4", "aiperf_version": "0.13.0",
-		"request_count":  map[string]any{"unit": "requests", "avg": len(r.samples)},
-		"was_cancelled":  r.cancelled, "error_summary": []any{},
+		"request_count": map[string]any{"unit": "requests", "avg": len(r.samples)},
+		"was_cancelled": r.cancelled, "error_summary": []any{},
 	}
 	if len(r.samples) > 0 {
 		doc["request_throughput"] = map[string]any{"unit": "requests/sec", "avg": r.throughput}

@@ -109,6 +109,23 @@ var explainCases = []struct {
 			"  VLLM_DEEP_GEMM_WARMUP=skip\n  NCCL_CUMEM_HOST_ENABLE=0\n  VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1\n",
 		},
 	},
+	{
+		// XPU: agent tags, the recipe's start-up time, a built image (no
+		// registry, no VLLM_IMAGE), aiperf with its gates.
+		golden: "xpu-build-aiperf",
+		recipe: "llama-xpu-built",
+		flags:  []string{"--workloads", "testdata/parity/workloads", "--agents", "../agents/profiles.yaml"},
+		text: []string{
+			"runtime      docker\n",
+			"image        vllm-local:xpu-pr (from build)\n             built on the host from docker/Dockerfile.xpu\n",
+			"startup      2400 s (health wait and VLLM_ENGINE_READY_TIMEOUT_S)\n",
+			"agent tags   gpu=1+ label=performance mem=32+ queue=intel-gpu\n",
+			"build        docker build -f docker/Dockerfile.xpu .; args MAX_JOBS=8, GIT_TOKEN (from the job's environment)\n",
+			"  prefix\n    args  --endpoint-type chat --streaming --sweep-type zip --concurrency 16,24 --request-count 80,120\n",
+			"    gate  request_throughput >= 1\n",
+			"    gate  output_token_throughput flagged when over 5% worse and beyond the noise of the last 30 comparable nights\n",
+		},
+	},
 }
 
 func TestExplainGolden(t *testing.T) {

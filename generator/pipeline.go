@@ -46,6 +46,7 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	}
 	pins := pinImages(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
 	sel.Notes = append(sel.Notes, pinNotes(pins)...)
+	sel.Notes = append(sel.Notes, imageNotes(sel, profiles, getenv)...)
 	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins})
 	if err != nil {
 		return err

@@ -102,10 +102,19 @@ func ChooseImage(r *Recipe, p agents.Profile, env agents.Env) (ImageChoice, erro
 	img := strings.TrimSpace(env("VLLM_IMAGE"))
 	c := strings.TrimSpace(env("VLLM_COMMIT"))
 	if r.VLLM.Build != nil {
-		if (img != "" && img != r.VLLM.Image) || c != "" {
+		note := fmt.Sprintf("built on the host from %s", r.VLLM.Build.Dockerfile)
+		if img != "" && img != r.VLLM.Image {
+			// Another platform's image is ignored here as everywhere.
+			ref, err := ParseImageRef(img)
+			if err != nil || ImagePlatform(ref) == p.Platform() {
+				return ImageChoice{}, fmt.Errorf("%w: the recipe builds %s from %s; unset them or run another recipe", ErrBuildOverride, r.VLLM.Image, r.VLLM.Build.Dockerfile)
+			}
+			note += fmt.Sprintf("; VLLM_IMAGE=%s ignored: it is a %s image and %s needs %s", img, ImagePlatform(ref), p.GPU, p.Platform())
+		}
+		if c != "" {
 			return ImageChoice{}, fmt.Errorf("%w: the recipe builds %s from %s; unset them or run another recipe", ErrBuildOverride, r.VLLM.Image, r.VLLM.Build.Dockerfile)
 		}
-		return ImageChoice{Image: r.VLLM.Image, Source: "build", Note: fmt.Sprintf("built on the host from %s", r.VLLM.Build.Dockerfile)}, nil
+		return ImageChoice{Image: r.VLLM.Image, Source: "build", Note: note}, nil
 	}
 	var note string
 	if img != "" {

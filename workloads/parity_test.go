@@ -130,6 +130,8 @@ func TestChooseImagePlatforms(t *testing.T) {
 		{name: "a built image with its own tag in VLLM_IMAGE", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE": "vllm-local:pr-1"},
 			want: ImageChoice{Image: "vllm-local:pr-1", Source: "build", Note: "built on the host from D"}},
 		{name: "a built image and VLLM_IMAGE", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:nightly"}, wantErr: ErrBuildOverride},
+		{name: "a built image and another platform's VLLM_IMAGE", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE": "rocm/vllm:nightly"},
+			want: ImageChoice{Image: "vllm-local:pr-1", Source: "build", Note: "built on the host from D; VLLM_IMAGE=rocm/vllm:nightly ignored: it is a ROCm image and H200 needs CUDA"}},
 		{name: "a built image and VLLM_COMMIT", gpu: "H200", recipe: built, env: map[string]string{"VLLM_COMMIT": "abcdef1"}, wantErr: ErrBuildOverride},
 	}
 	for _, tt := range tests {

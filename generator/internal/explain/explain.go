@@ -47,6 +47,11 @@ type Explanation struct {
 	Tasks       []taskExpl       `json:"lm_eval_tasks"`
 	BFCL        []bfclExpl       `json:"bfcl_categories"`
 	BFCLVersion string           `json:"bfcl_version,omitempty"`
+	// StartupTimeoutS is how long the server may take to answer.
+	StartupTimeoutS int               `json:"startup_timeout_s"`
+	AgentTags       map[string]string `json:"agent_tags,omitempty"`
+	Build           *buildExpl        `json:"build,omitempty"`
+	AIPerf          []aiperfExpl      `json:"aiperf,omitempty"`
 }
 
 type specExplanation struct {
@@ -105,6 +110,7 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 		Tasks:     []taskExpl{},
 		BFCL:      []bfclExpl{},
 	}
+	ex.parity(res)
 	if sp := r.VLLM.Serve.Speculative; sp != nil {
 		ex.Speculative = &specExplanation{Method: sp.Method, Model: sp.Model, NumTokens: sp.NumTokens}
 	}
@@ -241,6 +247,7 @@ func (ex Explanation) WriteText(w io.Writer) error {
 		row("blocked by", strings.Join(ex.BlockedBy, ", "))
 	}
 	row("timeout", fmt.Sprintf("%d min", ex.Timeout))
+	ex.parityRows(row)
 	if sp := ex.Speculative; sp != nil {
 		s := sp.Method
 		if sp.Model != "" {
@@ -300,5 +307,6 @@ func (ex Explanation) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	ex.writeAIPerf(w)
 	return nil
 }

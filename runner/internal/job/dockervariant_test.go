@@ -30,3 +30,18 @@ func TestVariantBindIfPresent(t *testing.T) {
 		}
 	}
 }
+
+// TestFingerprintAIPerf: another aiperf shape is another series of nights.
+func TestFingerprintAIPerf(t *testing.T) {
+	t.Parallel()
+	res := workloadstest.Resolve(t, "../../testdata/recipes/aiperf_mi300x.yaml", nil)
+	before := fingerprint(res)
+	res.Recipe.AIPerf.Configs[0].Args[len(res.Recipe.AIPerf.Configs[0].Args)-1].Values = []string{"80,200"}
+	after := fingerprint(res)
+	if before.Hash == after.Hash {
+		t.Errorf("fingerprint unchanged by another --request-count: %v", after.Parts.Bench)
+	}
+	if !strings.Contains(strings.Join(before.Parts.Bench, "\n"), "aiperf-prefix aiperf==0.13.0 args=--endpoint-type=chat --streaming= ") {
+		t.Errorf("fingerprint bench parts = %q", before.Parts.Bench)
+	}
+}

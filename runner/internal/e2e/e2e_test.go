@@ -217,6 +217,11 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 	if s.Verdict != summary.VerdictError {
 		t.Errorf("verdict = %q, want error", s.Verdict)
 	}
+	// The cause travels: the summary, the annotation and the log name it,
+	// not only "exited with code 1".
+	if p := s.Phase("ready"); p == nil || !strings.Contains(p.Cause, rootCause) {
+		t.Errorf("ready phase = %+v, want the cause %q", p, rootCause)
+	}
 	log, err := os.ReadFile(e.results("server.log"))
 	if err != nil || !strings.Contains(string(log), rootCause) {
 		t.Errorf("server.log (err %v) lacks the root cause %q", err, rootCause)
@@ -227,7 +232,7 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 		t.Errorf("the log does not show the server's last lines with %q:\n%s", rootCause, o.stdout)
 	}
 	e.checkUploaded("summary.json", "server.log", "annotation.md")
-	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error", "**ready** failed: ready: server exited before it was ready")
+	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error — **ready** failed: "+rootCause)
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-load-crash: error", "ready failed: ready: server exited before it was ready: vllm exited with code 1")
 	e.checkNoLeftovers()
 }
@@ -283,7 +288,7 @@ func TestE2EServerDiesMidBench(t *testing.T) {
 		t.Errorf("the log does not report the server's exit:\n%s", o.stdout)
 	}
 	e.checkUploaded("summary.json", "server.log", "bench/bench-short-run-1.json", "bench/bench-short-run-2.json", "bench-short.log")
-	e.checkAnnotation("error", "**bench** failed: short: repetition 2", "| short | 2 | | | | | | | | | ❌ failed")
+	e.checkAnnotation("error", "**bench** failed: ", "EngineDeadError", "| short | 2 | | | | | | | | | ❌ failed")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-bench-crash: error", "bench failed: short: repetition 2",
 		"server exited during the run: vllm exited with code 1")
 	e.checkNoLeftovers()
@@ -366,7 +371,7 @@ func TestE2ELMEvalFails(t *testing.T) {
 	}
 	e.checkUploaded("summary.json", "bench/bench-short.json", "lm_eval-gsm8k.log")
 	// lm_eval is named by the path it was found at (the tools phase).
-	e.checkAnnotation("error", "**lm_eval** failed: gsm8k: ", "/lm_eval exited with code 3", "| short | 2 |", "| ok |")
+	e.checkAnnotation("error", "**lm_eval** failed: RuntimeError: injected failure (FAKE_LMEVAL_EXIT)", "| short | 2 |", "| ok |")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-lmeval-fails: error", "lm_eval failed: gsm8k: ", "/lm_eval exited with code 3")
 	e.checkNoLeftovers()
 }
@@ -570,7 +575,7 @@ func TestE2ESeedGate(t *testing.T) {
 			code: contract.ExitUnverified, verdict: summary.VerdictPass, phase: "ok",
 			// The seed's bench regression gate has no past nights of its own
 			// here: the run is unverified (soft-failed), a warning, not green.
-			style: "warning", notes: []string{"### ⚠️ `minimax_m3-mi355x`: unverified", "| ✅ pass | accuracy | gsm8k | `exact_match,flexible-extract` |", "**Could not be checked**"},
+			style: "warning", notes: []string{"### ⚠️ `minimax_m3-mi355x`: unverified", "| ✅ pass | accuracy | gsm8k | `exact_match,flexible-extract` |", "could not be"},
 		},
 		{
 			name: "fail below tolerance", accuracy: "0.8", secret: apiToken,
@@ -580,7 +585,7 @@ func TestE2ESeedGate(t *testing.T) {
 		{
 			name: "history step without a token", accuracy: "0.9",
 			code: contract.ExitUnverified, verdict: summary.VerdictNoBaseline, phase: "ok",
-			style: "warning", notes: []string{"| ⚠️ no-baseline | accuracy | gsm8k |", "**Could not be checked** (unverified: a warning, not a pass)", "no baseline from minimax_m3-nospec-mi355x", "the history step could not fetch minimax_m3-nospec-mi355x"},
+			style: "warning", notes: []string{"| ⚠️ no-baseline | accuracy | gsm8k |", "unverified — 3 checks could not be made", "no Buildkite API token"},
 		},
 	}
 	for _, tt := range tests {
@@ -656,9 +661,9 @@ func TestE2ESeedGate(t *testing.T) {
 			notes := tt.notes
 			switch tt.verdict {
 			case summary.VerdictPass:
-				notes = append(notes, fmt.Sprintf("| 0.9100 | %+.4f |", score-seedBaseline))
+				notes = append(notes, "| 0.9100 | "+strings.Replace(fmt.Sprintf("%+.4f", score-seedBaseline), "-", "−", 1)+" (")
 			case summary.VerdictFail:
-				notes = append(notes, fmt.Sprintf("| 0.9100 | ❌ %+.4f |", score-seedBaseline))
+				notes = append(notes, "| 0.9100 | ❌ "+strings.Replace(fmt.Sprintf("%+.4f", score-seedBaseline), "-", "−", 1)+" (")
 			}
 			e.checkAnnotation(tt.style, notes...)
 
@@ -732,7 +737,8 @@ func (e *e2e) history(tokenEnv []string, needs ...contract.Need) string {
 }
 
 // TestE2EAttachedServer: with --base-url the runner uses a server that is
-// already up, starts none and leaves it running.
+// already up, starts none and leaves it running. Inside a Buildkite job
+// that run is at most unverified: the job did not start what it measured.
 func TestE2EAttachedServer(t *testing.T) {
 	t.Parallel()
 	const name = "e2e-attached"
@@ -747,7 +753,7 @@ func TestE2EAttachedServer(t *testing.T) {
 	}
 	e := newE2E(t, name, tinyRecipe(name, 1))
 	o := e.run("--base-url", srv.URL()+"/", "--health-timeout", "1m")
-	checkCode(t, o, 0)
+	checkCode(t, o, contract.ExitUnverified)
 
 	s := e.summary()
 	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "skipped", "ready": "ok", "bench": "ok", "lm_eval": "ok", "gate": "ok"})
@@ -779,11 +785,39 @@ func TestE2EAttachedServer(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("attached server /health = %d after the run", resp.StatusCode)
 	}
-	e.checkAnnotation("success", "### ✅ `e2e-attached`: pass")
 	// lm_eval's samples reduced to the compact per-question file.
 	e.checkUploaded("gsm8k/" + baseline.OutcomesFile)
 	if o, err := baseline.ReadOutcomesFile(e.results("gsm8k", baseline.OutcomesFile)); err != nil || len(o.DocHashes) != 10 {
 		t.Errorf("outcomes file: %d documents, %v; want 10", len(o.DocHashes), err)
+	}
+	if s.Verdict != summary.VerdictUnverified || s.Attached != srv.URL() {
+		t.Errorf("verdict %q, attached %q; want unverified, attached to %s", s.Verdict, s.Attached, srv.URL())
+	}
+	if !slices.ContainsFunc(s.Problems, func(p string) bool { return strings.Contains(p, "a server this job did not start") }) {
+		t.Errorf("problems %q do not say the server was not the job's", s.Problems)
+	}
+	e.checkAnnotation("warning", "`e2e-attached`: unverified", "measured the attached server `"+srv.URL()+"`")
+	e.checkNoLeftovers()
+}
+
+// TestE2EAttachOnlyByFlag: BENCHKITE_BASE_URL left in a build's or an
+// agent's environment does not skip serving: the job starts and measures
+// its own server, and says the variable was ignored.
+func TestE2EAttachOnlyByFlag(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-attach-env"
+	e := newE2E(t, name, tinyRecipe(name, 1))
+	e.setenv("BENCHKITE_BASE_URL", "http://127.0.0.1:1")
+	o := e.run("--health-timeout", "5m")
+	checkCode(t, o, 0)
+	if starts := e.serverStarts(); len(starts) != 1 {
+		t.Errorf("vllm serve started %d times, want 1", len(starts))
+	}
+	if s := e.summary(); s.Attached != "" || s.Verdict != summary.VerdictPass {
+		t.Errorf("attached %q, verdict %q; want its own server and pass", s.Attached, s.Verdict)
+	}
+	if !strings.Contains(o.stderr, "BENCHKITE_BASE_URL=http://127.0.0.1:1 is ignored") {
+		t.Errorf("stderr does not say the variable was ignored:\n%s", o.stderr)
 	}
 	e.checkNoLeftovers()
 }

@@ -34,6 +34,7 @@ type server struct {
 	container string // docker runtime only
 	logFile   *os.File
 	prefix    *proc.PrefixWriter
+	view      *serverLogView // what of the output the job log shows
 	tail      *proc.Tail
 }
 
@@ -213,7 +214,8 @@ func (j *Job) serve(ctx context.Context) error {
 		return fmt.Errorf("create server log: %w", err)
 	}
 	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
-	out := io.MultiWriter(s.prefix, f, s.tail)
+	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
+	out := io.MultiWriter(s.view, f, s.tail)
 	last := specs[len(specs)-1]
 	if len(specs) == 2 {
 		s.container = containerName(j.res, j.getenv)
@@ -222,6 +224,7 @@ func (j *Job) serve(ctx context.Context) error {
 		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(first.Argv))
 		if err := j.procs.Run(ctx, first); err != nil {
 			j.server = s
+			j.noteCause(s.tail)
 			// docker's reason (a name conflict, a missing image) is its
 			// last words; they belong in the summary, not only the log.
 			if why := lastError(s.tail.Lines()); why != "" {
@@ -267,6 +270,14 @@ func (j *Job) ready(ctx context.Context) error {
 		return nil
 	}
 	if j.server != nil && (errors.Is(err, ready.ErrServerExited) || errors.Is(err, ready.ErrTimeout)) {
+		if errors.Is(err, ready.ErrTimeout) {
+			// Still running: only an error it printed is a cause.
+			if j.cause == "" {
+				j.cause = j.server.tail.ErrorCause()
+			}
+		} else {
+			j.noteCause(j.server.tail)
+		}
 		fmt.Fprintf(j.log, "+++ :warning: last %d lines of the server log\n", serverLogTail)
 		for _, line := range j.server.tail.Lines() {
 			fmt.Fprintln(j.log, line)
@@ -323,7 +334,7 @@ func (j *Job) checkOurs(ctx context.Context) error {
 		return nil
 	}
 	root := s.proc.Pid()
-	return ready.CheckOwner(j.cfg.Port, func(pid int) bool { return ready.InTree(root, pid) })
+	return ready.CheckOwner(j.port, func(pid int) bool { return ready.InTree(root, pid) })
 }
 
 func orText(s string, err error) string {
@@ -407,6 +418,9 @@ func (j *Job) teardown(ctx context.Context, hurry bool) {
 			// Say so when SIGTERM was not enough.
 			fmt.Fprintf(j.log, "runner: server stopped: %v\n", err)
 		}
+	}
+	if s.view != nil {
+		s.view.Close()
 	}
 	s.prefix.Close()
 	s.logFile.Close()

@@ -71,8 +71,11 @@ type Summary struct {
 	TP            int    `json:"tp,omitempty"`
 	DP            int    `json:"dp,omitempty"`
 	Precision     string `json:"precision,omitempty"`
-	Model         string `json:"model"`
-	Image         string `json:"image,omitempty"`
+	// PrecisionGuessed: neither the model name nor the recipe's metadata
+	// said the precision; Precision is an assumption.
+	PrecisionGuessed bool   `json:"precision_guessed,omitempty"`
+	Model            string `json:"model"`
+	Image            string `json:"image,omitempty"`
 	// ImageTag and ImageDigest split Image: the tag the build asked for
 	// and the digest the generator pinned it to ("" when not pinned).
 	ImageTag    string `json:"image_tag,omitempty"`
@@ -81,13 +84,17 @@ type Summary struct {
 	// Fingerprint is what makes this run's numbers comparable with
 	// another's; history compares only nights with the same one.
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	// Attached is the server measured when the run started none
+	// (--base-url): its image is not known to be Image.
+	Attached string `json:"attached,omitempty"`
 	// Series names where this run's series of nights starts when a recipe
 	// change started a new one recently ("new series since build #N:
 	// serve args changed"); older nights are not compared.
 	Series string `json:"series,omitempty"`
 
-	Buildkite *BuildkiteInfo `json:"buildkite,omitempty"`
-	Tools     *Tools         `json:"tools,omitempty"`
+	Buildkite  *BuildkiteInfo `json:"buildkite,omitempty"`
+	Tools      *Tools         `json:"tools,omitempty"`
+	ModelCache *ModelCache    `json:"model_cache,omitempty"`
 
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
@@ -116,6 +123,20 @@ type BuildkiteInfo struct {
 	Source      string `json:"source,omitempty"`
 }
 
+// ModelCache is where the model came from: the profile's cache, whether
+// it outlives the job, and what this run added to it while the server
+// started (a download, when DownloadedBytes > 0).
+type ModelCache struct {
+	Dir        string `json:"dir"`
+	Backing    string `json:"backing"`
+	Persistent bool   `json:"persistent"`
+	// DownloadedBytes is how much the cache grew from the server's start
+	// to ready; -1 when it could not be measured.
+	DownloadedBytes int64 `json:"downloaded_bytes"`
+	// ReadySeconds is the server's start to ready, the download included.
+	ReadySeconds float64 `json:"ready_seconds,omitempty"`
+}
+
 // Tools says how the evaluation tools (lm-eval, bfcl-eval) were found.
 type Tools struct {
 	Mode            string            `json:"mode"` // venv, user or path
@@ -131,6 +152,10 @@ type Phase struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Error    string    `json:"error,omitempty"`
+	// Cause is why the phase's failed process failed, in its own words:
+	// the last error lines of its output (a traceback's last line, an
+	// out-of-memory message), capped.
+	Cause string `json:"cause,omitempty"`
 }
 
 // BenchRun is the outcome of one benchmark configuration at one

@@ -33,7 +33,28 @@ type Vendor string
 const (
 	AMD    Vendor = "amd"
 	NVIDIA Vendor = "nvidia"
+	Intel  Vendor = "intel"
 )
+
+// Platform is the software stack a vendor's vLLM images are built for.
+type Platform string
+
+const (
+	CUDA Platform = "CUDA"
+	ROCm Platform = "ROCm"
+	XPU  Platform = "XPU"
+)
+
+// Platform is the image platform the profile's GPUs need.
+func (p Profile) Platform() Platform {
+	switch p.Vendor {
+	case AMD:
+		return ROCm
+	case Intel:
+		return XPU
+	}
+	return CUDA
+}
 
 // Runtime is how the vLLM server is started.
 type Runtime string
@@ -65,6 +86,10 @@ type Profile struct {
 	ImageRewrite *ImageRewrite
 	// K8s is the pod a native profile's job runs in; nil for docker.
 	K8s *K8s
+	// Tags are agent tags the step asks for besides the queue.
+	Tags map[string]string `json:",omitempty"`
+	// Docker is a docker profile's container variant; nil for the default.
+	Docker *DockerVariant `json:",omitempty"`
 }
 
 // EnvVar is one environment variable, kept in file order.
@@ -167,7 +192,7 @@ func (l *profileLoader) env(n *yaml.Node, what string, server bool) []EnvVar {
 func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 	d := l.d
 	p := Profile{GPU: gpu, Runtime: Native}
-	var k8sNode *yaml.Node
+	var k8sNode, dockerNode *yaml.Node
 	ok := d.Fields(v, "profile "+gpu, []strictyaml.Field{
 		{Name: "queue", Decode: func(_, n *yaml.Node) {
 			if s, ok := d.String(n, "queue"); ok {
@@ -183,8 +208,8 @@ func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 				// Kept even when wrong, so "needs vendor" is not
 				// reported on top.
 				p.Vendor = Vendor(s)
-				if p.Vendor != AMD && p.Vendor != NVIDIA {
-					d.Errorf(n, "vendor must be amd or nvidia, got %q", s)
+				if p.Vendor != AMD && p.Vendor != NVIDIA && p.Vendor != Intel {
+					d.Errorf(n, "vendor must be amd, nvidia or intel, got %q", s)
 				}
 			}
 		}},
@@ -221,6 +246,11 @@ func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 			}
 		}},
 		{Name: "env", Decode: func(_, n *yaml.Node) { p.Env = l.env(n, "env", true) }},
+		{Name: "agent_tags", Decode: func(_, n *yaml.Node) { p.Tags = l.agentTags(n, gpu) }},
+		{Name: "docker", Decode: func(key, n *yaml.Node) {
+			dockerNode = key
+			p.Docker = l.docker(n, gpu)
+		}},
 		{Name: "k8s", Decode: func(key, n *yaml.Node) {
 			k8sNode = key
 			p.K8s = l.decodeK8s(n, gpu)
@@ -237,6 +267,8 @@ func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 	switch {
 	case p.Runtime == Docker && k8sNode != nil:
 		d.Errorf(k8sNode, "profile %s runs docker, where no pod is made; k8s applies to runtime native only", gpu)
+	case p.Runtime == Native && dockerNode != nil:
+		d.Errorf(dockerNode, "profile %s runs native, in its own pod; docker applies to runtime docker only", gpu)
 	case p.Runtime == Native && p.K8s == nil:
 		p.K8s = &K8s{}
 	}
@@ -279,14 +311,22 @@ func (p Profile) QueueFor(env Env) (queue, source string) {
 
 // GPUResource is the k8s extended resource that requests this vendor's GPUs.
 func (p Profile) GPUResource() string {
-	if p.Vendor == AMD {
+	switch p.Vendor {
+	case AMD:
 		return "amd.com/gpu"
+	case Intel:
+		return "gpu.intel.com/i915"
 	}
 	return "nvidia.com/gpu"
 }
 
 // DockerDeviceFlags are the `docker run` flags that expose the GPUs.
 func (p Profile) DockerDeviceFlags() []string {
+	if p.Vendor == Intel {
+		// Intel's GPUs are render nodes; the driver's level-zero stack
+		// finds them there.
+		return []string{"--device=/dev/dri:/dev/dri"}
+	}
 	if p.Vendor == AMD {
 		// ROCm needs the kernel fusion driver and render nodes, membership of
 		// the video group, and a seccomp profile that allows its ioctls.

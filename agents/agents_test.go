@@ -34,7 +34,7 @@ func lookup(t *testing.T, s *Set, gpu string) Profile {
 func TestDefaultProfiles(t *testing.T) {
 	t.Parallel()
 	s := defaultSet(t)
-	if diff := cmp.Diff(s.Names(), []string{"B200", "H200", "MI300X", "MI355X"}); diff != "" {
+	if diff := cmp.Diff(s.Names(), []string{"B200", "H200", "MI300X", "MI355X", "XPU"}); diff != "" {
 		t.Errorf("Names() diff (-got +want):\n%s", diff)
 	}
 	amdPod := func() *K8s {
@@ -93,6 +93,23 @@ func TestDefaultProfiles(t *testing.T) {
 			resource: "nvidia.com/gpu",
 			docker:   []string{"--gpus=all"},
 		},
+	}
+	// XPU's container variant adds to the common flags.
+	xpu := lookup(t, s, "XPU")
+	wantXPU := Profile{GPU: "XPU", Queue: "intel-gpu", Emoji: ":intel:", Vendor: Intel, ImageRepo: "vllm/vllm-openai-xpu", Runtime: Docker,
+		HFHome: "/data/huggingface", Tags: map[string]string{"label": "performance", "gpu": "1+", "mem": "32+"},
+		Docker: &DockerVariant{HostNetwork: true, Privileged: true, Bashrc: true, BindIfPresent: []string{"/dev/dri/by-path"}, PassEnv: []string{"ZE_AFFINITY_MASK"}}}
+	if diff := cmp.Diff(xpu, wantXPU); diff != "" {
+		t.Errorf("XPU profile diff (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(xpu.DockerRunFlags(), []string{"--ipc=host", "--ulimit=nofile=65536:65536", "--device=/dev/dri:/dev/dri", "--network=host", "--privileged"}); diff != "" {
+		t.Errorf("XPU DockerRunFlags() diff (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(xpu.AgentTags("q"), map[string]string{"queue": "q", "label": "performance", "gpu": "1+", "mem": "32+"}); diff != "" {
+		t.Errorf("XPU AgentTags() diff (-got +want):\n%s", diff)
+	}
+	if !xpu.HostNetwork() || xpu.Platform() != XPU {
+		t.Errorf("XPU HostNetwork() = %v, Platform() = %s; want true, XPU", xpu.HostNetwork(), xpu.Platform())
 	}
 	for _, tt := range tests {
 		p := lookup(t, s, tt.gpu)
@@ -415,10 +432,41 @@ func TestParseHostile(t *testing.T) {
 			},
 		},
 		{
+			name: "bad docker variant and agent tags",
+			src: `XPU:
+  queue: intel-gpu
+  vendor: intel
+  image_repo: vllm/vllm-openai-xpu
+  runtime: docker
+  agent_tags: {queue: other, "bad tag": x, mem: ""}
+  docker:
+    host_network: yes please
+    bind_if_present: [dev/dri, /dev/dri/../x]
+    pass_env: [1BAD]
+    privilegd: true
+M:
+  queue: m
+  vendor: amd
+  image_repo: a/b
+  docker: {privileged: true}
+`,
+			want: []string{
+				`p.yaml:6:16: profile XPU: set the queue with queue, not agent_tags`,
+				`p.yaml:6:30: agent tag "bad tag": use letters, digits, '_', '.' and '-'`,
+				`p.yaml:6:49: agent tag mem: one line of text`,
+				`p.yaml:8:19: docker.host_network must be true or false, got "yes please"`,
+				`p.yaml:9:23: docker.bind_if_present "dev/dri": an absolute clean path without spaces, ':' or ','`,
+				`p.yaml:9:32: docker.bind_if_present "/dev/dri/../x": an absolute clean path without spaces, ':' or ','`,
+				`p.yaml:10:16: docker.pass_env "1BAD" is not a variable name`,
+				`p.yaml:11:5: unknown field "privilegd" in profile XPU docker; did you mean "privileged"?`,
+				`p.yaml:16:3: profile M runs native, in its own pod; docker applies to runtime docker only`,
+			},
+		},
+		{
 			name: "bad values",
 			src: `H200:
   queue: "h200 fast"
-  vendor: intel
+  vendor: arm
   image_repo: vllm/vllm-openai:nightly
   runtime: podman
   hf_home: cache/hf
@@ -428,7 +476,7 @@ func TestParseHostile(t *testing.T) {
 `,
 			want: []string{
 				`p.yaml:2:10: queue "h200 fast": use letters, digits, '_', '.' and '-'`,
-				`p.yaml:3:11: vendor must be amd or nvidia, got "intel"`,
+				`p.yaml:3:11: vendor must be amd, nvidia or intel, got "arm"`,
 				`p.yaml:4:15: image_repo "vllm/vllm-openai:nightly" is not an image repository name (no tag)`,
 				`p.yaml:5:12: runtime must be native or docker, got "podman"`,
 				`p.yaml:6:12: hf_home must be an absolute path without spaces or ':', got "cache/hf"`,

@@ -388,7 +388,17 @@ func (p Profile) ImageFor(image string, env Env) (ref, source string, err error)
 // DockerRunFlags are the `docker run` flags a server container needs on
 // this profile's hosts: the host's IPC namespace (NCCL/RCCL shared memory),
 // an open-file limit that a large model's shards and sockets fit in, and
-// the GPU device flags.
+// the GPU device flags; then the profile's variant: the host's network,
+// privileges.
 func (p Profile) DockerRunFlags() []string {
-	return append([]string{"--ipc=host", "--ulimit=nofile=65536:65536"}, p.DockerDeviceFlags()...)
+	flags := append([]string{"--ipc=host", "--ulimit=nofile=65536:65536"}, p.DockerDeviceFlags()...)
+	if p.Docker != nil {
+		if p.Docker.HostNetwork {
+			flags = append(flags, "--network=host")
+		}
+		if p.Docker.Privileged {
+			flags = append(flags, "--privileged")
+		}
+	}
+	return flags
 }

@@ -48,7 +48,7 @@ var explainCases = []struct {
 		text: []string{
 			"queue        mi355x-canary (from MI355X_QUEUE)",
 			"image        vllm/vllm-openai-rocm:nightly (from default)\n" +
-				"             VLLM_IMAGE=vllm/vllm-openai:nightly-" + testCommit + " ignored: MI355X needs a ROCm image\n",
+				"             VLLM_IMAGE=vllm/vllm-openai:nightly-" + testCommit + " ignored: it is a CUDA image and MI355X needs ROCm; the commit its tag names (" + testCommit + ") selects no ROCm image\n",
 			"vllm commit  unknown (image tag names no commit)",
 		},
 	},
@@ -59,7 +59,7 @@ var explainCases = []struct {
 		env:    map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:latest", "VLLM_COMMIT": testCommit},
 		text: []string{
 			"image        vllm/vllm-openai-rocm:nightly-" + testCommit + " (from VLLM_COMMIT)\n" +
-				"             VLLM_IMAGE=vllm/vllm-openai:latest ignored: MI355X needs a ROCm image\n",
+				"             VLLM_IMAGE=vllm/vllm-openai:latest ignored: it is a CUDA image and MI355X needs ROCm\n",
 			"vllm commit  " + testCommit,
 		},
 	},
@@ -107,6 +107,23 @@ var explainCases = []struct {
 			"  1k-in-1k-out-conc-8    openai   1024  1024  64       8     1     -\n",
 			"  1k-in-1k-out-conc-128  openai   1024  1024  512      128   1     -\n",
 			"  VLLM_DEEP_GEMM_WARMUP=skip\n  NCCL_CUMEM_HOST_ENABLE=0\n  VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1\n",
+		},
+	},
+	{
+		// XPU: agent tags, the recipe's start-up time, a built image (no
+		// registry, no VLLM_IMAGE), aiperf with its gates.
+		golden: "xpu-build-aiperf",
+		recipe: "llama-xpu-built",
+		flags:  []string{"--workloads", "testdata/parity/workloads", "--agents", "../agents/profiles.yaml"},
+		text: []string{
+			"runtime      docker\n",
+			"image        vllm-local:xpu-pr (from build)\n             built on the host from docker/Dockerfile.xpu\n",
+			"startup      2400 s (health wait and VLLM_ENGINE_READY_TIMEOUT_S)\n",
+			"agent tags   gpu=1+ label=performance mem=32+ queue=intel-gpu\n",
+			"build        docker build -f docker/Dockerfile.xpu .; args MAX_JOBS=8, GIT_TOKEN (from the job's environment)\n",
+			"  prefix\n    args  --endpoint-type chat --streaming --sweep-type zip --concurrency 16,24 --request-count 80,120\n",
+			"    gate  request_throughput >= 1\n",
+			"    gate  output_token_throughput flagged when over 5% worse and beyond the noise of the last 30 comparable nights\n",
 		},
 	},
 }
@@ -172,7 +189,7 @@ func TestExplainJSONHasEveryDecision(t *testing.T) {
 		"queue_source":     "MI355X_QUEUE",
 		"image":            "vllm/vllm-openai-rocm:nightly-" + testCommit,
 		"image_source":     "VLLM_COMMIT",
-		"image_note":       "VLLM_IMAGE=vllm/vllm-openai:latest ignored: MI355X needs a ROCm image",
+		"image_note":       "VLLM_IMAGE=vllm/vllm-openai:latest ignored: it is a CUDA image and MI355X needs ROCm",
 		"vllm_commit":      testCommit,
 	}
 	for k, v := range want {

@@ -21,8 +21,8 @@ func pinImages(ctx context.Context, r *imagepin.Resolver, sel *selection.Selecti
 	var refs []string
 	for _, run := range sel.Runs {
 		res, err := workloads.Resolve(run.Recipe, profiles, getenv)
-		if err != nil {
-			continue
+		if err != nil || run.Recipe.VLLM.Build != nil {
+			continue // a built image is in no registry
 		}
 		refs = append(refs, res.PullImage)
 	}
@@ -124,4 +124,28 @@ func imageProblem(err error) string {
 		return "not an image reference"
 	}
 	return "image not resolved"
+}
+
+// imageNotes say, when the build names an image or a commit, what image
+// each recipe got and why: a build-wide VLLM_IMAGE applies only to the
+// recipes of its platform.
+func imageNotes(sel *selection.Selection, profiles *agents.Set, getenv func(string) string) []string {
+	img, commit := strings.TrimSpace(getenv("VLLM_IMAGE")), strings.TrimSpace(getenv("VLLM_COMMIT"))
+	if img == "" && commit == "" {
+		return nil
+	}
+	var out []string
+	for _, run := range sel.Runs {
+		res, err := workloads.Resolve(run.Recipe, profiles, getenv)
+		if err != nil {
+			out = append(out, fmt.Sprintf("Image of %s: %v", run.Recipe.Name, err))
+			continue
+		}
+		line := fmt.Sprintf("Image of %s (%s, %s): %s, from %s", run.Recipe.Name, res.Profile.GPU, res.Profile.Platform(), res.Image.Image, res.Image.Source)
+		if res.Image.Note != "" {
+			line += "; " + res.Image.Note
+		}
+		out = append(out, line)
+	}
+	return out
 }

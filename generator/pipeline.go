@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +46,7 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	}
 	pins := pinImages(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
 	sel.Notes = append(sel.Notes, pinNotes(pins)...)
+	sel.Notes = append(sel.Notes, imageNotes(sel, profiles, getenv)...)
 	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins})
 	if err != nil {
 		return err
@@ -165,6 +167,9 @@ func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOption
 func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agents.Set, opt pipelineOptions) (steps.CommandStep, error) {
 	r := run.Recipe
 	res, err := workloads.Resolve(r, profiles, opt.getenv)
+	if errors.Is(err, workloads.ErrBuildOverride) {
+		return imageFailedStep(r.Name, err, opt.cpuQueue), nil
+	}
 	if err != nil {
 		return steps.CommandStep{}, err
 	}
@@ -173,6 +178,10 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		return imageFailedStep(r.Name, pin.err, opt.cpuQueue), nil
 	}
 	env := map[string]string{"VLLM_IMAGE": pin.image}
+	if r.VLLM.Build != nil {
+		// The job builds the image; no registry knows it.
+		delete(env, "VLLM_IMAGE")
+	}
 	if pin.commit != "" {
 		env["VLLM_COMMIT"] = pin.commit
 	}
@@ -194,7 +203,7 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 			shell.Join([]string{"chmod", "+x", contract.RunnerArtifact}),
 			shell.Join([]string{contract.RunnerArtifact, "run", "--history-step", contract.HistoryStepKey, r.Path}),
 		},
-		Agents:           map[string]string{"queue": res.Queue},
+		Agents:           res.Profile.AgentTags(res.Queue),
 		Env:              env,
 		TimeoutInMinutes: r.StepTimeout(),
 		// Retry a job whose agent vanished (a preempted or restarted GPU

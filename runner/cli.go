@@ -36,6 +36,7 @@ import (
 var commands = []command{
 	{name: "run", operands: "RECIPE", summary: "serve, bench, evaluate, gate and publish one recipe (the GPU job)", flags: runFlags},
 	{name: "plan", operands: "RECIPE", summary: "print every process run would start, in order; start none", flags: planFlags},
+	{name: "replay", operands: "MANIFEST", summary: "run a recorded run again: its recipe copy, its image by digest or rebuilt at its commit", flags: replayFlags},
 	{name: "history", summary: "fetch the past nights a build compares with, once, on the CPU step holding the API token", flags: historyFlags},
 	{name: "report", summary: "write the build's report annotation and trend page from every recipe's summary", flags: reportFlags},
 	{name: "calibrate", summary: "measure the regression detector's false alarms and power on simulated nights", flags: calibrateFlags},
@@ -249,7 +250,7 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 	j := &c.job
 	fs.StringVar(&j.ResultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
 	fs.IntVar(&j.Port, "port", env.Int("BENCHKITE_PORT", 8000), "server port (env BENCHKITE_PORT)")
-	fs.DurationVar(&j.HealthTimeout, "health-timeout", env.Duration("BENCHKITE_HEALTH_TIMEOUT", 60*time.Minute), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT)")
+	fs.DurationVar(&j.HealthTimeout, "health-timeout", env.Duration("BENCHKITE_HEALTH_TIMEOUT", 0), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT; default: the recipe's vllm.startup_timeout_s, 3600 s unless set)")
 	// Attaching is a flag only, the one flag with no variable: a variable
 	// left in a build's or an agent's environment must not turn every job
 	// into a green run of a server nobody started.
@@ -290,7 +291,7 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 		if j.Port < 1 || j.Port > 65535 {
 			return c, fmt.Errorf("%w: --port %d is not a port", cliutil.ErrUsage, j.Port)
 		}
-		if j.HealthTimeout <= 0 || j.Grace < 0 {
+		if j.HealthTimeout < 0 || (j.HealthTimeout == 0 && (flagSet(fs, "health-timeout") || strings.TrimSpace(getenv("BENCHKITE_HEALTH_TIMEOUT")) != "")) || j.Grace < 0 {
 			return c, fmt.Errorf("%w: --health-timeout must be positive and --grace not negative", cliutil.ErrUsage)
 		}
 		return c, nil
@@ -331,6 +332,17 @@ func runFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		}
 		warnAttachVariable(c, x.io.Stderr, x.getenv)
 		return runRun(ctx, c, x.io, x.getenv, x.environ)
+	}
+}
+
+func replayFlags(fs *flag.FlagSet, env *cliutil.Env) action {
+	finish := jobFlags(fs, env)
+	return func(ctx context.Context, operands []string, x cmdEnv) error {
+		c, err := finish("replay", operands)
+		if err != nil {
+			return err
+		}
+		return runReplay(ctx, c, x.io, x.getenv, x.environ)
 	}
 }
 

@@ -29,7 +29,8 @@ func TestParseConfig(t *testing.T) {
 		BenchOnly     bool
 		Grace         time.Duration
 	}
-	defaults := parsed{RecipePath: "r.yaml", Port: 8000, HealthTimeout: time.Hour, Grace: 10 * time.Second}
+	// HealthTimeout 0: the recipe's vllm.startup_timeout_s decides.
+	defaults := parsed{RecipePath: "r.yaml", Port: 8000, HealthTimeout: 0, Grace: 10 * time.Second}
 	with := func(f func(*parsed)) parsed { p := defaults; f(&p); return p }
 	tests := []struct {
 		name string
@@ -291,7 +292,7 @@ func TestEveryFlagHasItsEnv(t *testing.T) {
 		fs, _, _ := c.flagSet(io.Discard, mapGetenv(nil))
 		fs.VisitAll(func(f *flag.Flag) {
 			m := envRE.FindStringSubmatch(f.Usage)
-			if f.Name == "base-url" && (c.name == "run" || c.name == "plan") {
+			if f.Name == "base-url" && (c.name == "run" || c.name == "plan" || c.name == "replay") {
 				// The one exception: attaching must be asked for on the
 				// command line, never by a variable left in the environment.
 				if m != nil {

@@ -12,6 +12,7 @@ const (
 	seedRecipe   = "../testdata/workloads/minimax_m3_mi355x.yaml"
 	dockerRecipe = "../testdata/workloads/gpt_oss_120b_h200.yaml"
 	sweepRecipe  = "testdata/recipes/sweep_mi300x.yaml"
+	xpuRecipe    = "testdata/recipes/xpu.yaml"
 )
 
 // mapGetenv is a getenv over a fixed map; nil reads as an empty env.

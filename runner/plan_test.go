@@ -46,6 +46,7 @@ func TestPlanGolden(t *testing.T) {
 		{"seed_attached", []string{"--base-url", "http://10.0.0.5:9000/", seedRecipe}},
 		{"h200_docker", []string{dockerRecipe, "--port", "9000", "--grace", "30s"}},
 		{"sweep_results_dir", []string{sweepRecipe, "--results", "out/sweep"}},
+		{"xpu_docker", []string{xpuRecipe, "--port", "9100"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,6 +148,33 @@ func TestPlanContents(t *testing.T) {
 				". buildkite-agent artifact upload",
 			},
 			wantNot: []string{"secret-value-123", "--trust-remote-code", "-p 8000:8000"},
+		},
+		{
+			// The port is free on the host (no --port), the serve args reach
+			// bash as positional parameters, never as script text.
+			name: "XPU: host network, privileged, bashrc, ZE_AFFINITY_MASK by name, the recipe's start-up time",
+			args: []string{xpuRecipe},
+			env:  map[string]string{"ZE_AFFINITY_MASK": "0.1"},
+			want: []string{
+				". docker run -d --rm --name benchkite-llama-xpu-job-1 --label benchkite.job=job-1 --label benchkite.recipe=llama-xpu --ipc=host --ulimit=nofile=65536:65536 --device=/dev/dri:/dev/dri --network=host --privileged -e HF_HOME=/data/huggingface -e VLLM_ENGINE_READY_TIMEOUT_S=1800 -e HF_TOKEN -v /data/huggingface:/data/huggingface ",
+				" -e ZE_AFFINITY_MASK --entrypoint bash vllm/vllm-openai-xpu:nightly -ic 'exec vllm serve \"$@\"' vllm-serve meta-llama/Llama-3.1-8B-Instruct --port ",
+				" --max-model-len 8192 --chat-template '$(touch /tmp/pwned)' --host 127.0.0.1\n",
+				"     env ZE_AFFINITY_MASK=0.1\n",
+			},
+			wantNot: []string{"-p 127.0.0.1", "--port 8000", "0.0.0.0"},
+		},
+		{
+			name: "aiperf natively: its own venv, then one run per config with the recipe's flags after the runner's",
+			args: []string{"testdata/recipes/aiperf_mi300x.yaml"},
+			want: []string{
+				"vllm serve Qwen/Qwen3-8B",
+				"python3 -m venv " + cwdToken + "/.benchkite/tools/.venvs/aiperf-",
+				"--require-hashes --no-deps -r " + cwdToken + "/.benchkite/tools/.venvs/aiperf-",
+				"' aiperf==0.13.0\n",
+				cwdToken + "/.benchkite/tools/aiperf-", "/bin/aiperf profile --model Qwen/Qwen3-8B --tokenizer Qwen/Qwen3-8B --url http://127.0.0.1:8000 --output-artifact-dir " + cwdToken + "/results/aiperf-mi300x/aiperf-prefix --endpoint-type chat --streaming --extra-inputs ignore_eos:true --extra-inputs max_tokens:350 --sweep-type zip --concurrency 16,24 --request-count 80,120\n",
+				"     env VIRTUAL_ENV=" + cwdToken + "/.benchkite/tools/aiperf-",
+			},
+			wantNot: []string{"lm-eval", "lm_eval"},
 		},
 	}
 	for _, tt := range tests {

@@ -53,6 +53,7 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 		{Name: "nightly", Decode: func(_, v *yaml.Node) { r.Nightly, _ = d.Bool(v, "nightly") }},
 		{Name: "timeout_in_minutes", Decode: func(_, v *yaml.Node) {
 			r.TimeoutInMinutes, _ = d.Int(v, "timeout_in_minutes", 1, 24*60)
+			l.nodes.timeout = v
 		}},
 		{Name: "bench_only", Decode: func(_, v *yaml.Node) { r.BenchOnly, _ = d.Bool(v, "bench_only") }},
 		{Name: "blocked_by", Decode: func(_, v *yaml.Node) {
@@ -73,6 +74,7 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 		{Name: "lm_eval", Decode: func(k, v *yaml.Node) { mark(k); r.LMEval = l.decodeLMEval(v) }},
 		{Name: "vllm_bench", Decode: func(k, v *yaml.Node) { mark(k); r.Bench = l.decodeBench(v) }},
 		{Name: "bfcl", Decode: func(k, v *yaml.Node) { mark(k); r.BFCL = l.decodeBFCL(v) }},
+		{Name: "aiperf", Decode: func(k, v *yaml.Node) { mark(k); r.AIPerf = l.decodeAIPerf(v) }},
 	})
 	if root.Kind != yaml.MappingNode {
 		return r
@@ -82,13 +84,15 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 			d.Errorf(root, "recipe needs %s", req)
 		}
 	}
-	if seen["lm_eval"] == nil && seen["vllm_bench"] == nil && seen["bfcl"] == nil {
-		d.Errorf(root, "recipe measures nothing: add lm_eval, vllm_bench or bfcl")
+	if seen["lm_eval"] == nil && seen["vllm_bench"] == nil && seen["bfcl"] == nil && seen["aiperf"] == nil {
+		d.Errorf(root, "recipe measures nothing: add lm_eval, vllm_bench, bfcl or aiperf")
 	}
 	if r.BenchOnly && r.Bench == nil && seen["vllm_bench"] == nil {
 		d.Errorf(root, "bench_only is set but the recipe has no vllm_bench")
 	}
 	l.checkMetricRefs(r)
+	l.checkStartupFits(r)
+	l.checkBuild(r)
 	si := r.VLLM.Serve
 	if r.NumGPUs > 0 && l.numGPUsNode != nil && si.TP*si.DP*si.PP > r.NumGPUs {
 		d.Errorf(l.numGPUsNode, "serve args need %d GPUs (TP %d × DP %d × PP %d) but num_gpus is %d", si.TP*si.DP*si.PP, si.TP, si.DP, si.PP, r.NumGPUs)

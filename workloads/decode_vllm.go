@@ -25,6 +25,7 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 			}
 		}},
 		{Name: "image", Decode: func(_, val *yaml.Node) {
+			l.nodes.image = val
 			if s, ok := d.String(val, "vllm.image"); ok {
 				if err := checkImageRef(s); err != nil {
 					d.Errorf(val, "vllm.image: %v", err)
@@ -56,6 +57,8 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 				l.serveArgs(val, s, v)
 			}
 		}},
+		{Name: "startup_timeout_s", Decode: func(_, val *yaml.Node) { l.decodeStartupTimeout(val, v) }},
+		{Name: "build", Decode: func(_, val *yaml.Node) { v.Build = l.decodeBuild(val) }},
 	})
 	if !hasModel && n.Kind == yaml.MappingNode {
 		d.Errorf(n, "vllm needs model")

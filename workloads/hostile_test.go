@@ -923,7 +923,7 @@ gpu: MI355X
 num_gpus: 8
 vllm: {model: org/m}
 `,
-			want: []finding{{"1:1", "recipe measures nothing: add lm_eval, vllm_bench or bfcl"}},
+			want: []finding{{"1:1", "recipe measures nothing: add lm_eval, vllm_bench, bfcl or aiperf"}},
 		},
 		{
 			name: "unknown gpu lists the known ones",
@@ -1062,7 +1062,7 @@ lm_eval:
 				"w/b.yaml:1:1: recipe needs gpu",
 				"w/b.yaml:1:1: recipe needs num_gpus",
 				"w/b.yaml:1:1: recipe needs vllm",
-				"w/b.yaml:1:1: recipe measures nothing: add lm_eval, vllm_bench or bfcl",
+				"w/b.yaml:1:1: recipe measures nothing: add lm_eval, vllm_bench, bfcl or aiperf",
 			},
 			valid: []string{"good"},
 		},

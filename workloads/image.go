@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -84,24 +85,53 @@ type ImageChoice struct {
 	Note string
 }
 
-// ChooseImage picks the image: VLLM_IMAGE wins, except that an AMD profile
-// ignores a non-ROCm image (a CUDA build cannot serve on ROCm; the build
-// may be testing an NVIDIA image for the whole fleet); then VLLM_COMMIT as
-// <repo>:nightly-<sha>; then the recipe's image; then <repo>:nightly.
+// ErrBuildOverride: a recipe that builds its image was given a build-wide
+// image or commit; the two cannot both say what runs.
+var ErrBuildOverride = errors.New("vllm.build cannot be combined with VLLM_IMAGE or VLLM_COMMIT")
+
+// ChooseImage picks the image. VLLM_IMAGE wins when it is an image for
+// the profile's platform (ROCm for AMD, CUDA for NVIDIA, XPU for Intel): a
+// build testing one platform's image for the whole fleet leaves the other
+// platforms' recipes as they were. A commit in an ignored image's tag
+// picks nothing: another platform's nightly of that commit is another
+// build, which nobody asked to test. Then VLLM_COMMIT as
+// <repo>:nightly-<sha>; then the recipe's image; then <repo>:nightly. The
+// note says what was ignored and why. A recipe that builds its image
+// takes neither variable (ErrBuildOverride).
 func ChooseImage(r *Recipe, p agents.Profile, env agents.Env) (ImageChoice, error) {
+	img := strings.TrimSpace(env("VLLM_IMAGE"))
+	c := strings.TrimSpace(env("VLLM_COMMIT"))
+	if r.VLLM.Build != nil {
+		note := fmt.Sprintf("built on the host from %s", r.VLLM.Build.Dockerfile)
+		if img != "" && img != r.VLLM.Image {
+			// Another platform's image is ignored here as everywhere.
+			ref, err := ParseImageRef(img)
+			if err != nil || ImagePlatform(ref) == p.Platform() {
+				return ImageChoice{}, fmt.Errorf("%w: the recipe builds %s from %s; unset them or run another recipe", ErrBuildOverride, r.VLLM.Image, r.VLLM.Build.Dockerfile)
+			}
+			note += fmt.Sprintf("; VLLM_IMAGE=%s ignored: it is a %s image and %s needs %s", img, ImagePlatform(ref), p.GPU, p.Platform())
+		}
+		if c != "" {
+			return ImageChoice{}, fmt.Errorf("%w: the recipe builds %s from %s; unset them or run another recipe", ErrBuildOverride, r.VLLM.Image, r.VLLM.Build.Dockerfile)
+		}
+		return ImageChoice{Image: r.VLLM.Image, Source: "build", Note: note}, nil
+	}
 	var note string
-	if img := strings.TrimSpace(env("VLLM_IMAGE")); img != "" {
+	if img != "" {
 		ref, err := ParseImageRef(img)
 		if err != nil {
 			return ImageChoice{}, fmt.Errorf("VLLM_IMAGE: %w", err)
 		}
-		if p.Vendor == agents.AMD && !strings.Contains(ref.Repo, "rocm") {
-			note = fmt.Sprintf("VLLM_IMAGE=%s ignored: %s needs a ROCm image", img, p.GPU)
-		} else {
+		want, got := p.Platform(), ImagePlatform(ref)
+		if want == got {
 			return ImageChoice{Image: img, Commit: CommitFromImage(img), Source: "VLLM_IMAGE"}, nil
 		}
+		note = fmt.Sprintf("VLLM_IMAGE=%s ignored: it is a %s image and %s needs %s", img, got, p.GPU, want)
+		if c := commitInTag(ref.Tag); c != "" {
+			note += fmt.Sprintf("; the commit its tag names (%s) selects no %s image", c, want)
+		}
 	}
-	if c := strings.TrimSpace(env("VLLM_COMMIT")); c != "" {
+	if c != "" {
 		if !commitRE.MatchString(c) {
 			return ImageChoice{}, fmt.Errorf("VLLM_COMMIT %q must be 7 to 40 lower-case hex digits", c)
 		}
@@ -111,4 +141,30 @@ func ChooseImage(r *Recipe, p agents.Profile, env agents.Env) (ImageChoice, erro
 		return ImageChoice{Image: r.VLLM.Image, Commit: CommitFromImage(r.VLLM.Image), Source: "recipe", Note: note}, nil
 	}
 	return ImageChoice{Image: p.ImageRepo + ":nightly", Source: "default", Note: note}, nil
+}
+
+// ImagePlatform is the platform an image is built for, read from its
+// repository and tag as vLLM names them: rocm or xpu in either, else cuda.
+func ImagePlatform(ref ImageRef) agents.Platform {
+	s := strings.ToLower(ref.Repo + ":" + ref.Tag)
+	switch {
+	case strings.Contains(s, "rocm"):
+		return agents.ROCm
+	case strings.Contains(s, "xpu"):
+		return agents.XPU
+	}
+	return agents.CUDA
+}
+
+// tagCommitRE finds a commit at the end of a tag (nightly-<sha>,
+// v0.11.0-<sha>); it must hold a letter, so dates are not commits.
+var tagCommitRE = regexp.MustCompile(`(?:^|[-_.])([0-9a-f]{7,40})$`)
+
+// commitInTag is the vLLM commit a tag names, "" when none.
+func commitInTag(tag string) string {
+	m := tagCommitRE.FindStringSubmatch(tag)
+	if m == nil || !strings.ContainsAny(m[1], "abcdef") {
+		return ""
+	}
+	return m[1]
 }

@@ -25,6 +25,7 @@ type Recipe struct {
 	LMEval *LMEval
 	Bench  *Bench
 	BFCL   *BFCL
+	AIPerf *AIPerf
 }
 
 // VLLM is how the server is started.
@@ -36,6 +37,11 @@ type VLLM struct {
 	ServeArgs []string
 	// Serve is what the loader read out of ServeArgs.
 	Serve ServeInfo
+	// StartupTimeoutS is vllm.startup_timeout_s, 0 when unset; see
+	// StartupTimeout.
+	StartupTimeoutS int
+	// Build is vllm.build: an image built on the host before the run.
+	Build *Build
 }
 
 // EnvVar is one environment variable, in file order.

@@ -57,7 +57,7 @@ func TestChooseImage(t *testing.T) {
 			recipe: plain,
 			env:    map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:nightly"},
 			want: ImageChoice{Image: "vllm/vllm-openai-rocm:nightly", Source: "default",
-				Note: "VLLM_IMAGE=vllm/vllm-openai:nightly ignored: MI355X needs a ROCm image"},
+				Note: "VLLM_IMAGE=vllm/vllm-openai:nightly ignored: it is a CUDA image and MI355X needs ROCm"},
 		},
 		{
 			name:   "non-ROCm VLLM_IMAGE on AMD falls back to VLLM_COMMIT",
@@ -65,7 +65,7 @@ func TestChooseImage(t *testing.T) {
 			recipe: withImage,
 			env:    map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:nightly", "VLLM_COMMIT": "abcdef1"},
 			want: ImageChoice{Image: "vllm/vllm-openai-rocm:nightly-abcdef1", Commit: "abcdef1", Source: "VLLM_COMMIT",
-				Note: "VLLM_IMAGE=vllm/vllm-openai:nightly ignored: MI300X needs a ROCm image"},
+				Note: "VLLM_IMAGE=vllm/vllm-openai:nightly ignored: it is a CUDA image and MI300X needs ROCm"},
 		},
 		{
 			name:   "non-ROCm VLLM_IMAGE on AMD falls back to the recipe",
@@ -73,7 +73,7 @@ func TestChooseImage(t *testing.T) {
 			recipe: &Recipe{VLLM: VLLM{Image: "vllm/vllm-openai-rocm:nightly-abc1234"}},
 			env:    map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:v0.11.0"},
 			want: ImageChoice{Image: "vllm/vllm-openai-rocm:nightly-abc1234", Commit: "abc1234", Source: "recipe",
-				Note: "VLLM_IMAGE=vllm/vllm-openai:v0.11.0 ignored: MI355X needs a ROCm image"},
+				Note: "VLLM_IMAGE=vllm/vllm-openai:v0.11.0 ignored: it is a CUDA image and MI355X needs ROCm"},
 		},
 		{
 			name:    "invalid VLLM_IMAGE",

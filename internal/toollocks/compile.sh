@@ -22,3 +22,6 @@ uv=("$work/venv/bin/uv" pip compile --quiet --universal --python-version 3.10 --
   cat "$work/bfcl.txt" "$work/deps.txt"
 } > lm-eval-bfcl.txt
 sed -i '1i # lm-eval, from lm-eval.in by compile.sh.' lm-eval.txt
+# aiperf supports Python 3.11 to 3.13 only; it gets a venv of its own.
+"$work/venv/bin/uv" pip compile --quiet --universal --python-version 3.11 --generate-hashes --no-header --no-config aiperf.in -o aiperf.txt
+sed -i '1i # aiperf, from aiperf.in by compile.sh (Python 3.11 and newer: aiperf needs it).' aiperf.txt

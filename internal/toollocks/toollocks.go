@@ -16,7 +16,13 @@ var (
 	lmEval []byte
 	//go:embed lm-eval-bfcl.txt
 	lmEvalBFCL []byte
+	//go:embed aiperf.txt
+	aiperf []byte
 )
+
+// AIPerf is the lock of aiperf, the second load generator, which has a
+// venv of its own: it needs Python 3.11 or newer and its own pins.
+func AIPerf() Lock { return Lock{Name: "aiperf", Text: aiperf} }
 
 // Lock is one tool set's lock file.
 type Lock struct {

@@ -54,6 +54,11 @@ type Explanation struct {
 	BFCL            []bfclExpl        `json:"bfcl_categories"`
 	BFCLVersion     string            `json:"bfcl_version,omitempty"`
 	Tools           *toolsExpl        `json:"tools,omitempty"`
+	// StartupTimeoutS is how long the server may take to answer.
+	StartupTimeoutS int               `json:"startup_timeout_s"`
+	AgentTags       map[string]string `json:"agent_tags,omitempty"`
+	Build           *buildExpl        `json:"build,omitempty"`
+	AIPerf          []aiperfExpl      `json:"aiperf,omitempty"`
 }
 
 type specExplanation struct {
@@ -112,6 +117,7 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 		Tasks:     []taskExpl{},
 		BFCL:      []bfclExpl{},
 	}
+	ex.parity(res)
 	if mc, err := res.Profile.ModelCache(getenv); err == nil {
 		ex.ModelCache = mc
 	} else {
@@ -297,6 +303,7 @@ func (ex Explanation) WriteText(w io.Writer) error {
 		row("blocked by", strings.Join(ex.BlockedBy, ", "))
 	}
 	row("timeout", fmt.Sprintf("%d min", ex.Timeout))
+	ex.parityRows(row)
 	if sp := ex.Speculative; sp != nil {
 		s := sp.Method
 		if sp.Model != "" {
@@ -356,5 +363,6 @@ func (ex Explanation) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	ex.writeAIPerf(w)
 	return nil
 }

@@ -125,7 +125,7 @@ func TestE2EDockerHappyPath(t *testing.T) {
 	got = logsAfterRun(got, func(p string) bool { return p == "docker logs" })
 	want := []string{"docker ps", "docker run", "docker logs", "docker inspect",
 		"docker exec", "vllm bench", "docker exec", "vllm bench", "docker exec", "vllm bench",
-		"docker inspect", "lm_eval --model", "docker stop", "docker rm", "buildkite-agent artifact", "buildkite-agent annotate"}
+		"docker inspect", "lm_eval --model", "docker stop", "docker rm", "docker image", "buildkite-agent artifact", "buildkite-agent annotate"}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Fatalf("started processes diff (-got +want):\n%s", diff)
 	}
@@ -309,8 +309,9 @@ func TestE2EDockerNameConflict(t *testing.T) {
 	if !strings.Contains(o.stdout, conflict) {
 		t.Errorf("the job log lacks %q", conflict)
 	}
-	// The first docker run and its server are the test's.
-	want := []string{"docker run", "vllm serve", "docker ps", "docker run", "docker stop", "docker rm", "buildkite-agent artifact", "buildkite-agent annotate"}
+	// The first docker run and its server are the test's; the image
+	// inspect is the provenance.
+	want := []string{"docker run", "vllm serve", "docker ps", "docker run", "docker stop", "docker rm", "docker image", "buildkite-agent artifact", "buildkite-agent annotate"}
 	if diff := cmp.Diff(progs(read()), want); diff != "" {
 		t.Errorf("started processes diff (-got +want):\n%s", diff)
 	}

@@ -37,6 +37,8 @@ func (g Gater) Apply(ctx context.Context, sum *summary.Summary) []summary.GateRe
 	out = append(out, g.accuracy(ctx, sum)...)
 	out = append(out, g.assertions(sum)...)
 	out = append(out, g.regressions(ctx, sum)...)
+	out = append(out, g.aiperfAssertions(sum)...)
+	out = append(out, g.aiperfRegressions(ctx, sum)...)
 	out = append(out, g.specDecode(sum)...)
 	return out
 }

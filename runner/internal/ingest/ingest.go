@@ -39,6 +39,8 @@ type Record struct {
 	BuildURL       string  `json:"build_url,omitempty"`
 	Date           string  `json:"date"`
 	SpecAcceptRate float64 `json:"spec_acceptance_rate,omitempty"`
+	// Provenance is how to re-run the night (the run's manifest).
+	Provenance *summary.Provenance `json:"provenance,omitempty"`
 }
 
 // AccuracyRecord is one accuracy result (an lm_eval task or a BFCL
@@ -99,7 +101,7 @@ func Records(s summary.Summary) []Record {
 			TputPerGPU: r.TotalThroughputPerGPU, OutputTputGPU: r.OutputThroughputPerGPU,
 			MedianTTFT: r.TTFT.Median / 1000, MedianTPOT: r.TPOT.Median / 1000, MedianITL: r.ITL.Median / 1000,
 			MedianE2EL: r.E2EL.Median / 1000, P99TTFT: r.TTFT.P99 / 1000,
-			VLLMCommit: s.VLLMCommit, Date: s.Finished.UTC().Format(time.RFC3339),
+			VLLMCommit: s.VLLMCommit, Date: s.Finished.UTC().Format(time.RFC3339), Provenance: s.Provenance,
 		}
 		if s.Buildkite != nil {
 			rec.BuildURL = s.Buildkite.BuildURL

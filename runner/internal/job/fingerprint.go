@@ -33,6 +33,16 @@ func fingerprint(res *workloads.Resolved) *summary.Fingerprint {
 		p.Bench = append(p.Bench, fmt.Sprintf("%s backend=%s in=%d out=%d prompts=%d conc=%d reps=%d temperature=%g args=%s",
 			b.Name, b.Backend, b.InputLen, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, b.Temperature, strings.Join(b.Args, " ")))
 	}
+	if a := r.AIPerf; a != nil {
+		// aiperf's shapes, and its version, make its numbers what they are.
+		for _, c := range a.Configs {
+			var args []string
+			for _, arg := range c.Args {
+				args = append(args, arg.Flag+"="+strings.Join(arg.Values, "|"))
+			}
+			p.Bench = append(p.Bench, fmt.Sprintf("%s %s args=%s", workloads.AIPerfSubject(c.Name, ""), AIPerfPackage.Requirement(), strings.Join(args, " ")))
+		}
+	}
 	for _, t := range res.Tasks {
 		var args []string
 		for _, a := range t.ModelArgs {

@@ -39,7 +39,7 @@ const cleanupTimeout = 2 * time.Minute
 type Config struct {
 	ResultsDir    string        // default results/<recipe name>
 	Port          int           // the server's port
-	HealthTimeout time.Duration // how long the server may take to become healthy
+	HealthTimeout time.Duration // how long the server may take to become healthy; 0: the recipe's start-up timeout
 	BaseURL       string        // attach to this server instead of starting one
 	BenchOnly     bool          // skip accuracy tasks
 	Grace         time.Duration // SIGTERM to SIGKILL when stopping a process
@@ -135,8 +135,11 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	} else {
 		j.absDir = j.dir
 	}
+	if c.HealthTimeout == 0 {
+		j.cfg.HealthTimeout = res.Recipe.StartupTimeout()
+	}
 	j.port = c.Port
-	if c.PortAuto && c.BaseURL == "" && res.Profile.K8s != nil && res.Profile.K8s.HostNetwork {
+	if c.PortAuto && c.BaseURL == "" && res.Profile.HostNetwork() {
 		if p, err := freePort(); err == nil {
 			j.port = p
 		}
@@ -253,7 +256,12 @@ func (j *Job) Run(ctx context.Context) Result {
 	if j.runsAccuracy() || j.cfg.Tools == tools.ModePath {
 		ok = j.phase(ctx, summary.PhaseTools, j.provision)
 	}
+	if ok && j.builds() {
+		ok = j.phase(ctx, PhaseBuild, j.build)
+	}
 	switch {
+	case !ok && j.sum.Phase(PhaseBuild) != nil:
+		j.notRun(ctx, summary.PhaseServe, "image not built")
 	case !ok:
 		j.notRun(ctx, summary.PhaseServe, "tools not provisioned")
 	case j.cfg.BaseURL == "":
@@ -280,6 +288,15 @@ func (j *Job) Run(ctx context.Context) Result {
 	default:
 		j.phase(ctx, summary.PhaseBench, j.bench)
 	}
+	switch {
+	case j.res.Recipe.AIPerf == nil:
+	case ctx.Err() != nil:
+		j.notRun(ctx, summary.PhaseAIPerf, "canceled")
+	case !ok:
+		j.notRun(ctx, summary.PhaseAIPerf, "server not ready")
+	default:
+		j.phase(ctx, summary.PhaseAIPerf, j.aiperf)
+	}
 	j.accuracyPhase(ctx, summary.PhaseLMEval, len(j.res.Tasks) > 0, ok, j.lmeval)
 	j.accuracyPhase(ctx, summary.PhaseBFCL, j.res.BFCL != nil, ok, j.bfclPhase)
 
@@ -297,6 +314,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	} else {
 		j.notRun(ctx, summary.PhaseGate, "canceled")
 	}
+	j.writeProvenance(cleanCtx)
 	j.sum.Finished = j.now()
 	j.sum.Verdict, j.sum.Problems = j.verdict(ctx)
 	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
@@ -392,12 +410,16 @@ func phaseTitle(name string) string {
 		return ":hourglass: wait for the server"
 	case summary.PhaseBench:
 		return ":stopwatch: vllm bench serve"
+	case summary.PhaseAIPerf:
+		return ":stopwatch: aiperf"
 	case summary.PhaseLMEval:
 		return ":dart: lm_eval"
 	case summary.PhaseBFCL:
 		return ":hammer_and_wrench: bfcl"
 	case summary.PhaseGate:
 		return ":vertical_traffic_light: gates"
+	case PhaseBuild:
+		return ":building_construction: docker build"
 	case summary.PhasePublish:
 		return ":package: publish"
 	}

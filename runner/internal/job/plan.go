@@ -30,6 +30,11 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 		}
 		specs = append(specs, install...)
 	}
+	if j.builds() {
+		if err := add(j.buildSpec()); err != nil {
+			return nil, nil, err
+		}
+	}
 	if c.BaseURL == "" {
 		serve, err := j.serveSpecs()
 		if err != nil {
@@ -62,6 +67,9 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 				return nil, nil, err
 			}
 		}
+	}
+	if err := j.planAIPerf(add); err != nil {
+		return nil, nil, err
 	}
 	if j.runsAccuracy() && len(res.Tasks) > 0 {
 		if err := alive(); err != nil {
@@ -99,6 +107,7 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 			specs = append(specs, proc.Spec{Argv: argv, Env: env})
 		}
 	}
+	specs = append(specs, j.provenanceSpecs()...)
 	publish, err := j.publishSpecs("success|warning|error", !coveredByStep(j.getenv, j.dir))
 	if err != nil {
 		return nil, nil, err

@@ -165,11 +165,10 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	if image == "" {
 		image = res.Image.Image
 	}
-	argv = append(argv, "-p", loopback+":"+port+":"+port, image)
-	// The image's entrypoint is `vllm serve`.
-	argv = append(argv, serveArgv[2:]...)
-	argv = append(argv, "--host", "0.0.0.0")
-	runEnv, err := j.env(childenv.DockerServer, secrets...)
+	variant, passed := j.variantFlags()
+	argv = append(argv, variant...)
+	argv = append(argv, j.containerCommand(image, port, serveArgv[2:])...)
+	runEnv, err := j.env(childenv.DockerServer, append(secrets, passed...)...)
 	if err != nil {
 		return nil, err
 	}

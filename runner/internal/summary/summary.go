@@ -45,6 +45,7 @@ const (
 	PhaseServe   = "serve"
 	PhaseReady   = "ready"
 	PhaseBench   = "bench"
+	PhaseAIPerf  = "aiperf"
 	PhaseLMEval  = "lm_eval"
 	PhaseBFCL    = "bfcl"
 	PhaseGate    = "gate"
@@ -106,6 +107,8 @@ type Summary struct {
 	Bench    []BenchRun   `json:"bench"`
 	Accuracy []TaskResult `json:"accuracy"`
 	Gates    []GateResult `json:"gates"`
+	// Provenance is how to re-run this run (manifest.json's content).
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // BuildkiteInfo identifies the Buildkite job that produced a summary.

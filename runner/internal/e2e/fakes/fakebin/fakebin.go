@@ -26,6 +26,7 @@ const (
 	LMEval         = "lm_eval"
 	BuildkiteAgent = "buildkite-agent"
 	Docker         = "docker"
+	AIPerf         = "aiperf"
 )
 
 const (
@@ -83,7 +84,7 @@ func build() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	args := []string{"build", "-o", tmp + string(filepath.Separator)}
-	for _, name := range []string{VLLM, LMEval, BuildkiteAgent, Docker} {
+	for _, name := range []string{VLLM, LMEval, BuildkiteAgent, Docker, AIPerf} {
 		args = append(args, "./"+fakesDir+"/cmd/"+name)
 	}
 	cmd := exec.CommandContext(ctx, goBin, args...)
@@ -106,7 +107,7 @@ func build() (string, error) {
 }
 
 func complete(dir string) bool {
-	for _, name := range []string{VLLM, LMEval, BuildkiteAgent, Docker} {
+	for _, name := range []string{VLLM, LMEval, BuildkiteAgent, Docker, AIPerf} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Mode()&0o111 == 0 {
 			return false
 		}

@@ -46,6 +46,10 @@ func (d *daemon) dispatch(args []string) error {
 		return d.ps(rest)
 	case "inspect":
 		return d.inspect(rest)
+	case "build":
+		return d.build(rest)
+	case "image":
+		return d.imageCmd(rest)
 	}
 	if slices.Contains(otherCommands, cmd) {
 		return &cliError{msg: fmt.Sprintf("fake docker: docker %s is a real command, but this stand-in does not emulate it", cmd), code: 1}

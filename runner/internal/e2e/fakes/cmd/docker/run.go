@@ -105,7 +105,7 @@ func (d *daemon) run(args []string) error {
 		}
 	}
 	for _, host := range hostDevices {
-		if _, err := os.Stat(host); err != nil {
+		if _, err := os.Stat(d.hostDevice(host)); err != nil {
 			return runDaemonErr("error gathering device information while adding custom device %q: no such file or directory", host)
 		}
 	}
@@ -115,20 +115,53 @@ func (d *daemon) run(args []string) error {
 		}
 	}
 
+	mode := o.network.NetworkMode()
+	switch mode {
+	case "default", "bridge", "host":
+	default:
+		return stubErr("--network %s is not emulated (only the default bridge and host)", mode)
+	}
 	// The stand-in server listens on the host's loopback at its --port:
 	// that is only what docker would give when the port is published on
-	// the same host port, to an address loopback reaches.
+	// the same host port, to an address loopback reaches, or when the
+	// container shares the host's network.
 	port, host := serverAddr(cmdArgs)
-	if host != "" && host != "0.0.0.0" && host != "::" {
-		return stubErr("the server binds %s inside the container, which no published port reaches; the stand-in does not emulate an unreachable server", host)
+	if mode == "host" {
+		if len(ports) > 0 {
+			// The daemon's warning (moby daemon/create.go); the ports are
+			// dropped, the container is still created.
+			fmt.Fprintln(d.stderr, "WARNING: Published ports are discarded when using host network mode")
+			ports = nil
+		}
+		if host != "" && host != "0.0.0.0" && host != "::" && host != "127.0.0.1" && host != "localhost" {
+			return stubErr("the server binds %s on the host's network; the stand-in only emulates loopback or every interface", host)
+		}
+	} else {
+		if host != "" && host != "0.0.0.0" && host != "::" {
+			return stubErr("the server binds %s inside the container, which no published port reaches; the stand-in does not emulate an unreachable server", host)
+		}
+		if !publishedOnLoopback(ports, port) {
+			return stubErr("the server's port %s/tcp is not published as 127.0.0.1:%[1]s:%[1]s; the stand-in only emulates a server published on the same loopback port", port)
+		}
 	}
-	if !publishedOnLoopback(ports, port) {
-		return stubErr("the server's port %s/tcp is not published as 127.0.0.1:%[1]s:%[1]s; the stand-in only emulates a server published on the same loopback port", port)
+	entrypoint := []string{"vllm", "serve"}
+	if o.entrypoint != "" {
+		// docker takes --entrypoint as one program name, no arguments;
+		// what follows the image is its command.
+		entrypoint = []string{o.entrypoint}
 	}
 
 	st, err := d.store()
 	if err != nil {
 		return err
+	}
+	// --pull missing: an image not built or pulled before is pulled now.
+	if o.pull == "never" {
+		if _, ok := st.findImage(image); !ok {
+			return runErr(fmt.Errorf("Error response from daemon: No such image: %s", image))
+		}
+	} else if err := st.pulled(image); err != nil {
+		return runErr(err)
 	}
 	labels := map[string]string{}
 	for _, l := range o.labels.GetSlice() {
@@ -137,7 +170,7 @@ func (d *daemon) run(args []string) error {
 	}
 	ctr := &container{
 		ID: newID(), Name: o.name, Image: image,
-		Entrypoint: []string{"vllm", "serve"}, Args: cmdArgs,
+		Entrypoint: entrypoint, Args: cmdArgs, Privileged: o.privileged, NetworkMode: mode,
 		Labels: labels, Ports: ports, AutoRemove: o.rm, StopTimeout: 10, Created: time.Now(),
 	}
 	if ctr.Name == "" {
@@ -334,4 +367,17 @@ func (d *daemon) start(st *store, ctr *container) error {
 // docker).
 func shimEnv(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(e string) bool { return strings.HasPrefix(e, "FAKE_EXEC_LOG=") })
+}
+
+// devRootEnv names a directory standing for the host's /dev, for devices
+// (such as /dev/dri) the test machine lacks.
+const devRootEnv = "FAKE_DOCKER_DEV_ROOT"
+
+// hostDevice is where the host's device path is found.
+func (d *daemon) hostDevice(p string) string {
+	root := d.getenv(devRootEnv)
+	if rest, ok := strings.CutPrefix(p, "/dev/"); ok && root != "" {
+		return filepath.Join(root, rest)
+	}
+	return p
 }

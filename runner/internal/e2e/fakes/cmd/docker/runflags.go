@@ -18,7 +18,9 @@ type runOptions struct {
 	gpus                        opts.GpuOpts
 	ulimits                     *opts.UlimitOpt
 	shmSize                     opts.MemBytes
-	ipc, restart                string
+	ipc, restart, entrypoint    string
+	privileged                  bool
+	network                     opts.NetworkOpt
 }
 
 // newRunCommand declares every flag of `docker run` (docker/cli
@@ -63,7 +65,7 @@ func newRunCommand(stderr io.Writer) (*command, *runOptions) {
 	f.Var(&o.gpus, "gpus", "")
 	f.VarP(&o.env, "env", "e", "")
 	list("env-file", "", nil)
-	f.String("entrypoint", "", "")
+	f.StringVar(&o.entrypoint, "entrypoint", "", "")
 	f.Var(&o.groupAdd, "group-add", "")
 	f.StringP("hostname", "h", "", "")
 	f.String("domainname", "", "")
@@ -83,7 +85,7 @@ func newRunCommand(stderr io.Writer) (*command, *runOptions) {
 
 	f.Var(&o.capAdd, "cap-add", "")
 	list("cap-drop", "", nil)
-	f.Bool("privileged", false, "")
+	f.BoolVar(&o.privileged, "privileged", false, "")
 	f.Var(&o.securityOpt, "security-opt", "")
 	f.String("userns", "", "")
 	f.String("cgroupns", "", "")
@@ -104,9 +106,8 @@ func newRunCommand(stderr io.Writer) (*command, *runOptions) {
 	f.String("mac-address", "", "")
 	f.VarP(&o.publish, "publish", "p", "")
 	f.BoolP("publish-all", "P", false, "")
-	var netMode opts.NetworkOpt
-	f.Var(&netMode, "net", "")
-	f.Var(&netMode, "network", "")
+	f.Var(&o.network, "net", "")
+	f.Var(&o.network, "network", "")
 	_ = f.MarkHidden("net")
 	aliases := opts.NewListOpts(nil)
 	f.Var(&aliases, "net-alias", "")
@@ -180,6 +181,6 @@ func newRunCommand(stderr io.Writer) (*command, *runOptions) {
 
 	c.support("detach", "rm", "name", "env", "label", "volume", "publish", "ulimit", "gpus", "device",
 		"ipc", "group-add", "security-opt", "cap-add", "shm-size", "sig-proxy", "pull", "quiet",
-		"disable-content-trust", "restart")
+		"disable-content-trust", "restart", "network", "net", "privileged", "entrypoint")
 	return c, o
 }

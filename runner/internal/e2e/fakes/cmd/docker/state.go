@@ -42,6 +42,8 @@ type container struct {
 	Ports       []portBinding     `json:"ports"`
 	AutoRemove  bool              `json:"auto_remove"`
 	StopTimeout int               `json:"stop_timeout"`
+	Privileged  bool              `json:"privileged,omitempty"`
+	NetworkMode string            `json:"network_mode,omitempty"`
 	Created     time.Time         `json:"created"`
 }
 

@@ -1,0 +1,233 @@
+package workloads
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// problemList is every problem of a parse, as path:line:col: message.
+func problemList(ps Problems) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Error())
+	}
+	return out
+}
+
+func TestStartupTimeout(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	base := "name: s\ngpu: H200\nnum_gpus: 1\nvllm_bench:\n  configs: [{name: c, backend: openai, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2}]\n"
+	tests := []struct {
+		name string
+		src  string
+		want time.Duration
+		errs []string
+	}{
+		{name: "default", src: "vllm: {model: o/m}\n", want: time.Hour},
+		{name: "set", src: "vllm: {model: o/m, startup_timeout_s: 5400}\n", want: 90 * time.Minute},
+		{name: "fits the step it sets", src: "timeout_in_minutes: 30\nvllm: {model: o/m, startup_timeout_s: 1500}\n", want: 1500 * time.Second},
+		{name: "zero", src: "vllm: {model: o/m, startup_timeout_s: 0}\n",
+			errs: []string{"r.yaml:6:39: vllm.startup_timeout_s must be between 1 and 86400, got 0"}},
+		{name: "not an integer", src: "vllm: {model: o/m, startup_timeout_s: 1.5}\n",
+			errs: []string{"r.yaml:6:39: vllm.startup_timeout_s must be an integer, got number 1.5"}},
+		{name: "no room in the default step", src: "vllm: {model: o/m, startup_timeout_s: 7000}\n",
+			errs: []string{"r.yaml:6:39: vllm.startup_timeout_s: the step's timeout (120 min) must exceed the server's start-up wait (vllm.startup_timeout_s 7000 s, default 3600) by at least 5 min, or the job is killed before it measures anything; raise timeout_in_minutes or lower startup_timeout_s"}},
+		{name: "a short step leaves no room for the default", src: "timeout_in_minutes: 60\nvllm: {model: o/m}\n",
+			errs: []string{"r.yaml:6:21: timeout_in_minutes: the step's timeout (60 min) must exceed the server's start-up wait (vllm.startup_timeout_s 3600 s, default 3600) by at least 5 min, or the job is killed before it measures anything; raise timeout_in_minutes or lower startup_timeout_s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(base+tt.src), profiles)
+			if diff := cmp.Diff(problemList(ps), tt.errs); diff != "" {
+				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
+			}
+			if r != nil && r.StartupTimeout() != tt.want {
+				t.Errorf("StartupTimeout() = %s, want %s", r.StartupTimeout(), tt.want)
+			}
+		})
+	}
+}
+
+func TestBuild(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	recipe := func(gpu, vllm string) string {
+		return "name: b\ngpu: " + gpu + "\nnum_gpus: 1\nvllm_bench:\n  configs: [{name: c, backend: openai, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2}]\nvllm:\n  model: o/m\n" + vllm
+	}
+	tests := []struct {
+		name string
+		src  string
+		want *Build
+		errs []string
+	}{
+		{name: "full", src: recipe("H200", "  image: vllm-local:pr-1\n  build:\n    dockerfile: docker/Dockerfile\n    context: ./src/\n    args: {MAX_JOBS: 16, GIT_TOKEN: null}\n"),
+			want: &Build{Dockerfile: "docker/Dockerfile", Context: "src", Args: []BuildArg{{Name: "MAX_JOBS", Value: "16"}, {Name: "GIT_TOKEN", FromEnv: true}}}},
+		{name: "context defaults to the checkout", src: recipe("XPU", "  image: vllm-local:xpu\n  build: {dockerfile: Dockerfile.xpu}\n"),
+			want: &Build{Dockerfile: "Dockerfile.xpu", Context: "."}},
+		{name: "native host", src: recipe("B200", "  image: vllm-local:x\n  build: {dockerfile: D}\n"),
+			errs: []string{"r.yaml:9:10: vllm.build needs a docker host; B200 runs native, where the job is the image's own pod"}},
+		{name: "no image", src: recipe("H200", "  build: {dockerfile: D}\n"),
+			errs: []string{"r.yaml:8:10: vllm.build needs vllm.image: the tag the built image gets, such as vllm-local:my-branch"}},
+		{name: "image without a tag", src: recipe("H200", "  image: vllm-local\n  build: {dockerfile: D}\n"),
+			errs: []string{`r.yaml:8:10: vllm.image "vllm-local": a built image needs an explicit tag and no digest (the build makes the digest)`}},
+		{name: "paths leave the checkout", src: recipe("H200", "  image: v:t\n  build: {dockerfile: ../D, context: /src, args: {1X: a}}\n"),
+			errs: []string{
+				`r.yaml:9:23: vllm.build.dockerfile "../D" leaves the checkout`,
+				`r.yaml:9:38: vllm.build.context "/src": absolute; paths are relative to the checkout and may not leave it`,
+				`r.yaml:9:51: build arg name "1X" must match [A-Za-z_][A-Za-z0-9_]*`,
+			}},
+		{name: "no dockerfile", src: recipe("H200", "  image: v:t\n  build: {context: a/../..}\n"),
+			errs: []string{
+				`r.yaml:9:10: vllm.build needs dockerfile`,
+				`r.yaml:9:20: vllm.build.context "a/../.." leaves the checkout`,
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(tt.src), profiles)
+			if diff := cmp.Diff(problemList(ps), tt.errs); diff != "" {
+				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
+			}
+			if r != nil {
+				if diff := cmp.Diff(r.VLLM.Build, tt.want); diff != "" {
+					t.Errorf("Build diff (-got +want):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestChooseImagePlatforms(t *testing.T) {
+	t.Parallel()
+	built := &Recipe{VLLM: VLLM{Image: "vllm-local:pr-1", Build: &Build{Dockerfile: "D", Context: "."}}}
+	tests := []struct {
+		name    string
+		gpu     string
+		recipe  *Recipe
+		env     map[string]string
+		want    ImageChoice
+		wantErr error
+	}{
+		{name: "ROCm image on NVIDIA is ignored", gpu: "H200", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE": "rocm/vllm-dev:nightly"},
+			want: ImageChoice{Image: "vllm/vllm-openai:nightly", Source: "default", Note: "VLLM_IMAGE=rocm/vllm-dev:nightly ignored: it is a ROCm image and H200 needs CUDA"}},
+		{name: "CUDA release tag with a commit selects no ROCm nightly", gpu: "MI355X", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:v0.11.0-1a2b3c4d"},
+			want: ImageChoice{Image: "vllm/vllm-openai-rocm:nightly", Source: "default", Note: "VLLM_IMAGE=vllm/vllm-openai:v0.11.0-1a2b3c4d ignored: it is a CUDA image and MI355X needs ROCm; the commit its tag names (1a2b3c4d) selects no ROCm image"}},
+		{name: "a date is not a commit", gpu: "XPU", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:nightly-20261201"},
+			want: ImageChoice{Image: "vllm/vllm-openai-xpu:nightly", Source: "default", Note: "VLLM_IMAGE=vllm/vllm-openai:nightly-20261201 ignored: it is a CUDA image and XPU needs XPU"}},
+		{name: "XPU image on XPU", gpu: "XPU", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE": "vllm/vllm-openai-xpu:nightly-abcdef1"},
+			want: ImageChoice{Image: "vllm/vllm-openai-xpu:nightly-abcdef1", Commit: "abcdef1", Source: "VLLM_IMAGE"}},
+		{name: "XPU image on AMD", gpu: "MI300X", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE": "intel/vllm:xpu-1"},
+			want: ImageChoice{Image: "vllm/vllm-openai-rocm:nightly", Source: "default", Note: "VLLM_IMAGE=intel/vllm:xpu-1 ignored: it is a XPU image and MI300X needs ROCm"}},
+		{name: "a built image", gpu: "H200", recipe: built,
+			want: ImageChoice{Image: "vllm-local:pr-1", Source: "build", Note: "built on the host from D"}},
+		{name: "a built image with its own tag in VLLM_IMAGE", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE": "vllm-local:pr-1"},
+			want: ImageChoice{Image: "vllm-local:pr-1", Source: "build", Note: "built on the host from D"}},
+		{name: "a built image and VLLM_IMAGE", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:nightly"}, wantErr: ErrBuildOverride},
+		{name: "a built image and another platform's VLLM_IMAGE", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE": "rocm/vllm:nightly"},
+			want: ImageChoice{Image: "vllm-local:pr-1", Source: "build", Note: "built on the host from D; VLLM_IMAGE=rocm/vllm:nightly ignored: it is a ROCm image and H200 needs CUDA"}},
+		{name: "a built image and VLLM_COMMIT", gpu: "H200", recipe: built, env: map[string]string{"VLLM_COMMIT": "abcdef1"}, wantErr: ErrBuildOverride},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ChooseImage(tt.recipe, profile(t, tt.gpu), mapEnv(tt.env))
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("ChooseImage() error = %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantErr != nil {
+				if !strings.Contains(err.Error(), "builds vllm-local:pr-1 from D") {
+					t.Errorf("ChooseImage() error = %v, want it to name the build", err)
+				}
+				return
+			}
+			if diff := cmp.Diff(got, tt.want); diff != "" {
+				t.Errorf("ChooseImage() diff (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAIPerf(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	head := "name: a\ngpu: H200\nnum_gpus: 1\nvllm: {model: o/m}\naiperf:\n"
+	tests := []struct {
+		name string
+		src  string
+		want *AIPerf
+		errs []string
+	}{
+		{
+			name: "the shape users write, alone in the recipe",
+			src: `  configs:
+    - name: prefix
+      args:
+        endpoint-type: chat
+        --streaming: true
+        num_prefix_prompts: 8
+        extra-inputs: ["ignore_eos:true", "max_tokens:350"]
+        sweep-type: zip
+        concurrency: "16,24"
+        verbose: false
+        random-seed: 42
+      assertions: {request_throughput: {min: 1}, time_to_first_token_p99_ms: {max: 900}}
+      regression: {metrics: {output_token_throughput: {max_drop_pct: 5}}}
+`,
+			want: &AIPerf{Configs: []AIPerfConfig{{
+				Name: "prefix",
+				Args: []BenchArg{
+					{Flag: "--endpoint-type", Values: []string{"chat"}},
+					{Flag: "--streaming"},
+					{Flag: "--num-prefix-prompts", Values: []string{"8"}},
+					{Flag: "--extra-inputs", Values: []string{"ignore_eos:true", "max_tokens:350"}},
+					{Flag: "--sweep-type", Values: []string{"zip"}},
+					{Flag: "--concurrency", Values: []string{"16,24"}},
+					{Flag: "--random-seed", Values: []string{"42"}},
+				},
+				Assertions: []Assertion{{Metric: "request_throughput", Min: ptr(1.0)}, {Metric: "time_to_first_token_p99_ms", Max: ptr(900.0)}},
+				Regression: &Regression{Nights: 30, MaxMissing: 25, Metrics: []RegressionMetric{{Metric: "output_token_throughput", HigherIsBetter: true, MaxDropPct: 5}}},
+			}}},
+		},
+		{
+			name: "runner-owned, duplicate and unknown keys",
+			src: `  configs:
+    - name: x
+      args: {url: "http://x", Model: m, output_artifact_dir: d, concurrency: 1, --concurrency: 2, mode: -rf}
+      assertions: {ttft_p99: {max: 1}}
+    - name: x
+`,
+			errs: []string{
+				`r.yaml:8:14: aiperf.configs[0].args: --url cannot be set here: the runner points aiperf at its server`,
+				`r.yaml:8:31: aiperf.configs[0].args key "Model" is not a flag name`,
+				`r.yaml:8:41: aiperf.configs[0].args: --output-artifact-dir cannot be set here: the runner writes aiperf's artifacts to results/<recipe>/aiperf-<name>/`,
+				`r.yaml:8:81: aiperf.configs[0].args: "--concurrency" is --concurrency again (first at line 8)`,
+				`r.yaml:8:105: aiperf.configs[0].args.mode: "-rf" starts with '-': aiperf would read it as a flag`,
+				`r.yaml:9:20: aiperf.configs[0].assertions: the runner reads no "ttft_p99" from aiperf's export`,
+				`r.yaml:10:7: aiperf config name "x" is used twice (first at line 7); it names a results folder`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(head+tt.src), profiles)
+			if diff := cmp.Diff(problemList(ps), tt.errs); diff != "" {
+				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
+			}
+			if r != nil {
+				if diff := cmp.Diff(r.AIPerf, tt.want); diff != "" {
+					t.Errorf("AIPerf diff (-got +want):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func ptr(f float64) *float64 { return &f }

@@ -129,8 +129,8 @@ func TestPlanContents(t *testing.T) {
 			name: "H200 runs docker, the bench inside the container",
 			args: []string{dockerRecipe},
 			want: []string{
-				"docker ps -aq --filter label=benchkite.recipe=gpt_oss_120b-h200\n",
-				". docker run -d --rm --name benchkite-gpt_oss_120b-h200-job-1 --label benchkite.job=job-1 --label benchkite.recipe=gpt_oss_120b-h200 --ipc=host --ulimit=nofile=65536:65536 --gpus=all -e VLLM_DEEP_GEMM_WARMUP=skip -e HF_HOME=/mnt/shared/hf-models -e VLLM_ENGINE_READY_TIMEOUT_S=3600 -e HF_TOKEN -v /mnt/shared/hf-models:/mnt/shared/hf-models ",
+				"docker ps -aq --no-trunc --filter label=benchkite.job\n",
+				". docker run -d --rm --name benchkite-gpt_oss_120b-h200-job-1 --label benchkite.job=job-1 --label benchkite.recipe=gpt_oss_120b-h200 --label 'benchkite.runner=<pid-namespace>/<pid>/<start-time>' --ipc=host --ulimit=nofile=65536:65536 --gpus=all -e VLLM_DEEP_GEMM_WARMUP=skip -e HF_HOME=/mnt/shared/hf-models -e VLLM_ENGINE_READY_TIMEOUT_S=3600 -e HF_TOKEN -v /mnt/shared/hf-models:/mnt/shared/hf-models ",
 				"-p 127.0.0.1:8000:8000 vllm/vllm-openai:nightly openai/gpt-oss-120b --port 8000 ",
 				"--host 0.0.0.0\n",
 				". docker logs -f benchkite-gpt_oss_120b-h200-job-1\n",

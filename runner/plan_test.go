@@ -93,7 +93,7 @@ func TestPlanContents(t *testing.T) {
 				"     env VLLM_USE_BREAKABLE_CUDAGRAPH=0\n",
 				"6. vllm bench serve --backend openai --base-url http://127.0.0.1:8000 ",
 				" --ignore-eos --num-prompts 512 --max-concurrency 128 --temperature 0 --trust-remote-code --percentile-metrics ttft,tpot,itl,e2el ",
-				"--result-filename " + cwdToken + "/results/minimax_m3-mi355x/bench-8k-in-1k-out-conc-128.json\n",
+				"--result-filename " + cwdToken + "/results/minimax_m3-mi355x/bench/bench-8k-in-1k-out-conc-128.json\n",
 				"7. " + cwdToken + "/.benchkite/tools/bin/lm_eval --model local-completions --model_args model=MiniMaxAI/MiniMax-M3-MXFP8,base_url=http://127.0.0.1:8000/v1/completions,tokenized_requests=False,tokenizer_backend=None,timeout=6000,num_concurrent=64,max_length=40960,max_gen_toks=32768 --tasks gsm8k --num_fewshot 5 ",
 				"     env VIRTUAL_ENV=" + cwdToken + "/.benchkite/tools\n",
 				"8. buildkite-agent artifact upload 'results/minimax_m3-mi355x/**/*'\n",
@@ -136,7 +136,7 @@ func TestPlanContents(t *testing.T) {
 				". docker logs -f benchkite-gpt_oss_120b-h200-job-1\n",
 				". docker inspect -f '{{.State.Running}}' benchkite-gpt_oss_120b-h200-job-1\n",
 				". docker exec -e HF_TOKEN benchkite-gpt_oss_120b-h200-job-1 vllm bench serve ",
-				"--num-warmups 128 --save-result --result-filename " + cwdToken + "/results/gpt_oss_120b-h200/bench-8k-in-1k-out-run-1.json\n",
+				"--num-warmups 128 --save-result --result-filename " + cwdToken + "/results/gpt_oss_120b-h200/bench/bench-8k-in-1k-out-run-1.json\n",
 				"-run-2.json\n", "-run-3.json\n",
 				". " + cwdToken + "/.benchkite/tools/bin/lm_eval ",
 				". docker stop -t 10 benchkite-gpt_oss_120b-h200-job-1\n",
@@ -193,7 +193,7 @@ func TestPlanWithoutToken(t *testing.T) {
 // same server.
 func TestPlanReferenceBFCL(t *testing.T) {
 	t.Parallel()
-	dir := testutil.SharedDir(t, "reference/perf-eval/workloads")
+	dir := testutil.ReferenceDir(t, "perf-eval/workloads")
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 
 	"github.com/buildkite/go-buildkite/v3/buildkite"
@@ -15,6 +17,11 @@ const (
 	// MaxArtifactSize caps DownloadArtifact: the runner reads summaries,
 	// not model weights.
 	MaxArtifactSize = 10 << 20
+
+	// MaxStreamedArtifact caps DownloadArtifactFile, which streams to
+	// disk: lm_eval's samples of a long-generation task run to hundreds
+	// of megabytes.
+	MaxStreamedArtifact = 2 << 30
 
 	// A job holds at most 5000 artifacts, 50 pages of 100; a build may
 	// hold several jobs' worth.
@@ -110,6 +117,77 @@ func (c *Client) DownloadArtifact(ctx context.Context, a Artifact) ([]byte, erro
 		}
 	}
 	return data, nil
+}
+
+// DownloadArtifactFile streams a into a new file in dir (os.TempDir when
+// empty), at most MaxStreamedArtifact bytes, checked against a.SHA1, and
+// returns its path; the caller removes it. Nothing of it is held in
+// memory.
+func (c *Client) DownloadArtifactFile(ctx context.Context, a Artifact, dir string) (string, error) {
+	what := fmt.Sprintf("download artifact %s (%s)", a.Path, a.ID)
+	if a.DownloadURL == "" {
+		return "", fmt.Errorf("%s: no download URL", what)
+	}
+	if a.FileSize > MaxStreamedArtifact {
+		return "", fmt.Errorf("%s: %w: %d bytes, limit %d", what, ErrArtifactTooLarge, a.FileSize, int64(MaxStreamedArtifact))
+	}
+	f, err := os.CreateTemp(dir, "artifact-*")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	keep := false
+	defer func() {
+		f.Close()
+		if !keep {
+			os.Remove(f.Name())
+		}
+	}()
+	var sum []byte
+	err = c.do(ctx, what, true, func(bk *buildkite.Client) error {
+		// A retry starts the file over.
+		if err := f.Truncate(0); err != nil {
+			return err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		h := sha1.New()
+		w := &cappedWriter{w: io.MultiWriter(f, h), limit: MaxStreamedArtifact}
+		if _, err := bk.Artifacts.DownloadArtifactByURL(a.DownloadURL, w); err != nil {
+			return err
+		}
+		sum = h.Sum(nil)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if a.SHA1 != "" {
+		if got := hex.EncodeToString(sum); got != a.SHA1 {
+			return "", fmt.Errorf("%s: contents have sha1 %s, want %s", what, got, a.SHA1)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	keep = true
+	return f.Name(), nil
+}
+
+// cappedWriter fails a write that would take it past limit bytes.
+type cappedWriter struct {
+	w     io.Writer
+	n     int64
+	limit int64
+}
+
+func (w *cappedWriter) Write(p []byte) (int, error) {
+	if w.n+int64(len(p)) > w.limit {
+		return 0, fmt.Errorf("%w: more than %d bytes", ErrArtifactTooLarge, w.limit)
+	}
+	n, err := w.w.Write(p)
+	w.n += int64(n)
+	return n, err
 }
 
 // cappedBuffer fails a write that would take it past limit bytes.

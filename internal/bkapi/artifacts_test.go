@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -247,5 +248,43 @@ func TestDownloadArtifactErrors(t *testing.T) {
 				t.Errorf("server got %d requests, want %d", n, tt.wantRequests)
 			}
 		})
+	}
+}
+
+// A samples file of realistic size (tens of megabytes, over the in-memory
+// cap) streams to disk whole, checked against its sha1.
+func TestDownloadArtifactFile(t *testing.T) {
+	t.Parallel()
+	srv := bkapitest.NewServer(t, testOrg, testPipeline, testToken)
+	srv.AddBuild(bkapitest.Build{Number: 3})
+	content := bytes.Repeat([]byte(`{"doc_id": 1, "doc_hash": "ab", "filter": "strict-match"}`+"\n"), (3*bkapi.MaxArtifactSize)/58)
+	srv.AddArtifact(3, bkapitest.Artifact{JobID: "job-1", Path: "results/r/gsm8k/m/samples_gsm8k_2026-01-01T00-00-00.jsonl", Content: content})
+	c := newClient(t, srv, nil)
+	arts, err := c.ListArtifacts(context.Background(), 3)
+	if err != nil || len(arts) != 1 {
+		t.Fatalf("ListArtifacts(3) = %v, %v; want one artifact", arts, err)
+	}
+	if _, err := c.DownloadArtifact(context.Background(), arts[0]); !errors.Is(err, bkapi.ErrArtifactTooLarge) {
+		t.Fatalf("DownloadArtifact() of %d bytes = %v, want ErrArtifactTooLarge (the in-memory cap)", len(content), err)
+	}
+	dir := t.TempDir()
+	path, err := c.DownloadArtifactFile(context.Background(), arts[0], dir)
+	if err != nil {
+		t.Fatalf("DownloadArtifactFile() error = %v", err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, content) {
+		t.Errorf("DownloadArtifactFile() wrote %d bytes, want %d", len(got), len(content))
+	}
+	bad := arts[0]
+	bad.SHA1 = strings.Repeat("0", 40)
+	if _, err := c.DownloadArtifactFile(context.Background(), bad, dir); err == nil || !strings.Contains(err.Error(), "sha1") {
+		t.Errorf("DownloadArtifactFile() with a wrong sha1 = %v, want an error", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 1 {
+		t.Errorf("%d files left in the download folder, want only the good one", len(left))
 	}
 }

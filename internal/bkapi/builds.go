@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/buildkite/go-buildkite/v3/buildkite"
@@ -215,4 +216,20 @@ func timeOf(ts *buildkite.Timestamp) time.Time {
 		return time.Time{}
 	}
 	return ts.Time
+}
+
+// GetBuild returns build number of the pipeline with its jobs: the report
+// step asks it for the state of recipe steps that left no results.
+func (c *Client) GetBuild(ctx context.Context, number int) (Build, error) {
+	var out Build
+	what := fmt.Sprintf("get build %s/%s#%d", c.cfg.Org, c.cfg.Pipeline, number)
+	err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
+		b, _, err := bk.Builds.Get(c.cfg.Org, c.cfg.Pipeline, strconv.Itoa(number), nil)
+		if err != nil {
+			return err
+		}
+		out = buildFrom(*b)
+		return nil
+	})
+	return out, err
 }

@@ -24,7 +24,70 @@ const (
 	ResultsRoot = "results"
 	// SkippedEnv carries the recipes a build left out to the report step.
 	SkippedEnv = "BENCHKITE_SKIPPED"
+	// SelectedEnv carries the recipes a build runs to the report step, one
+	// name a line: a recipe whose job left no summary is still reported.
+	SelectedEnv = "BENCHKITE_SELECTED"
+	// MaxEnvValue bounds what one step env var may carry. The agent
+	// refuses to start a job whose environment is too large (an env var
+	// over 128 KiB keeps the step from starting); this leaves room for
+	// the rest.
+	MaxEnvValue = 32 << 10
 )
+
+// EncodeSelected writes recipe names one a line for SelectedEnv. Names
+// that would take it past MaxEnvValue are left out, and a last line
+// "+N" says how many: the report step then learns them from the build's
+// jobs.
+func EncodeSelected(names []string) string {
+	var b strings.Builder
+	for i, n := range names {
+		more := "\n+" + strconv.Itoa(len(names)-i)
+		if b.Len()+len(n)+1+len(more) > MaxEnvValue {
+			return b.String() + more
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(n)
+	}
+	return b.String()
+}
+
+// CapSkipped keeps an EncodeSkipped value within MaxEnvValue: whole
+// lines are dropped from the end, and a last record says how many.
+func CapSkipped(v string) string {
+	if len(v) <= MaxEnvValue {
+		return v
+	}
+	lines := strings.Split(v, "\n")
+	for n := len(lines) - 1; n >= 0; n-- {
+		note := fmt.Sprintf("…\tand %d more, cut to fit the step's environment", len(lines)-n)
+		kept := strings.Join(lines[:n], "\n")
+		if len(kept)+1+len(note) <= MaxEnvValue {
+			if kept == "" {
+				return note
+			}
+			return kept + "\n" + note
+		}
+	}
+	return ""
+}
+
+// ParseSelected reads what EncodeSelected wrote: the names, and how many
+// were left out.
+func ParseSelected(s string) (names []string, left int) {
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if n, ok := strings.CutPrefix(line, "+"); ok {
+			left, _ = strconv.Atoi(n)
+			continue
+		}
+		if line != "" {
+			names = append(names, line)
+		}
+	}
+	return names, left
+}
 
 // ExitUnverified is the runner's exit status for an unverified run:
 // everything measured passed, but a check could not be made (a gate had no
@@ -162,4 +225,30 @@ func ParseNeeds(s string) ([]Need, error) {
 		out = append(out, need)
 	}
 	return out, nil
+}
+
+// TaskDirs names the output folder of each lm_eval task entry, in order,
+// relative to the recipe's results directory: the task's name, or for a
+// name listed again "<name>.<k>" (k counting from 2), never one already
+// taken. Each entry is judged on its own folder's files: two entries of
+// one task must not read each other's results.
+func TaskDirs(names []string) []string {
+	taken := map[string]bool{}
+	for _, n := range names {
+		taken[n] = true
+	}
+	out := make([]string, len(names))
+	used := map[string]bool{}
+	for i, n := range names {
+		dir := n
+		for k := 2; used[dir]; k++ {
+			dir = n + "." + strconv.Itoa(k)
+			if taken[dir] {
+				dir = n // a task of that name exists; try the next k
+			}
+		}
+		used[dir] = true
+		out[i] = dir
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package contract
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,5 +66,46 @@ func TestParseNeedsRejects(t *testing.T) {
 		} else if !strings.Contains(err.Error(), HistoryEnv+" line 1") {
 			t.Errorf("ParseNeeds(%q) error %q does not name the line", in, err)
 		}
+	}
+}
+
+func TestTaskDirs(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ names, want []string }{
+		{[]string{"gsm8k", "mmlu"}, []string{"gsm8k", "mmlu"}},
+		{[]string{"gsm8k", "gsm8k", "gsm8k"}, []string{"gsm8k", "gsm8k.2", "gsm8k.3"}},
+		// A task really named gsm8k.2 keeps its name; the repeat moves on.
+		{[]string{"gsm8k", "gsm8k", "gsm8k.2"}, []string{"gsm8k", "gsm8k.3", "gsm8k.2"}},
+	}
+	for _, tt := range tests {
+		if got := TaskDirs(tt.names); !slices.Equal(got, tt.want) {
+			t.Errorf("TaskDirs(%q) = %q, want %q", tt.names, got, tt.want)
+		}
+	}
+}
+
+// An env var over 128 KiB keeps a step from starting: a long skipped
+// list (long blocked_by reasons) is cut with a note, whole records kept.
+func TestCapSkipped(t *testing.T) {
+	t.Parallel()
+	var list []Skipped
+	for i := 0; i < 400; i++ {
+		list = append(list, Skipped{Name: "recipe-" + strings.Repeat("x", 20), Reason: "blocked by " + strings.Repeat("vllm-project/vllm#1 ", 25)})
+	}
+	v := EncodeSkipped(list)
+	if len(v) <= MaxEnvValue {
+		t.Fatalf("test list is only %d bytes", len(v))
+	}
+	got := CapSkipped(v)
+	if len(got) > MaxEnvValue {
+		t.Fatalf("CapSkipped() is %d bytes, over %d", len(got), MaxEnvValue)
+	}
+	parsed := ParseSkipped(got)
+	last := parsed[len(parsed)-1]
+	if last.Name != "…" || !strings.Contains(last.Reason, fmt.Sprintf("and %d more", len(list)-(len(parsed)-1))) {
+		t.Errorf("last record = %+v, want the number cut", last)
+	}
+	if short := EncodeSkipped(list[:2]); CapSkipped(short) != short {
+		t.Errorf("a short list was changed")
 	}
 }

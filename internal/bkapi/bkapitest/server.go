@@ -127,6 +127,7 @@ func NewServer(t testing.TB, org, pipeline, token string) *Server {
 	handle("GET "+prefix, s.getPipeline)
 	handle("GET "+prefix+"/builds", s.listBuilds)
 	handle("POST "+prefix+"/builds", s.createBuild)
+	handle("GET "+prefix+"/builds/{number}", s.getBuild)
 	handle("GET "+prefix+"/builds/{number}/artifacts", s.listArtifacts)
 	handle("GET "+prefix+"/builds/{number}/jobs/{job}/artifacts", s.listArtifacts)
 	handle("GET "+prefix+"/builds/{number}/jobs/{job}/artifacts/{id}/download", s.download)
@@ -276,6 +277,23 @@ func (s *Server) listBuilds(w http.ResponseWriter, r *http.Request) {
 		out = append(out, s.buildJSON(b))
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getBuild(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.PathValue("number"))
+	if err != nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.builds {
+		if b.Number == n {
+			writeJSON(w, http.StatusOK, s.buildJSON(s.withDefaults(b)))
+			return
+		}
+	}
+	writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 }
 
 func (s *Server) createBuild(w http.ResponseWriter, r *http.Request) {

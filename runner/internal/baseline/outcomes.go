@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -30,6 +31,9 @@ type Outcomes struct {
 	Missing string `json:"missing,omitempty"`
 	// DocHashes are the documents' doc_hash, in file order.
 	DocHashes []string `json:"doc_hashes,omitempty"`
+	// DocIDs are the documents' doc_id, one per DocHashes entry (absent
+	// in outcomes kept before they were recorded).
+	DocIDs []int `json:"doc_ids,omitempty"`
 	// Scores maps a gate's metric key, "metric,filter" as lm_eval's
 	// results name it ("metric" alone for samples without a filter), to
 	// one character per document of DocHashes: '1' right, '0' wrong, '-'
@@ -46,6 +50,7 @@ func OutcomesOf(task string, samples []paired.Sample) Outcomes {
 		if _, ok := index[s.DocHash]; !ok {
 			index[s.DocHash] = len(o.DocHashes)
 			o.DocHashes = append(o.DocHashes, s.DocHash)
+			o.DocIDs = append(o.DocIDs, s.DocID)
 		}
 	}
 	cols := map[string][]byte{}
@@ -138,11 +143,14 @@ type OutcomeSource interface {
 	Outcomes(ctx context.Context, night Night, recipe, task string) (Outcomes, error)
 }
 
-// Outcomes fetches the samples of task that the night's job uploaded
-// under the recipe's results directory (<task>/samples_<task>_<date>.jsonl,
-// or one folder further down, where lm_eval puts the model's name) and
-// condenses them. A night without a usable samples file gives Outcomes
-// with Missing set; an error means the API itself failed.
+// Outcomes fetches the per-question outcomes of task that the night's
+// job uploaded under the recipe's results directory: the compact
+// <task>/outcomes.json its job wrote, else (nights before it did) the
+// samples lm_eval logged (<task>/samples_<task>_<date>.jsonl, or one
+// folder further down), streamed to disk and condensed. A night without
+// either gives Outcomes with Missing set, a file that cannot be fetched
+// or read Missing starting "could not"; an error means the API itself
+// failed.
 func (f Fetcher) Outcomes(ctx context.Context, night Night, recipe, task string) (Outcomes, error) {
 	o := Outcomes{Task: task, BuildNumber: night.BuildNumber, ImageDigest: digestOf(night)}
 	missing := func(format string, args ...any) (Outcomes, error) {
@@ -160,9 +168,27 @@ func (f Fetcher) Outcomes(ctx context.Context, night Night, recipe, task string)
 		if systemic(err) {
 			return o, err
 		}
-		return missing("%v", err)
+		return missing("could not list the night's artifacts: %v", err)
 	}
 	dir := contract.ResultsDir(recipe) + "/" + task + "/"
+	for _, a := range arts {
+		if a.Path != dir+OutcomesFile || a.State != bkapi.ArtifactFinished {
+			continue
+		}
+		data, err := f.API.DownloadArtifact(ctx, a)
+		if err != nil {
+			if systemic(err) {
+				return o, err
+			}
+			return missing("could not download %s: %v", a.Path, err)
+		}
+		c, err := ParseOutcomes(bytes.NewReader(data), a.Path)
+		if err != nil {
+			return missing("could not read %v", err)
+		}
+		c.Task, c.BuildNumber, c.ImageDigest, c.Artifact = task, o.BuildNumber, o.ImageDigest, a.Path
+		return c, nil
+	}
 	var best *bkapi.Artifact
 	var bestDate, tie string
 	for i, a := range arts {
@@ -181,21 +207,29 @@ func (f Fetcher) Outcomes(ctx context.Context, night Night, recipe, task string)
 	}
 	switch {
 	case best == nil:
-		return missing("no samples artifact %ssamples_%s_<date>.jsonl (was lm_eval run with --log_samples?)", dir, task)
+		return missing("no %s%s or samples artifact %ssamples_%s_<date>.jsonl (was lm_eval run with --log_samples?)", dir, OutcomesFile, dir, task)
 	case tie != "":
-		return missing("%s and %s are both the newest samples of %s", best.Path, tie, task)
+		return missing("could not tell which samples to read: %s and %s are both the newest of %s", best.Path, tie, task)
 	}
 	o.Artifact = best.Path
-	data, err := f.API.DownloadArtifact(ctx, *best)
+	// Samples with few-shot prompts and long answers run to hundreds of
+	// megabytes: they go to disk and are read a line at a time.
+	file, err := f.API.DownloadArtifactFile(ctx, *best, "")
 	if err != nil {
 		if systemic(err) {
 			return o, err
 		}
-		return missing("download %s: %v", best.Path, err)
+		return missing("could not download %s: %v", best.Path, err)
 	}
-	samples, err := paired.Parse(bytes.NewReader(data), best.Path)
+	defer os.Remove(file)
+	fh, err := os.Open(file)
 	if err != nil {
-		return missing("%v", err)
+		return missing("could not read %s: %v", best.Path, err)
+	}
+	defer fh.Close()
+	samples, err := paired.Parse(fh, best.Path)
+	if err != nil {
+		return missing("could not read %v", err)
 	}
 	c := OutcomesOf(task, samples)
 	c.BuildNumber, c.ImageDigest, c.Artifact = o.BuildNumber, o.ImageDigest, o.Artifact

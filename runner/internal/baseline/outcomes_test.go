@@ -12,7 +12,7 @@ import (
 func TestOutcomesOfAndRight(t *testing.T) {
 	t.Parallel()
 	s := func(hash, filter string, m map[string]float64) paired.Sample {
-		return paired.Sample{DocHash: hash, Filter: filter, Metrics: m}
+		return paired.Sample{DocID: int(hash[0] - 'a' + 7), DocHash: hash, Filter: filter, Metrics: m}
 	}
 	o := baseline.OutcomesOf("gsm8k", []paired.Sample{
 		s("a", "strict-match", map[string]float64{"exact_match": 1, "len": 17}),
@@ -20,7 +20,7 @@ func TestOutcomesOfAndRight(t *testing.T) {
 		s("b", "strict-match", map[string]float64{"exact_match": 0, "len": 3}),
 		s("c", "flexible-extract", map[string]float64{"exact_match": 0}),
 	})
-	want := baseline.Outcomes{Task: "gsm8k", DocHashes: []string{"a", "b", "c"},
+	want := baseline.Outcomes{Task: "gsm8k", DocHashes: []string{"a", "b", "c"}, DocIDs: []int{7, 8, 9},
 		// len is not 0/1: dropped. c was not scored under strict-match.
 		Scores: map[string]string{"exact_match,strict-match": "10-", "exact_match,flexible-extract": "1-0"}}
 	if diff := cmp.Diff(o, want); diff != "" {

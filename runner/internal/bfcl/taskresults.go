@@ -20,6 +20,7 @@ func (r *Result) TaskResults() []summary.TaskResult {
 			Metrics: map[string]float64{MetricAcc: s.Acc},
 			Samples: samples,
 			File:    filepath.ToSlash(filepath.Join(r.Plan.Category, strings.SplitN(s.Source, ":", 2)[0])),
+			Entry:   EntryOf(r.Plan.Category),
 		}
 	}
 	out := []summary.TaskResult{one(r.Score, r.Total())}
@@ -31,8 +32,12 @@ func (r *Result) TaskResults() []summary.TaskResult {
 
 // FailedTaskResult is the summary entry of a category run that broke.
 func FailedTaskResult(p Plan, err error) summary.TaskResult {
-	return summary.TaskResult{Task: p.Name(), Status: summary.StatusFailed, Error: err.Error()}
+	return summary.TaskResult{Task: p.Name(), Entry: EntryOf(p.Category), Status: summary.StatusFailed, Error: err.Error()}
 }
+
+// EntryOf is the summary entry of a category's run, "bfcl/<category>":
+// a leaf's result from a group's run is told apart from the leaf's own.
+func EntryOf(category string) string { return "bfcl/" + category }
 
 // MetricAcc is the metric of every BFCL result.
 const MetricAcc = workloads.BFCLMetric

@@ -39,9 +39,12 @@ func TestE2EBFCL(t *testing.T) {
 		phase     string
 		wantTasks map[string]string // task -> status
 		wantError string
+		scored    bool // every category ran and was scored
 	}{
 		{
-			name: "both categories scored", code: 0, phase: "ok",
+			// The stand-in server makes no tool calls, so every category
+			// scores 0: the floor fails each, gated or not.
+			name: "both categories scored", code: 1, phase: "ok", scored: true,
 			wantTasks: map[string]string{"gsm8k": "ok", "bfcl_simple_python": "ok", "bfcl_multi_turn": "ok",
 				"bfcl_multi_turn_base": "ok", "bfcl_multi_turn_long_context": "ok", "bfcl_multi_turn_miss_func": "ok", "bfcl_multi_turn_miss_param": "ok"},
 		},
@@ -86,7 +89,21 @@ func TestE2EBFCL(t *testing.T) {
 					t.Errorf("accuracy %s = %q, want %q (all: %v)", task, got[task], status, got)
 				}
 			}
-			if tt.code == 0 {
+			if tt.scored {
+				if s.Verdict != summary.VerdictFail {
+					t.Errorf("verdict = %s, want fail: every score is 0", s.Verdict)
+				}
+				floored := map[string]bool{}
+				for _, g := range s.Gates {
+					if g.Verdict == summary.VerdictFail && strings.Contains(g.Message, "at or below the floor 0") {
+						floored[g.Subject] = true
+					}
+				}
+				for task := range tt.wantTasks {
+					if strings.HasPrefix(task, "bfcl_") && !floored[task] {
+						t.Errorf("%s scored 0 and did not fail the floor: %+v", task, s.Gates)
+					}
+				}
 				samples := map[string]int{}
 				for _, a := range s.Accuracy {
 					samples[a.Task] = a.Samples

@@ -106,7 +106,7 @@ func TestE2EDockerHappyPath(t *testing.T) {
 	}
 	// The bench ran in the container and wrote through the results mount.
 	for rep := 1; rep <= 3; rep++ {
-		if m := benchJSON(t, e.results("bench-short-run-"+strconv.Itoa(rep)+".json")); m["completed"] != 8.0 {
+		if m := benchJSON(t, e.results("bench", "bench-short-run-"+strconv.Itoa(rep)+".json")); m["completed"] != 8.0 {
 			t.Errorf("repetition %d completed %v of 8 prompts", rep, m["completed"])
 		}
 	}
@@ -262,8 +262,8 @@ func TestE2EDockerSIGTERMDuringBench(t *testing.T) {
 	// until docker stop ends the server; whether it writes a result before
 	// the container's end kills it is a race, but a result it writes is a
 	// cut-short one, and the summary never counts it.
-	if fileExists(e.results("bench-short.json")) {
-		if m := benchJSON(t, e.results("bench-short.json")); m["completed"] == 8.0 || m["failed"] == 0.0 {
+	if fileExists(e.results("bench", "bench-short.json")) {
+		if m := benchJSON(t, e.results("bench", "bench-short.json")); m["completed"] == 8.0 || m["failed"] == 0.0 {
 			t.Errorf("bench-short.json completed %v, failed %v; want the bench cut short by the server's stop", m["completed"], m["failed"])
 		}
 	}
@@ -327,7 +327,7 @@ func TestE2EDockerNameConflict(t *testing.T) {
 	if left := e.containers(); len(left) != 0 {
 		t.Errorf("containers left: %q", left)
 	}
-	e.checkAnnotation("error", "**serve** failed: start container: docker exited with code 125")
+	e.checkAnnotation("error", "**serve** failed: docker: Error response from daemon: Conflict.")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-docker-conflict: error", "serve failed: start container: docker exited with code 125")
 	e.checkNoLeftovers()
 }

@@ -91,7 +91,7 @@ func TestE2ENoFalseGreen(t *testing.T) {
 				e.setenv("FAKE_VLLM_PID_FILE", pid, "FAKE_VLLM_BENCH_KILL_PIDFILE", pid)
 			},
 			code: 1, verdict: summary.VerdictError, phase: "lm_eval", status: summary.StatusNotRun, style: "error",
-			notes: []string{"**lm_eval** not-run: server exited", "**gate** error: gsm8k exact_match,flexible-extract: not measured"},
+			notes: []string{"**lm_eval** not-run: server exited", "1 gate not judged: nothing was measured"},
 			tail:  []string{"lm_eval not-run: server exited", "gate error: gsm8k exact_match,flexible-extract: not measured: the task did not run"},
 		},
 		{
@@ -124,6 +124,58 @@ func TestE2ENoFalseGreen(t *testing.T) {
 			tail: []string{`results_`, `.json: no key "exact_match,flexible-extract" for task "gsm8k"`},
 		},
 		{
+			// A server running model code writes a perfect score where
+			// lm_eval writes: a newer-named results file (and samples) in
+			// every folder it can reach. Only lm_eval's own file counts,
+			// and two results files for one run are an error.
+			name:   "a results file planted by the server is not taken",
+			recipe: func(n string) string { return withExpect(tinyRecipe(n, 1), minHalf) },
+			setup: func(t *testing.T, e *e2e) {
+				from := filepath.Join(e.dir, "plant")
+				if err := os.MkdirAll(from, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				data, err := os.ReadFile("../results/testdata/lm_eval_v0.4.9.json")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for name, content := range map[string][]byte{
+					"results_2099-01-01T00-00-00.000000.json":        data,
+					"samples_gsm8k_2099-01-01T00-00-00.000000.jsonl": []byte("{}\n"),
+				} {
+					if err := os.WriteFile(filepath.Join(from, name), content, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				e.setenv("FAKE_VLLM_PLANT_FROM", from, "FAKE_VLLM_PLANT_INTO", e.results("gsm8k"))
+			},
+			env:  []string{"FAKE_VLLM_ACCURACY", "0"},
+			code: 1, verdict: summary.VerdictError, phase: "lm_eval", status: summary.StatusFailed, style: "error",
+			tail: []string{"lm_eval failed: gsm8k: find lm_eval results: ", "results_2099-01-01T00-00-00.000000.json"},
+		},
+		{
+			// The same server plants a bench result beside the bench's own:
+			// which numbers are the bench's cannot be told, so none count.
+			name:   "a bench result planted by the server is not taken",
+			recipe: func(n string) string { return tinyRecipe(n, 1) },
+			setup: func(t *testing.T, e *e2e) {
+				from := filepath.Join(e.dir, "plant")
+				if err := os.MkdirAll(from, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				data, err := os.ReadFile("../results/testdata/bench_v0.11_no_failed.json")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(from, "bench-short-run-9.json"), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				e.setenv("FAKE_VLLM_PLANT_FROM", from, "FAKE_VLLM_PLANT_INTO", e.results())
+			},
+			code: 1, verdict: summary.VerdictError, phase: "bench", status: summary.StatusFailed, style: "error",
+			tail: []string{"bench failed: short: repetition 1: ", "bench-short-run-9.json"},
+		},
+		{
 			name:   "a zero score fails whatever the baseline",
 			recipe: func(n string) string { return withExpect(tinyRecipe(n, 1), fromElsewhere) },
 			env:    []string{"FAKE_VLLM_ACCURACY", "0"},
@@ -135,7 +187,7 @@ func TestE2ENoFalseGreen(t *testing.T) {
 			name:   "no baseline: unverified, soft-failed",
 			recipe: func(n string) string { return withExpect(tinyRecipe(n, 1), fromElsewhere) },
 			code:   contract.ExitUnverified, verdict: summary.VerdictUnverified, style: "warning",
-			notes: []string{"### ⚠️ `e2e-nfg-", "`: unverified", "**Could not be checked**", "no baseline from other-mi355x"},
+			notes: []string{"### ⚠️ `e2e-nfg-", "`: unverified", "could not be", "no baseline from other-mi355x"},
 			tail:  []string{"unverified", "not verified: gsm8k exact_match,flexible-extract = 1.0000: no baseline from other-mi355x"},
 		},
 		{
@@ -143,8 +195,8 @@ func TestE2ENoFalseGreen(t *testing.T) {
 			recipe: func(n string) string { return withServeArgs(tinyRecipe(n, 1), speculate) },
 			env:    []string{"FAKE_VLLM_NO_SPECULATION", "true"},
 			code:   contract.ExitUnverified, verdict: summary.VerdictUnverified, style: "warning",
-			notes: []string{"**Could not be checked**", "speculative decoding is configured but bench-short.json reports no acceptance metrics"},
-			tail:  []string{"not verified: short: speculative decoding is configured but bench-short.json reports no acceptance metrics"},
+			notes: []string{"could not be", "speculative decoding is configured but bench/bench-short.json reports no acceptance metrics"},
+			tail:  []string{"not verified: short: speculative decoding is configured but bench/bench-short.json reports no acceptance metrics"},
 		},
 		{
 			name:   "speculation configured and reported: pass",
@@ -189,7 +241,7 @@ func TestE2ENoFalseGreen(t *testing.T) {
 					t.Errorf("the log does not say the earlier results were moved aside:\n%s", o.stdout)
 				}
 				old, _ := filepath.Glob(e.results() + ".old-*")
-				if len(old) != 1 || !fileExists(filepath.Join(old[0], "bench-short.json")) {
+				if len(old) != 1 || !fileExists(filepath.Join(old[0], "bench", "bench-short.json")) {
 					t.Errorf("earlier results at %q, want one directory holding them", old)
 				}
 				for _, f := range listFiles(t, filepath.Join(e.dir, agentArtifacts)) {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 	"github.com/benchkite/benchkite/runner/internal/results"
@@ -132,7 +133,7 @@ func TestE2EHappyPath(t *testing.T) {
 			}
 			var tput []float64
 			for rep := 1; rep <= 3; rep++ {
-				m := benchJSON(t, e.results(fmt.Sprintf("bench-short-run-%d.json", rep)))
+				m := benchJSON(t, e.results("bench", fmt.Sprintf("bench-short-run-%d.json", rep)))
 				if m["completed"] != 8.0 {
 					t.Errorf("repetition %d completed %v of 8 prompts", rep, m["completed"])
 				}
@@ -231,7 +232,7 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 		t.Errorf("the log does not show the server's last lines with %q:\n%s", rootCause, o.stdout)
 	}
 	e.checkUploaded("summary.json", "server.log", "annotation.md")
-	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error", "**ready** failed: ready: server exited before it was ready", "cause: `"+rootCause)
+	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error — **ready** failed: "+rootCause)
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-load-crash: error", "ready failed: ready: server exited before it was ready: vllm exited with code 1")
 	e.checkNoLeftovers()
 }
@@ -274,10 +275,10 @@ func TestE2EServerDiesMidBench(t *testing.T) {
 		t.Errorf("accuracy = %+v, want none", s.Accuracy)
 	}
 	// What was measured before the crash stays.
-	if m := benchJSON(t, e.results("bench-short-run-1.json")); m["completed"] != 8.0 {
+	if m := benchJSON(t, e.results("bench", "bench-short-run-1.json")); m["completed"] != 8.0 {
 		t.Errorf("repetition 1 completed %v, want 8", m["completed"])
 	}
-	if m := benchJSON(t, e.results("bench-short-run-2.json")); m["failed"] == 0.0 {
+	if m := benchJSON(t, e.results("bench", "bench-short-run-2.json")); m["failed"] == 0.0 {
 		t.Errorf("repetition 2 reports no failed requests")
 	}
 	if fileExists(e.results("bench-short.json")) {
@@ -286,8 +287,8 @@ func TestE2EServerDiesMidBench(t *testing.T) {
 	if !strings.Contains(o.stdout, "+++ :warning: the server exited during the run (vllm exited with code 1)") {
 		t.Errorf("the log does not report the server's exit:\n%s", o.stdout)
 	}
-	e.checkUploaded("summary.json", "server.log", "bench-short-run-1.json", "bench-short-run-2.json", "bench-short.log")
-	e.checkAnnotation("error", "**bench** failed: short: repetition 2", "| short | 2 | | | | | | | | | ❌ failed")
+	e.checkUploaded("summary.json", "server.log", "bench/bench-short-run-1.json", "bench/bench-short-run-2.json", "bench-short.log")
+	e.checkAnnotation("error", "**bench** failed: ", "EngineDeadError", "| short | 2 | | | | | | | | | ❌ failed")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-bench-crash: error", "bench failed: short: repetition 2",
 		"server exited during the run: vllm exited with code 1")
 	e.checkNoLeftovers()
@@ -336,14 +337,14 @@ func TestE2EBenchFailedRequests(t *testing.T) {
 		t.Fatalf("summary bench = %+v, want the run failed as incomplete", s.Bench)
 	}
 	// vLLM's own result file is kept, and shows the failures.
-	m := benchJSON(t, e.results("bench-short.json"))
+	m := benchJSON(t, e.results("bench", "bench-short.json"))
 	if m["completed"] == 8.0 || m["failed"] == 0.0 {
 		t.Errorf("bench-short.json completed %v, failed %v; want failures", m["completed"], m["failed"])
 	}
 	if why := phaseError(s, "lm_eval"); !strings.Contains(why, "server not serving") || !strings.Contains(why, "503") {
 		t.Errorf("lm_eval skipped for %q, want the unhealthy server", why)
 	}
-	e.checkUploaded("summary.json", "server.log", "bench-short.json", "bench-short.log")
+	e.checkUploaded("summary.json", "server.log", "bench/bench-short.json", "bench-short.log")
 	e.checkAnnotation("error", "**bench** failed", "requests failed")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-failed-requests: error", "bench failed: short: repetition 1: incomplete benchmark run")
 	e.checkNoLeftovers()
@@ -368,9 +369,9 @@ func TestE2ELMEvalFails(t *testing.T) {
 	if !strings.Contains(o.stdout, "[lm_eval] RuntimeError: injected failure") {
 		t.Errorf("the log does not show lm_eval's traceback")
 	}
-	e.checkUploaded("summary.json", "bench-short.json", "lm_eval-gsm8k.log")
+	e.checkUploaded("summary.json", "bench/bench-short.json", "lm_eval-gsm8k.log")
 	// lm_eval is named by the path it was found at (the tools phase).
-	e.checkAnnotation("error", "**lm_eval** failed: gsm8k: ", "/lm_eval exited with code 3", "| short | 2 |", "| ok |")
+	e.checkAnnotation("error", "**lm_eval** failed: RuntimeError: injected failure (FAKE_LMEVAL_EXIT)", "| short | 2 |", "| ok |")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-lmeval-fails: error", "lm_eval failed: gsm8k: ", "/lm_eval exited with code 3")
 	e.checkNoLeftovers()
 }
@@ -574,7 +575,7 @@ func TestE2ESeedGate(t *testing.T) {
 			code: contract.ExitUnverified, verdict: summary.VerdictPass, phase: "ok",
 			// The seed's bench regression gate has no past nights of its own
 			// here: the run is unverified (soft-failed), a warning, not green.
-			style: "warning", notes: []string{"### ⚠️ `minimax_m3-mi355x`: unverified", "| ✅ pass | accuracy | gsm8k | `exact_match,flexible-extract` |", "**Could not be checked**"},
+			style: "warning", notes: []string{"### ⚠️ `minimax_m3-mi355x`: unverified", "| ✅ pass | accuracy | gsm8k | `exact_match,flexible-extract` |", "could not be"},
 		},
 		{
 			name: "fail below tolerance", accuracy: "0.8", secret: apiToken,
@@ -584,7 +585,7 @@ func TestE2ESeedGate(t *testing.T) {
 		{
 			name: "history step without a token", accuracy: "0.9",
 			code: contract.ExitUnverified, verdict: summary.VerdictNoBaseline, phase: "ok",
-			style: "warning", notes: []string{"| ⚠️ no-baseline | accuracy | gsm8k |", "**Could not be checked** (unverified: a warning, not a pass)", "no baseline from minimax_m3-nospec-mi355x", "the history step could not fetch minimax_m3-nospec-mi355x"},
+			style: "warning", notes: []string{"| ⚠️ no-baseline | accuracy | gsm8k |", "unverified — 3 checks could not be made", "no Buildkite API token"},
 		},
 	}
 	for _, tt := range tests {
@@ -660,9 +661,9 @@ func TestE2ESeedGate(t *testing.T) {
 			notes := tt.notes
 			switch tt.verdict {
 			case summary.VerdictPass:
-				notes = append(notes, fmt.Sprintf("| 0.9100 | %+.4f |", score-seedBaseline))
+				notes = append(notes, "| 0.9100 | "+strings.Replace(fmt.Sprintf("%+.4f", score-seedBaseline), "-", "−", 1)+" (")
 			case summary.VerdictFail:
-				notes = append(notes, fmt.Sprintf("| 0.9100 | ❌ %+.4f |", score-seedBaseline))
+				notes = append(notes, "| 0.9100 | ❌ "+strings.Replace(fmt.Sprintf("%+.4f", score-seedBaseline), "-", "−", 1)+" (")
 			}
 			e.checkAnnotation(tt.style, notes...)
 
@@ -741,7 +742,7 @@ func (e *e2e) history(tokenEnv []string, needs ...contract.Need) string {
 func TestE2EAttachedServer(t *testing.T) {
 	t.Parallel()
 	const name = "e2e-attached"
-	srv := openai.NewServer(openai.Config{Model: "benchkite/tiny-model"})
+	srv := openai.NewServer(openai.Config{Model: "benchkite/tiny-model", Accuracy: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
 		cancel()
@@ -783,6 +784,11 @@ func TestE2EAttachedServer(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("attached server /health = %d after the run", resp.StatusCode)
+	}
+	// lm_eval's samples reduced to the compact per-question file.
+	e.checkUploaded("gsm8k/" + baseline.OutcomesFile)
+	if o, err := baseline.ReadOutcomesFile(e.results("gsm8k", baseline.OutcomesFile)); err != nil || len(o.DocHashes) != 10 {
+		t.Errorf("outcomes file: %d documents, %v; want 10", len(o.DocHashes), err)
 	}
 	if s.Verdict != summary.VerdictUnverified || s.Attached != srv.URL() {
 		t.Errorf("verdict %q, attached %q; want unverified, attached to %s", s.Verdict, s.Attached, srv.URL())

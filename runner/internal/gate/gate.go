@@ -117,27 +117,73 @@ func (g Gater) specDecode(sum *summary.Summary) []summary.GateResult {
 func pct(delta float64) *float64 { return &delta }
 
 // judged is one accuracy result with the expectations on it: an lm_eval
-// task, or a BFCL category (bfcl_<category>, metric acc).
+// task entry, or a BFCL category (bfcl_<category>, metric acc).
 type judged struct {
 	Name   string
 	Expect []workloads.Expectation
 	Phase  string // the phase that measures it
+	// Entry is the run whose result it judges (summary.TaskResult.Entry):
+	// two entries of one name are judged each on its own.
+	Entry string
 }
 
-// accuracyGates are every lm_eval task's and BFCL category's expectations.
+// accuracyGates are every lm_eval task entry's and BFCL category's
+// expectations.
 func (g Gater) accuracyGates() []judged {
 	var out []judged
-	for _, t := range g.Res.Tasks {
-		out = append(out, judged{t.Name, t.Expect, summary.PhaseLMEval})
+	names := make([]string, len(g.Res.Tasks))
+	for i, t := range g.Res.Tasks {
+		names[i] = t.Name
+	}
+	dirs := contract.TaskDirs(names)
+	for i, t := range g.Res.Tasks {
+		out = append(out, judged{t.Name, t.Expect, summary.PhaseLMEval, dirs[i]})
 	}
 	if b := g.Res.BFCL; b != nil {
 		for _, bg := range b.Gates {
 			e := bg.Expect
 			e.Metric = workloads.BFCLMetric
-			out = append(out, judged{workloads.BFCLResultName(bg.Category), []workloads.Expectation{e}, summary.PhaseBFCL})
+			out = append(out, judged{workloads.BFCLResultName(bg.Category), []workloads.Expectation{e}, summary.PhaseBFCL, bfclEntry(b.TestCategories, bg.Category)})
 		}
 	}
 	return out
+}
+
+// bfclEntry is the run a BFCL gate on category judges: the category's own
+// run when it is listed, else the first listed group it is a leaf of.
+func bfclEntry(listed []string, category string) string {
+	if slices.Contains(listed, category) {
+		return "bfcl/" + category
+	}
+	for _, c := range listed {
+		if leaves, _ := workloads.BFCLLeaves(c); slices.Contains(leaves, category) {
+			return "bfcl/" + c
+		}
+	}
+	return "bfcl/" + category
+}
+
+// resultOf is the accuracy result of entry t: the one its own run wrote.
+// A result without an entry (written before entries were recorded) is
+// taken only when it is the one result of that name.
+func resultOf(sum *summary.Summary, t judged) int {
+	var bare []int
+	for i := range sum.Accuracy {
+		a := &sum.Accuracy[i]
+		if a.Task != t.Name {
+			continue
+		}
+		if a.Entry == t.Entry {
+			return i
+		}
+		if a.Entry == "" {
+			bare = append(bare, i)
+		}
+	}
+	if len(bare) == 1 {
+		return bare[0]
+	}
+	return -1
 }
 
 // DefaultFloor is the accuracy score at or below which a task fails
@@ -169,11 +215,13 @@ func unmeasured(gr summary.GateResult, sum *summary.Summary, phase, why string) 
 
 func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.GateResult {
 	var out []summary.GateResult
+	floored := map[[2]string]bool{} // (entry index, metric) given a floor gate
 	for _, t := range g.accuracyGates() {
 		var tr *summary.TaskResult
-		for i := range sum.Accuracy {
-			if sum.Accuracy[i].Task == t.Name {
-				tr = &sum.Accuracy[i]
+		if i := resultOf(sum, t); i >= 0 {
+			tr = &sum.Accuracy[i]
+			for _, e := range t.Expect {
+				floored[[2]string{strconv.Itoa(i), e.Metric}] = true
 			}
 		}
 		for _, e := range t.Expect {
@@ -195,7 +243,7 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 				continue
 			}
 			gr.Value = &value
-			if e.Min == nil && value <= DefaultFloor {
+			if (e.Min == nil || *e.Min <= DefaultFloor) && value <= DefaultFloor {
 				c := gr
 				c.Bound = fmt.Sprintf("> %g", DefaultFloor)
 				c.Verdict = summary.VerdictFail
@@ -246,16 +294,45 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			c.Verdict = verdictOf(value >= base-e.Tolerance-1e-12)
 			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %g)%s", t.Name, e.Metric, value, source, base, value-base, e.Tolerance, note)
 			if e.BaselineFrom != "" && t.Phase == summary.PhaseLMEval {
-				pr, why := g.pairedTest(night, e, t.Name, note)
-				if pr != nil {
+				pr, why, unverified := g.pairedTest(night, e, t.Name, t.Entry, note)
+				switch {
+				case pr != nil:
 					c.Paired = pr
 					c.Verdict = verdictOf(!pr.Fail)
 					c.Message = fmt.Sprintf("%s %s vs %s, per question: %s%s", t.Name, e.Metric, source, pr.Why, note)
-				} else {
+				case unverified && c.Verdict == summary.VerdictPass:
+					// A failing mean still fails; a passing one is not
+					// the per-question test that was due.
+					c.Verdict = summary.VerdictUnverified
+					c.Message += "; not compared per question: " + why
+				default:
 					c.Message += "; judged on the means, not per question: " + why
 				}
 			}
 			out = append(out, c)
+		}
+	}
+	return append(out, floors(sum, floored)...)
+}
+
+// floors fails every accuracy score at or below DefaultFloor that no gate
+// of the recipe judged: a task or BFCL category without an expect block
+// that scored nothing has still measured a broken server.
+func floors(sum *summary.Summary, judged map[[2]string]bool) []summary.GateResult {
+	var out []summary.GateResult
+	for i, a := range sum.Accuracy {
+		if a.Status != summary.StatusOK {
+			continue
+		}
+		for _, m := range summary.SortedKeys(a.Metrics) {
+			v := a.Metrics[m]
+			if judged[[2]string{strconv.Itoa(i), m}] || v > DefaultFloor {
+				continue
+			}
+			value := v
+			out = append(out, summary.GateResult{Kind: summary.GateAccuracy, Subject: a.Task, Metric: m, Value: &value,
+				Bound: fmt.Sprintf("> %g", DefaultFloor), Verdict: summary.VerdictFail,
+				Message: fmt.Sprintf("%s %s = %.4f, at or below the floor %g: fails though no gate names it", a.Task, m, v, DefaultFloor)})
 		}
 	}
 	return out
@@ -319,9 +396,14 @@ func (g Gater) otherRecipeScore(ctx context.Context, sum *summary.Summary, recip
 	return 0, "", "", n, fmt.Errorf("%w: %s #%d has no %s %s", baseline.ErrNoBaseline, recipe, n.BuildNumber, task, metric)
 }
 
-// pairedTest compares tonight's samples of task per question with the
-// outcomes the history step kept of night, or says why it cannot.
-func (g Gater) pairedTest(night baseline.Past, e workloads.Expectation, task, note string) (*summary.Paired, string) {
+// pairedTest compares tonight's per-question outcomes of the task entry
+// (the compact file the job wrote from lm_eval's samples) with those the
+// history step kept of night. It returns the comparison; or why there is
+// none and whether that leaves the gate unverified: a night that kept no
+// outcomes leaves the means to decide, but a file that is there and
+// cannot be read, or tonight's missing, is a check that could not be
+// made, never a quiet fall-back to the means.
+func (g Gater) pairedTest(night baseline.Past, e workloads.Expectation, task, entry, note string) (*summary.Paired, string, bool) {
 	against := fmt.Sprintf("%s #%d", e.BaselineFrom, night.BuildNumber)
 	var stored *baseline.Outcomes
 	for i := range night.Outcomes {
@@ -330,31 +412,30 @@ func (g Gater) pairedTest(night baseline.Past, e workloads.Expectation, task, no
 		}
 	}
 	if stored == nil {
-		return nil, fmt.Sprintf("the build's history holds no per-question outcomes of %s %s", against, task)
+		return nil, fmt.Sprintf("the build's history holds no per-question outcomes of %s %s", against, task), false
+	}
+	if stored.Missing != "" {
+		return nil, fmt.Sprintf("%s: no per-question outcomes: %s", against, stored.Missing), strings.Contains(stored.Missing, "could not")
 	}
 	right, err := stored.Right(e.Metric)
 	if err != nil {
-		return nil, fmt.Sprintf("%s: %v", against, err)
+		return nil, fmt.Sprintf("%s: %v", against, err), true
 	}
 	if g.ResultsDir == "" {
-		return nil, "tonight's results directory is not known"
+		return nil, "tonight's results directory is not known", true
 	}
-	file, err := paired.LatestFile(filepath.Join(g.ResultsDir, task), task)
+	tonight, err := baseline.ReadOutcomesFile(filepath.Join(g.ResultsDir, entry, baseline.OutcomesFile))
 	if err != nil {
-		return nil, err.Error()
-	}
-	spec, err := paired.ReadFile(file)
-	if err != nil {
-		return nil, err.Error()
+		return nil, fmt.Sprintf("tonight's per-question outcomes: %v", err), true
 	}
 	metric, filter, _ := strings.Cut(e.Metric, ",")
-	r, err := paired.CompareOutcomes(paired.Outcomes{Source: against, Right: right}, spec,
+	r, err := paired.CompareOutcomes(paired.Outcomes{Source: against, Right: right}, tonight.Samples(),
 		paired.Options{Metric: metric, Filter: filter, Alpha: e.Alpha, Tolerance: e.Tolerance})
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), true
 	}
 	return &summary.Paired{Against: against, Pairs: r.Pairs, Agreement: r.OutcomeAgreement, B: r.B, C: r.C, P: r.P,
-		Alpha: r.Alpha, Delta: r.Delta, Fail: r.Fail, Why: r.Why, Note: strings.TrimPrefix(note, "; ")}, ""
+		Alpha: r.Alpha, Delta: r.Delta, Fail: r.Fail, Why: r.Why, Note: strings.TrimPrefix(note, "; ")}, "", false
 }
 
 func orUnpinned(digest string) string {

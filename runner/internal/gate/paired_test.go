@@ -51,11 +51,7 @@ func pairedGater(t *testing.T, nospecFile, specFile, tonightDigest, nightDigest 
 	if err := os.MkdirAll(filepath.Join(dir, "gsm8k"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(specFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "gsm8k", filepath.Base(specFile)), data, 0o644); err != nil {
+	if err := baseline.WriteOutcomesFile(filepath.Join(dir, "gsm8k", baseline.OutcomesFile), baseline.OutcomesOf("gsm8k", spec)); err != nil {
 		t.Fatal(err)
 	}
 	src := &baselinetest.Source{Nights: map[string][]baseline.Night{"nospec-mi355x": {n}}}
@@ -84,6 +80,7 @@ func TestPairedOnTheRecipesOwnStep(t *testing.T) {
 		b, c         int
 		wantPaired   bool
 		wantMessage  []string
+		tonightFile  string // replaces tonight's outcomes file
 	}{
 		{name: "identical answers", specFile: spec("identical"), tonight: "sha256:aa", night: "sha256:aa", withOutcomes: true,
 			verdict: summary.VerdictPass, wantPaired: true, wantMessage: []string{"per question"}},
@@ -93,6 +90,11 @@ func TestPairedOnTheRecipesOwnStep(t *testing.T) {
 			verdict: summary.VerdictFail, b: 12, c: 1, wantPaired: true},
 		{name: "the images differ: said so", specFile: spec("identical"), tonight: "sha256:aa", night: "sha256:bb", withOutcomes: true,
 			verdict: summary.VerdictPass, wantPaired: true, wantMessage: []string{"the images differ"}},
+		{name: "tonight's outcomes unreadable: unverified, not the means", specFile: spec("identical"), tonight: "sha256:aa", night: "sha256:aa", withOutcomes: true,
+			tonightFile: `{"task": "gsm8k", "doc_hashes": ["a"], "scores": {"exact_match,strict-match": "1x"}}`,
+			verdict:     summary.VerdictUnverified, wantMessage: []string{"not compared per question", "tonight's per-question outcomes", `metric "exact_match,strict-match": 2 scores for 1 documents`}},
+		{name: "tonight's outcomes missing: unverified", specFile: spec("identical"), tonight: "sha256:aa", night: "sha256:aa", withOutcomes: true,
+			tonightFile: "-", verdict: summary.VerdictUnverified, wantMessage: []string{"not compared per question", "no such file"}},
 		{name: "no outcomes kept: the means decide, saying why", specFile: spec("drop"), tonight: "sha256:aa", night: "sha256:aa",
 			verdict: summary.VerdictFail, wantMessage: []string{"judged on the means, not per question", "no per-question outcomes"}},
 	}
@@ -100,6 +102,15 @@ func TestPairedOnTheRecipesOwnStep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			g, sum := pairedGater(t, nospec, tt.specFile, tt.tonight, tt.night, tt.withOutcomes)
+			if f := filepath.Join(g.ResultsDir, "gsm8k", baseline.OutcomesFile); tt.tonightFile == "-" {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			} else if tt.tonightFile != "" {
+				if err := os.WriteFile(f, []byte(tt.tonightFile), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			got := g.Apply(context.Background(), sum)
 			if len(got) != 1 {
 				t.Fatalf("Apply() = %+v, want one gate", got)

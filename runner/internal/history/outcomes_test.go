@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
+	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/google/go-cmp/cmp"
 )
@@ -67,8 +69,8 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": "24", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
 	var stdout bytes.Buffer
-	if err := Command(context.Background(), []string{"--out", out}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
-		t.Fatalf("Command() = %v\n%s", err, stdout.String())
+	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
+		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
 	r, err := baseline.FileSource(out).Last(context.Background(), twin, contract.StepKey(twin), 10)
 	if err != nil {
@@ -80,11 +82,11 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	}
 	want := map[int][]baseline.Outcomes{
 		23: {{Task: "gsm8k", BuildNumber: 23, ImageDigest: "sha256:bbb", Artifact: dir + "samples_gsm8k_2026-02-23T01-00-00.000001.jsonl",
-			DocHashes: []string{"h000", "h001", "h002", "h003", "h004"},
-			Scores:    map[string]string{"exact_match,strict-match": "10101", "exact_match,flexible-extract": "11111"}}},
+			DocHashes: []string{"h000", "h001", "h002", "h003", "h004"}, DocIDs: []int{0, 1, 2, 3, 4},
+			Scores: map[string]string{"exact_match,strict-match": "10101", "exact_match,flexible-extract": "11111"}}},
 		22: nil,
 		21: {{Task: "gsm8k", BuildNumber: 21, ImageDigest: "sha256:aaa",
-			Missing: "no samples artifact results/nospec-mi355x/gsm8k/samples_gsm8k_<date>.jsonl (was lm_eval run with --log_samples?)"}},
+			Missing: "no results/nospec-mi355x/gsm8k/outcomes.json or samples artifact results/nospec-mi355x/gsm8k/samples_gsm8k_<date>.jsonl (was lm_eval run with --log_samples?)"}},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("outcomes diff (-got +want):\n%s", diff)
@@ -99,4 +101,82 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	if !strings.Contains(stdout.String(), "nospec-mi355x #21 gsm8k: no per-question outcomes") {
 		t.Errorf("the log does not say #21 has no outcomes:\n%s", stdout.String())
 	}
+}
+
+// The compact outcomes file a job wrote is kept over its samples; samples
+// of realistic size (tens of megabytes, over the in-memory download cap)
+// are still read whole; an unreadable outcomes file is recorded as one
+// that could not be read, which leaves the gate unverified.
+func TestCommandOutcomesAtRealisticSizes(t *testing.T) {
+	t.Parallel()
+	const twin = "nospec-mi355x"
+	api := bkapitest.NewServer(t, "org", "pipe", token)
+	digests := map[int]string{31: "sha256:a31", 32: "sha256:a32", 33: "sha256:a33"}
+	for b := 31; b <= 33; b++ {
+		job := fmt.Sprintf("job-%d", b)
+		api.AddBuild(bkapitest.Build{Number: b, FinishedAt: time.Date(2026, 3, b-30, 4, 0, 0, 0, time.UTC), Jobs: []bkapitest.Job{{ID: job, StepKey: contract.StepKey(twin)}}})
+		api.AddArtifact(b, bkapitest.Artifact{JobID: job, Path: contract.SummaryPath(twin), Content: nightOf(t, twin, digests[b])})
+	}
+	dir := contract.ResultsDir(twin) + "/gsm8k/"
+	// #33: a compact file beside samples that say otherwise: the file wins.
+	compact := baseline.OutcomesOf("gsm8k", mustParse(t, samplesFile(4, func(i int) bool { return i < 2 })))
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(compact); err != nil {
+		t.Fatal(err)
+	}
+	api.AddArtifact(33, bkapitest.Artifact{JobID: "job-33", Path: dir + baseline.OutcomesFile, Content: buf.Bytes()})
+	api.AddArtifact(33, bkapitest.Artifact{JobID: "job-33", Path: dir + "m/samples_gsm8k_2026-03-03T01-00-00.000001.jsonl", Content: samplesFile(4, func(int) bool { return false })})
+	// #32: only samples, 12 MB of them (5-shot prompts): kept per question.
+	big := bigSamples(12 << 20)
+	api.AddArtifact(32, bkapitest.Artifact{JobID: "job-32", Path: dir + "m/samples_gsm8k_2026-03-02T01-00-00.000001.jsonl", Content: big})
+	// #31: a damaged outcomes file.
+	api.AddArtifact(31, bkapitest.Artifact{JobID: "job-31", Path: dir + baseline.OutcomesFile, Content: []byte(`{"task":"gsm8k","doc_hashes":["a"],"scores":{"m":"11"}}`)})
+
+	out := filepath.Join(t.TempDir(), "baselines.json")
+	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
+		"BUILDKITE_BUILD_NUMBER": "34", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
+	var stdout bytes.Buffer
+	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
+		t.Fatalf("Run() = %v\n%s", err, stdout.String())
+	}
+	r, err := baseline.FileSource(out).Last(context.Background(), twin, contract.StepKey(twin), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]baseline.Outcomes{}
+	for _, n := range r.Nights {
+		if len(n.Outcomes) == 1 {
+			got[n.BuildNumber] = n.Outcomes[0]
+		}
+	}
+	if o := got[33]; o.Artifact != dir+baseline.OutcomesFile || o.Scores["exact_match,strict-match"] != "1100" {
+		t.Errorf("#33 outcomes = %+v, want the compact file's", o)
+	}
+	if o := got[32]; o.Missing != "" || len(o.DocHashes) != bytes.Count(big, []byte("\n"))/2 {
+		t.Errorf("#32 outcomes from %d bytes of samples: %d documents, missing %q; want them all", len(big), len(o.DocHashes), o.Missing)
+	}
+	if o := got[31]; !strings.HasPrefix(o.Missing, "could not read") {
+		t.Errorf("#31 outcomes = %+v, want could not read", o)
+	}
+}
+
+func mustParse(t *testing.T, data []byte) []paired.Sample {
+	t.Helper()
+	s, err := paired.Parse(bytes.NewReader(data), "samples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// bigSamples is a samples file of about size bytes: long few-shot prompts.
+func bigSamples(size int) []byte {
+	prompt := strings.Repeat("Question: what is 2 + 2? Answer: 4. ", 200)
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		for _, filter := range []string{"strict-match", "flexible-extract"} {
+			fmt.Fprintf(&b, `{"doc_id": %d, "doc": {"question": %q}, "filter": %q, "metrics": ["exact_match"], "doc_hash": "h%06d", "exact_match": %d}`+"\n", i, prompt, filter, i, i%2)
+		}
+	}
+	return []byte(b.String())
 }

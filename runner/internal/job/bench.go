@@ -2,12 +2,16 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
@@ -17,15 +21,66 @@ import (
 	"github.com/benchkite/benchkite/workloads"
 )
 
+// benchOut is the folder the bench writes into, under the results
+// directory. On docker it is the only part of it the server's container
+// mounts: a server cannot write lm_eval's or BFCL's results.
+const benchOut = "bench"
+
+// benchDir is benchOut, absolute: on docker the bench writes from inside
+// the container, which mounts it at the same path.
+func (j *Job) benchDir() string { return filepath.Join(j.absDir, benchOut) }
+
 // benchFile is where one repetition of a run writes its result; with one
-// repetition it is also the run's result. The path is absolute, since on
-// docker the bench writes it from inside the container, which mounts the
-// results directory at the same path.
+// repetition it is also the run's result.
 func (j *Job) benchFile(run workloads.BenchRun, rep int) string {
 	if run.Repetitions <= 1 {
-		return filepath.Join(j.absDir, "bench-"+run.Name+".json")
+		return filepath.Join(j.benchDir(), "bench-"+run.Name+".json")
 	}
-	return filepath.Join(j.absDir, "bench-"+run.Name+"-run-"+strconv.Itoa(rep)+".json")
+	return filepath.Join(j.benchDir(), "bench-"+run.Name+"-run-"+strconv.Itoa(rep)+".json")
+}
+
+// ownBenchFile checks that the bench's one new file in benchDir is the
+// file it was told to write, written during its run: before is what the
+// folder held when it started. Another new file, or the file already
+// there before, means something else wrote there and which numbers are
+// the bench's cannot be told.
+func ownBenchFile(want string, before map[string]bool, w results.Window) error {
+	dir := filepath.Dir(want)
+	if before[filepath.Base(want)] {
+		return fmt.Errorf("%w: %s existed before the bench ran", results.ErrNotOwn, want)
+	}
+	files, err := results.OwnFiles(dir, 0, func(base string) bool { return !before[base] }, w)
+	if err != nil {
+		return err
+	}
+	if len(files) != 1 || files[0] != filepath.Clean(want) {
+		return fmt.Errorf("%w: the bench was to write %s; new in %s: %s", results.ErrNotOwn, filepath.Base(want), dir, orNone(files))
+	}
+	return nil
+}
+
+func orNone(files []string) string {
+	if len(files) == 0 {
+		return "nothing"
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	return strings.Join(names, ", ")
+}
+
+// dirNames is the set of names in dir (none when it does not exist).
+func dirNames(dir string) (map[string]bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, e := range entries {
+		out[e.Name()] = true
+	}
+	return out, nil
 }
 
 // benchSpec is `vllm bench serve` for one repetition of one run: on the
@@ -108,6 +163,9 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	defer logf.Close()
 	tail := proc.NewTail(40)
 	out := io.MultiWriter(j.log, logf, tail)
+	if err := os.MkdirAll(j.benchDir(), 0o755); err != nil {
+		return fail(fmt.Errorf("create bench folder: %w", err))
+	}
 	var reps []results.BenchResult
 	for rep := 1; rep <= run.Repetitions; rep++ {
 		spec, err := j.benchSpec(run, rep)
@@ -116,8 +174,18 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		}
 		spec.Stdout, spec.Stderr = out, out
 		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
-		if err := j.procs.Run(ctx, spec); err != nil {
+		before, err := dirNames(j.benchDir())
+		if err != nil {
+			return fail(fmt.Errorf("repetition %d: %w", rep, err))
+		}
+		w := results.Window{Start: time.Now()}
+		err = j.procs.Run(ctx, spec)
+		w.End = time.Now()
+		if err != nil {
 			j.noteCause(tail)
+			return fail(fmt.Errorf("repetition %d: %w", rep, err))
+		}
+		if err := ownBenchFile(j.benchFile(run, rep), before, w); err != nil {
 			return fail(fmt.Errorf("repetition %d: %w", rep, err))
 		}
 		b, err := results.ParseBenchFile(j.benchFile(run, rep))
@@ -150,7 +218,12 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	out2.Config, out2.Concurrency, out2.NumPrompts = run.Config, run.Concurrency, run.NumPrompts
 	out2.InputLen, out2.OutputLen, out2.Repetitions, out2.Backend = run.InputLen, run.OutputLen, run.Repetitions, run.Backend
 	out2.Temperature = br.Temperature
+	// Relative to the results directory: the bench's own file in its
+	// folder, or the median the runner wrote beside it.
 	out2.File = filepath.Base(file)
+	if run.Repetitions <= 1 {
+		out2.File = benchOut + "/" + out2.File
+	}
 	out2.RepetitionValues = j.repetitionValues(run, reps)
 	fmt.Fprintf(j.log, "runner: %s: %.1f output tok/s (%.1f per GPU), median TTFT %.1f ms, median TPOT %.2f ms\n",
 		run.Name, out2.OutputThroughput, out2.OutputThroughputPerGPU, out2.TTFT.Median, out2.TPOT.Median)

@@ -60,7 +60,7 @@ func (j *Job) bfclPhase(ctx context.Context) error {
 			return err
 		},
 		func(p bfcl.Plan, why string) {
-			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: p.Name(), Status: summary.StatusSkipped, Error: why})
+			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: p.Name(), Entry: bfcl.EntryOf(p.Category), Status: summary.StatusSkipped, Error: why})
 		})
 }
 

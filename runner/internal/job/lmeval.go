@@ -9,8 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -19,7 +23,7 @@ import (
 
 // lmevalSpec is lm_eval for one task against the server's completions
 // endpoint, from the provisioned tools.
-func (j *Job) lmevalSpec(t workloads.ResolvedTask) (proc.Spec, error) {
+func (j *Job) lmevalSpec(t workloads.ResolvedTask, dir string) (proc.Spec, error) {
 	args := []string{"model=" + j.res.ServedModel(), "base_url=" + j.baseURL + "/v1/completions"}
 	for _, a := range t.ModelArgs {
 		args = append(args, a.Key+"="+a.Value)
@@ -32,42 +36,65 @@ func (j *Job) lmevalSpec(t workloads.ResolvedTask) (proc.Spec, error) {
 		"--tasks", t.Name,
 		"--num_fewshot", strconv.Itoa(t.NumFewshot),
 		"--log_samples",
-		"--output_path", filepath.Join(j.dir, t.Name),
+		"--output_path", filepath.Join(j.dir, dir),
 	}, Env: env}, err
+}
+
+// taskEntry is one lm_eval task entry of the recipe with the folder its
+// results go to; entries of one task name have folders of their own.
+type taskEntry struct {
+	workloads.ResolvedTask
+	Dir string
+}
+
+// taskEntries pairs every task entry with its folder (contract.TaskDirs).
+func (j *Job) taskEntries() []taskEntry {
+	names := make([]string, len(j.res.Tasks))
+	for i, t := range j.res.Tasks {
+		names[i] = t.Name
+	}
+	dirs := contract.TaskDirs(names)
+	out := make([]taskEntry, len(j.res.Tasks))
+	for i, t := range j.res.Tasks {
+		out[i] = taskEntry{t, dirs[i]}
+	}
+	return out
 }
 
 // lmeval runs every task; one failing does not stop the next.
 func (j *Job) lmeval(ctx context.Context) error {
-	return whileServing(ctx, j, j.res.Tasks,
-		func(t workloads.ResolvedTask) string { return t.Name },
-		func(t workloads.ResolvedTask) error {
+	return whileServing(ctx, j, j.taskEntries(),
+		func(t taskEntry) string { return t.Dir },
+		func(t taskEntry) error {
 			tr, err := j.lmevalTask(ctx, t)
 			j.sum.Accuracy = append(j.sum.Accuracy, tr)
 			return err
 		},
-		func(t workloads.ResolvedTask, why string) {
-			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: t.Name, NumFewshot: t.NumFewshot, Status: summary.StatusNotRun, Error: why})
+		func(t taskEntry, why string) {
+			j.sum.Accuracy = append(j.sum.Accuracy, summary.TaskResult{Task: t.Name, Entry: t.Dir, NumFewshot: t.NumFewshot, Status: summary.StatusNotRun, Error: why})
 		})
 }
 
-func (j *Job) lmevalTask(ctx context.Context, t workloads.ResolvedTask) (summary.TaskResult, error) {
-	tr := summary.TaskResult{Task: t.Name, NumFewshot: t.NumFewshot, Status: summary.StatusFailed}
+func (j *Job) lmevalTask(ctx context.Context, t taskEntry) (summary.TaskResult, error) {
+	tr := summary.TaskResult{Task: t.Name, Entry: t.Dir, NumFewshot: t.NumFewshot, Status: summary.StatusFailed}
 	fail := func(err error) (summary.TaskResult, error) {
 		tr.Error = err.Error()
 		return tr, err
 	}
-	outDir := filepath.Join(j.dir, t.Name)
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
+	// A folder of its own, empty when lm_eval starts: only what this
+	// entry's lm_eval writes during its run is read.
+	outDir := filepath.Join(j.dir, t.Dir)
+	if err := results.EmptyDir(outDir); err != nil {
 		return fail(err)
 	}
-	logf, err := os.Create(filepath.Join(j.dir, "lm_eval-"+t.Name+".log"))
+	logf, err := os.Create(filepath.Join(j.dir, "lm_eval-"+t.Dir+".log"))
 	if err != nil {
 		return fail(fmt.Errorf("create lm_eval log: %w", err))
 	}
 	defer logf.Close()
 	tail := proc.NewTail(40)
 	out := io.MultiWriter(proc.NewPrefixWriter(j.log, "[lm_eval] "), logf, tail)
-	spec, err := j.lmevalSpec(t)
+	spec, err := j.lmevalSpec(t.ResolvedTask, t.Dir)
 	if err != nil {
 		return fail(err)
 	}
@@ -76,19 +103,25 @@ func (j *Job) lmevalTask(ctx context.Context, t workloads.ResolvedTask) (summary
 	limit := j.res.Recipe.LMEvalTimeout()
 	runCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w: lm_eval %s ran past its %s limit (lm_eval.timeout_minutes)", errTimeLimit, t.Name, limit))
 	defer cancel()
-	if err := j.procs.Run(runCtx, spec); err != nil {
+	w := results.Window{Start: time.Now()}
+	err = j.procs.Run(runCtx, spec)
+	w.End = time.Now()
+	if err != nil {
 		j.noteCause(tail)
 		return fail(err)
 	}
-	file, err := results.FindLMEvalResults(outDir)
+	// lm_eval writes <output_path>/<model>/results_<date>.json: exactly
+	// one, written during its run.
+	file, err := results.OwnFile(outDir, 1, "lm_eval results_<date>.json", results.IsLMEvalResults, w)
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("find lm_eval results: %w", err))
 	}
 	r, err := results.ParseLMEvalFile(file)
 	if err != nil {
 		return fail(err)
 	}
 	tr = summary.FromLMEval(t.Name, t.NumFewshot, r)
+	tr.Entry = t.Dir
 	if rel, err := filepath.Rel(j.dir, file); err == nil {
 		tr.File = rel
 	}
@@ -112,7 +145,39 @@ func (j *Job) lmevalTask(ctx context.Context, t workloads.ResolvedTask) (summary
 	for _, k := range summary.SortedKeys(tr.Metrics) {
 		fmt.Fprintf(j.log, "runner: %s %s = %.4f\n", t.Name, k, tr.Metrics[k])
 	}
+	if n, err := keepOutcomes(t, outDir, j.dir, w); err != nil {
+		// The paired gate says so where it needs them.
+		fmt.Fprintf(j.log, "runner: %s: no per-question outcomes: %v\n", t.Dir, err)
+	} else {
+		fmt.Fprintf(j.log, "runner: %s: per-question outcomes of %d documents in %s\n", t.Dir, n, filepath.Join(outDir, baseline.OutcomesFile))
+	}
 	return tr, nil
+}
+
+// keepOutcomes reduces the samples lm_eval logged during its run (its
+// own one samples_<task>_<date>.jsonl) to the compact per-question file
+// the paired test and the history step read, and returns how many
+// documents it holds.
+func keepOutcomes(t taskEntry, outDir, resultsDir string, w results.Window) (int, error) {
+	file, err := results.OwnFile(outDir, 1, "samples_"+t.Name+"_<date>.jsonl", func(base string) bool {
+		_, ok := paired.SamplesDate(base, t.Name)
+		return ok
+	}, w)
+	if err != nil {
+		return 0, err
+	}
+	samples, err := paired.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	o := baseline.OutcomesOf(t.Name, samples)
+	if rel, err := filepath.Rel(resultsDir, file); err == nil {
+		o.Artifact = filepath.ToSlash(rel)
+	}
+	if err := baseline.WriteOutcomesFile(filepath.Join(outDir, baseline.OutcomesFile), o); err != nil {
+		return 0, err
+	}
+	return len(o.DocHashes), nil
 }
 
 // errTimeLimit marks a tool stopped by its own time limit from the recipe.

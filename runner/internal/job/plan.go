@@ -67,8 +67,8 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 		if err := alive(); err != nil {
 			return nil, nil, err
 		}
-		for _, t := range res.Tasks {
-			if err := add(j.lmevalSpec(t)); err != nil {
+		for _, t := range j.taskEntries() {
+			if err := add(j.lmevalSpec(t.ResolvedTask, t.Dir)); err != nil {
 				return nil, nil, err
 			}
 		}

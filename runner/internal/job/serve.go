@@ -34,6 +34,7 @@ type server struct {
 	container string // docker runtime only
 	logFile   *os.File
 	prefix    *proc.PrefixWriter
+	view      *serverLogView // what of the output the job log shows
 	tail      *proc.Tail
 }
 
@@ -223,8 +224,10 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	} else {
 		argv = append(argv, "-v", "benchkite-hf-cache:"+hf)
 	}
-	// The bench runs inside the container and writes its results here.
-	argv = append(argv, "-v", j.absDir+":"+j.absDir)
+	// The bench runs inside the container and writes its results into a
+	// folder of its own; the rest of the results directory (lm_eval's,
+	// BFCL's, the summary) is out of the container's reach.
+	argv = append(argv, "-v", j.benchDir()+":"+j.benchDir())
 	port := strconv.Itoa(j.port)
 	image := res.PullImage
 	if image == "" {
@@ -280,7 +283,8 @@ func (j *Job) serve(ctx context.Context) error {
 		return fmt.Errorf("create server log: %w", err)
 	}
 	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
-	out := io.MultiWriter(s.prefix, f, s.tail)
+	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
+	out := io.MultiWriter(s.view, f, s.tail)
 	last := specs[len(specs)-1]
 	if len(specs) == 2 {
 		s.container = containerName(j.res, j.getenv)
@@ -335,7 +339,14 @@ func (j *Job) ready(ctx context.Context) error {
 		return nil
 	}
 	if j.server != nil && (errors.Is(err, ready.ErrServerExited) || errors.Is(err, ready.ErrTimeout)) {
-		j.noteCause(j.server.tail)
+		if errors.Is(err, ready.ErrTimeout) {
+			// Still running: only an error it printed is a cause.
+			if j.cause == "" {
+				j.cause = j.server.tail.ErrorCause()
+			}
+		} else {
+			j.noteCause(j.server.tail)
+		}
 		fmt.Fprintf(j.log, "+++ :warning: last %d lines of the server log\n", serverLogTail)
 		for _, line := range j.server.tail.Lines() {
 			fmt.Fprintln(j.log, line)
@@ -476,6 +487,9 @@ func (j *Job) teardown(ctx context.Context, hurry bool) {
 			// Say so when SIGTERM was not enough.
 			fmt.Fprintf(j.log, "runner: server stopped: %v\n", err)
 		}
+	}
+	if s.view != nil {
+		s.view.Close()
 	}
 	s.prefix.Close()
 	s.logFile.Close()

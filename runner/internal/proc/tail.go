@@ -104,8 +104,23 @@ func (t *Tail) Cause() string {
 	return CauseOf(t.Lines())
 }
 
+// ErrorCause is Cause without the fall-back: "" when no line reports an
+// error. A process that is still running when the runner gave up on it
+// (a health wait that timed out) has no cause of its own unless it said
+// one.
+func (t *Tail) ErrorCause() string {
+	return causeOf(t.Lines(), false)
+}
+
 // CauseOf is Cause over lines already read.
 func CauseOf(lines []string) string {
+	return causeOf(lines, true)
+}
+
+// accessLog is a line of the server's per-request log: never a cause.
+var accessLog = regexp.MustCompile(`^\s*INFO:\s+\S+ - "[A-Z]+ /`)
+
+func causeOf(lines []string, fallback bool) string {
 	last := -1
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
@@ -116,8 +131,11 @@ func CauseOf(lines []string) string {
 	}
 	var picked []string
 	if last < 0 {
+		if !fallback {
+			return ""
+		}
 		for i := len(lines) - 1; i >= 0; i-- {
-			if l := strings.TrimSpace(lines[i]); l != "" {
+			if l := strings.TrimSpace(lines[i]); l != "" && !accessLog.MatchString(l) {
 				picked = []string{l}
 				break
 			}

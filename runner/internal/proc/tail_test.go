@@ -74,6 +74,7 @@ func TestCauseOf(t *testing.T) {
 			"RuntimeError: Engine core initialization failed. See root cause above.",
 		}, "ERROR 12-01 [core.py:512] EngineCore failed to start.\nRuntimeError: Engine core initialization failed. See root cause above."},
 		{"no error line", []string{"loading", "done 12/40", ""}, "done 12/40"},
+		{"access log is never the cause", []string{"loading", `INFO:     127.0.0.1:43218 - "GET /health HTTP/1.1" 503 Service Unavailable`}, "loading"},
 		{"nothing", nil, ""},
 		{"capped", []string{"ValueError: " + long}, "…" + ("ValueError: " + long)[len("ValueError: "+long)-400:]},
 	}
@@ -82,6 +83,18 @@ func TestCauseOf(t *testing.T) {
 			t.Parallel()
 			if got := CauseOf(tt.lines); got != tt.want {
 				t.Errorf("CauseOf() = %q, want %q", got, tt.want)
+			}
+			// Without the fall-back only an error line is a cause.
+			tail := NewTail(40)
+			for _, l := range tt.lines {
+				fmt.Fprintln(tail, l)
+			}
+			want := tt.want
+			if tt.name == "no error line" || tt.name == "access log is never the cause" {
+				want = ""
+			}
+			if got := tail.ErrorCause(); got != want {
+				t.Errorf("ErrorCause() = %q, want %q", got, want)
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/testutil"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/benchkite/benchkite/workloads/workloadstest"
@@ -73,6 +75,7 @@ func TestReportPairsSeedWithTwin(t *testing.T) {
 		spec              string
 		specScore, nospec float64
 		removeSamples     bool
+		compact           bool // the jobs' outcomes files instead of their samples
 		wantExit          int
 		wantRow, wantWhy  string
 	}{
@@ -83,6 +86,9 @@ func TestReportPairsSeedWithTwin(t *testing.T) {
 			wantRow: "| ✅ pass | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.7200 | `minimax_m3-nospec-mi355x` | 0.7500 | -0.0300 | 0.015 | 98 pairs, 94.9% agree, b 3, c 2, p 1 |",
 			wantWhy: "2 documents only without speculation and 1 only with it were left out"},
 		{name: "a real drop", spec: "spec-drop", specScore: 0.64, nospec: 0.75, wantExit: 1,
+			wantRow: "| ❌ fail | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.6400 | `minimax_m3-nospec-mi355x` | 0.7500 | -0.1100 | 0.015 | 100 pairs, 87.0% agree, b 12, c 1, p 0.00342 |",
+			wantWhy: "the drop is significant (p &lt; 0.01) and beyond the tolerance 0.015"},
+		{name: "a real drop, from the compact outcomes files", spec: "spec-drop", specScore: 0.64, nospec: 0.75, wantExit: 1, compact: true,
 			wantRow: "| ❌ fail | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.6400 | `minimax_m3-nospec-mi355x` | 0.7500 | -0.1100 | 0.015 | 100 pairs, 87.0% agree, b 12, c 1, p 0.00342 |",
 			wantWhy: "the drop is significant (p &lt; 0.01) and beyond the tolerance 0.015"},
 		// Without the twin's samples the means decide: 0.72 is more than
@@ -100,18 +106,36 @@ func TestReportPairsSeedWithTwin(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tt.compact {
+				for _, r := range []string{"minimax_m3-mi355x", "minimax_m3-nospec-mi355x"} {
+					files, _ := filepath.Glob(filepath.Join(dir, r, "gsm8k", "*", "samples_gsm8k_*.jsonl"))
+					if len(files) != 1 {
+						t.Fatalf("samples of %s: %q", r, files)
+					}
+					samples, err := paired.ReadFile(files[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := baseline.WriteOutcomesFile(filepath.Join(dir, r, "gsm8k", baseline.OutcomesFile), baseline.OutcomesOf("gsm8k", samples)); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Remove(files[0]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			var out bytes.Buffer
-			err := Command(context.Background(), []string{"--results", dir, "--download=false"}, cliutil.Streams{Stdout: &out, Stderr: &out},
+			err := Run(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &out, Stderr: &out},
 				func(string) string { return "" }, nil)
 			code := 0
 			var ee *cliutil.ExitError
 			if errors.As(err, &ee) {
 				code = ee.Code
 			} else if err != nil {
-				t.Fatalf("Command() error = %v", err)
+				t.Fatalf("Run() error = %v", err)
 			}
 			if code != tt.wantExit {
-				t.Errorf("Command() exit = %d, want %d\n%s", code, tt.wantExit, out.String())
+				t.Errorf("Run() exit = %d, want %d\n%s", code, tt.wantExit, out.String())
 			}
 			body := out.String()
 			testutil.CheckMarkdownTables(t, body)
@@ -127,7 +151,8 @@ func TestReportPairsSeedWithTwin(t *testing.T) {
 func TestSamplePatterns(t *testing.T) {
 	t.Parallel()
 	got := samplePatterns(seedPair(0.91, 0.92), "results")
-	want := []string{"results/minimax_m3-mi355x/gsm8k/**/samples_*.jsonl", "results/minimax_m3-nospec-mi355x/gsm8k/**/samples_*.jsonl"}
+	// Each from its recipe's own step.
+	want := [][2]string{{"results/minimax_m3-mi355x/gsm8k/outcomes.json", "recipe:minimax_m3-mi355x"}, {"results/minimax_m3-nospec-mi355x/gsm8k/outcomes.json", "recipe:minimax_m3-nospec-mi355x"}}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("samplePatterns() diff (-got +want):\n%s", diff)
 	}

@@ -2,6 +2,8 @@ package report
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,20 +112,17 @@ func TestRunReportExitCode(t *testing.T) {
 		name     string
 		recipes  []string
 		missing  bool // the results directory does not exist
-		viaEnv   bool // BENCHKITE_RESULTS instead of --results
 		wantCode int
 		want     []string
 	}{
 		{name: "pass and error", recipes: []string{"gpt_oss_120b-h200", "kimi_k2_5-mi300x"}, wantCode: 0,
-			want: []string{"### benchkite: 1 passed, 0 regressed, 1 could not be judged"}},
+			want: []string{"### benchkite: 1 could not be judged, 1 passed of 2 recipe(s)"}},
 		{name: "a regression fails the step", recipes: []string{"gpt_oss_120b-h200", "minimax_m3-mi355x", "kimi_k2_5-mi300x"}, wantCode: 1,
-			want: []string{"1 regressed", "+++ :x: 1 recipe(s) regressed\n"}},
-		{name: "results directory from the environment", recipes: []string{"minimax_m3-mi355x"}, viaEnv: true, wantCode: 1,
-			want: []string{"+++ :x: 1 recipe(s) regressed\n"}},
+			want: []string{"1 failed", "+++ :x: 1 recipe(s) failed a gate\n"}},
 		{name: "unreadable summaries do not fail the step", recipes: []string{"broken", "future"}, wantCode: 0,
 			want: []string{"Results that could not be read:", "broken/summary.json"}},
 		{name: "no results at all", missing: true, wantCode: 0,
-			want: []string{"### benchkite: 0 passed, 0 regressed, 0 could not be judged", "- no results directory "}},
+			want: []string{"### benchkite: no results of 0 recipe(s)", "- no results directory "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,14 +132,8 @@ func TestRunReportExitCode(t *testing.T) {
 				dir = filepath.Join(dir, "none")
 			}
 			env := map[string]string{"BUILDKITE_BUILD_URL": "https://buildkite.com/benchkite/nightly/builds/812"}
-			args := []string{"report", "--download=false"}
-			if tt.viaEnv {
-				env["BENCHKITE_RESULTS"] = dir
-			} else {
-				args = append(args, "--results", dir)
-			}
 			var stdout, stderr strings.Builder
-			code := cliutil.ExitCode(Command(context.Background(), args[1:], cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil), "runner report", &stderr)
+			code := cliutil.ExitCode(Run(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil), "runner report", &stderr)
 			if code != tt.wantCode {
 				t.Errorf("report exit = %d, want %d; stdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout.String(), stderr.String())
 			}
@@ -156,18 +149,77 @@ func TestRunReportExitCode(t *testing.T) {
 	}
 }
 
-func TestRunReportUsage(t *testing.T) {
+func mapGetenv(env map[string]string) func(string) string {
+	return func(k string) string { return env[k] }
+}
+
+// A selected recipe whose job left no summary (a pod that never started,
+// an OOM-killed job, a lost agent) is an error row, first, with its
+// step's state; the counts match the rows.
+func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"report", "extra"}, {"report", "--download=maybe"}, {"report", "--no-such-flag"}} {
-		var stdout, stderr strings.Builder
-		if code := cliutil.ExitCode(Command(context.Background(), args[1:], cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil), "runner report", &stderr); code != 2 {
-			t.Errorf("run(%q) = %d, want 2; stderr:\n%s", args, code, stderr.String())
+	dir := resultsWith(t, "gpt_oss_120b-h200")
+	env := map[string]string{contract.SelectedEnv: contract.EncodeSelected([]string{"gpt_oss_120b-h200", "kimi_k2_5-b200", "lost-mi355x"})}
+	states := func(context.Context) (map[string]string, error) {
+		return map[string]string{"recipe:gpt_oss_120b-h200": "passed (exit status 0)", "recipe:kimi_k2_5-b200": "expired", "recipe:lost-mi355x": "failed (exit status -1)"}, nil
+	}
+	var stdout, stderr strings.Builder
+	err := Run(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil)
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	for _, w := range []string{
+		"### benchkite: 2 could not be judged, 1 passed of 3 recipe(s)",
+		"| `kimi_k2_5-b200` | 💥 error | ",
+		"no summary.json: the step is expired",
+		"no summary.json: the step is failed (exit status -1)",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report lacks %q:\n%s", w, out)
+		}
+	}
+	if i, j := strings.Index(out, "kimi_k2_5-b200"), strings.Index(out, "gpt_oss_120b-h200"); i < 0 || j < 0 || i > j {
+		t.Errorf("the recipes without a summary are not listed first:\n%s", out)
+	}
+
+	// Without an API answer the state is unknown, and the report says why.
+	stdout.Reset()
+	noAPI := func(context.Context) (map[string]string, error) { return nil, errors.New("no Buildkite API token") }
+	if err := Run(context.Background(), Config{Results: dir, states: noAPI}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"no summary.json: the step is unknown", "the state of steps without a summary is not known: no Buildkite API token"} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("report lacks %q:\n%s", w, stdout.String())
 		}
 	}
 }
 
-func mapGetenv(env map[string]string) func(string) string {
-	return func(k string) string { return env[k] }
+// A recipe that failed only a minimum score failed; it did not regress.
+func TestReportCountsMinimumScoreFailuresAsFailed(t *testing.T) {
+	t.Parallel()
+	sums := []summary.Summary{{Recipe: "a", Verdict: summary.VerdictFail, Gates: []summary.GateResult{{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: "acc", Verdict: summary.VerdictFail}}}}
+	got := renderReport(sums, nil, nil, nil, "")
+	if !strings.HasPrefix(got, "### benchkite: 1 failed of 1 recipe(s)") || strings.Contains(got, "regressed") {
+		t.Errorf("report head:\n%s", got)
+	}
+}
+
+func TestSelectedRoundTrip(t *testing.T) {
+	t.Parallel()
+	var many []string
+	for i := 0; i < 5000; i++ {
+		many = append(many, fmt.Sprintf("recipe-number-%04d-mi355x", i))
+	}
+	v := contract.EncodeSelected(many)
+	if len(v) > contract.MaxEnvValue {
+		t.Fatalf("encoded %d bytes, over %d", len(v), contract.MaxEnvValue)
+	}
+	names, left := contract.ParseSelected(v)
+	if len(names)+left != len(many) || left == 0 || names[0] != many[0] {
+		t.Errorf("parsed %d names and %d left, want %d in all", len(names), left, len(many))
+	}
 }
 
 // A failed phase's cause reaches the build report's row, in the
@@ -178,7 +230,7 @@ func TestReportShowsCause(t *testing.T) {
 		Phases: []summary.Phase{{Name: summary.PhaseReady, Status: summary.StatusFailed, Error: "server exited before it was ready: vllm exited with code 1",
 			Cause: "torch.OutOfMemoryError: HIP out of memory"}}}
 	body := renderReport([]summary.Summary{s}, nil, nil, nil, "")
-	if !strings.Contains(body, "ready failed: torch.OutOfMemoryError: HIP out of memory") {
+	if !strings.Contains(body, "**ready** failed: torch.OutOfMemoryError: HIP out of memory") {
 		t.Errorf("the report does not show the cause:\n%s", body)
 	}
 }

@@ -3,12 +3,15 @@ package report
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -71,16 +74,30 @@ func sameBuildComparisons(sums []summary.Summary, dir string) []sameBuild {
 	return out
 }
 
-// pairSamples decides c per question when both runs' samples are in dir.
+// pairSamples decides c per question when both runs' per-question
+// outcomes (the compact file each job wrote) are in dir, else both runs'
+// samples.
 func pairSamples(c *sameBuild, dir string) {
 	metric, filter, _ := strings.Cut(c.Metric, ",")
+	opts := paired.Options{Metric: metric, Filter: filter, Alpha: c.Alpha, Tolerance: c.Tolerance}
+	baseFile := filepath.Join(dir, c.From, c.Task, baseline.OutcomesFile)
+	specFile := filepath.Join(dir, c.Recipe, c.Task, baseline.OutcomesFile)
+	if fileExists(baseFile) || fileExists(specFile) {
+		r, err := compareOutcomeFiles(baseFile, specFile, c.From, c.Metric, opts)
+		if err == nil {
+			c.Paired, c.Pass = &r, !r.Fail
+			return
+		}
+		c.Note = fmt.Sprintf("not compared per question (%v); judged on the means", err)
+		return
+	}
 	base, err := paired.LatestFile(filepath.Join(dir, c.From, c.Task), c.Task)
 	if err == nil {
 		var spec string
 		spec, err = paired.LatestFile(filepath.Join(dir, c.Recipe, c.Task), c.Task)
 		if err == nil {
 			var r paired.Result
-			r, err = paired.CompareFiles(base, spec, paired.Options{Metric: metric, Filter: filter, Alpha: c.Alpha, Tolerance: c.Tolerance})
+			r, err = paired.CompareFiles(base, spec, opts)
 			if err == nil {
 				c.Paired, c.Pass = &r, !r.Fail
 				return
@@ -90,14 +107,36 @@ func pairSamples(c *sameBuild, dir string) {
 	c.Note = fmt.Sprintf("not compared per question (%v); judged on the means", err)
 }
 
+// compareOutcomeFiles pairs two runs' outcomes files.
+func compareOutcomeFiles(baseFile, specFile, from, metric string, opts paired.Options) (paired.Result, error) {
+	base, err := baseline.ReadOutcomesFile(baseFile)
+	if err != nil {
+		return paired.Result{}, err
+	}
+	right, err := base.Right(metric)
+	if err != nil {
+		return paired.Result{}, err
+	}
+	spec, err := baseline.ReadOutcomesFile(specFile)
+	if err != nil {
+		return paired.Result{}, err
+	}
+	return paired.CompareOutcomes(paired.Outcomes{Source: from, Right: right}, spec.Samples(), opts)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 // samplePatterns are the artifact paths of the sample files the
 // same-build comparisons pair: both recipes' of each baseline_from task
 // whose other recipe ran tonight.
-func samplePatterns(sums []summary.Summary, dir string) []string {
-	var out []string
+func samplePatterns(sums []summary.Summary, dir string) [][2]string {
+	var out [][2]string
 	for _, c := range sameBuildComparisons(sums, "") {
 		for _, recipe := range []string{c.Recipe, c.From} {
-			p := filepath.ToSlash(dir) + "/" + recipe + "/" + c.Task + "/**/samples_*.jsonl"
+			p := [2]string{filepath.ToSlash(dir) + "/" + recipe + "/" + c.Task + "/" + baseline.OutcomesFile, contract.StepKey(recipe)}
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
@@ -110,7 +149,8 @@ func samplePatterns(sums []summary.Summary, dir string) []string {
 // leaves that comparison to the means.
 func downloadSamples(ctx context.Context, procs proc.Exec, dir string, sums []summary.Summary, environ []string, io cliutil.Streams) {
 	for _, p := range samplePatterns(sums, dir) {
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", p, "."}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
+		// From the recipe's own step only.
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", p[0], ".", "--step", p[1]}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
 		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
 		if err := procs.Run(ctx, spec); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: download samples: %v\n", err)

@@ -70,8 +70,11 @@ type Summary struct {
 	TP            int    `json:"tp,omitempty"`
 	DP            int    `json:"dp,omitempty"`
 	Precision     string `json:"precision,omitempty"`
-	Model         string `json:"model"`
-	Image         string `json:"image,omitempty"`
+	// PrecisionGuessed: neither the model name nor the recipe's metadata
+	// said the precision; Precision is an assumption.
+	PrecisionGuessed bool   `json:"precision_guessed,omitempty"`
+	Model            string `json:"model"`
+	Image            string `json:"image,omitempty"`
 	// ImageTag and ImageDigest split Image: the tag the build asked for
 	// and the digest the generator pinned it to ("" when not pinned).
 	ImageTag    string `json:"image_tag,omitempty"`
@@ -198,6 +201,10 @@ type TaskResult struct {
 	Stderr     map[string]float64 `json:"stderr,omitempty"`
 	Samples    int                `json:"samples,omitempty"`
 	File       string             `json:"file,omitempty"`
+	// Entry is the run that measured it: an lm_eval task entry's folder
+	// (contract.TaskDirs) or "bfcl/<category>" of the BFCL run. A gate
+	// judges its own entry's result, never another of the same name.
+	Entry string `json:"entry,omitempty"`
 }
 
 // GateResult is the decision of one gate on one metric.

@@ -1,0 +1,128 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/gate"
+	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+)
+
+// downloadSummaries fetches each selected recipe's summary from its own
+// step (--step): a summary another step of the build uploaded under a
+// recipe's path is not that recipe's. Without the list (a build whose
+// list was cut) it falls back to every summary of the build.
+func downloadSummaries(ctx context.Context, procs proc.Exec, dir string, selected []string, left int, environ []string, streams cliutil.Streams) {
+	get := func(argv ...string) {
+		spec := proc.Spec{Argv: append([]string{"buildkite-agent", "artifact", "download"}, argv...), Env: environ, Stdout: streams.Stdout, Stderr: streams.Stdout}
+		fmt.Fprintf(streams.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
+		if err := procs.Run(ctx, spec); err != nil {
+			// A lost job leaves none; the report lists it.
+			fmt.Fprintf(streams.Stdout, "runner: download summaries: %v\n", err)
+		}
+	}
+	if len(selected) == 0 || left > 0 {
+		get(filepath.ToSlash(dir)+"/*/summary.json", ".")
+		return
+	}
+	for _, name := range selected {
+		get(filepath.ToSlash(dir)+"/"+name+"/summary.json", ".", "--step", contract.StepKey(name))
+	}
+}
+
+// lost are the selected recipes that left no summary, each as an error
+// row saying what the build says of its step (its job's state), first
+// in the report. A recipe left out of the list (left > 0) is found among
+// the build's jobs when the API answers.
+func lost(ctx context.Context, selected []string, left int, sums []summary.Summary, states JobStates, problems []string) ([]summary.Summary, []string) {
+	have := map[string]bool{}
+	for _, s := range sums {
+		have[s.Recipe] = true
+	}
+	jobs, err := states(ctx)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("the state of steps without a summary is not known: %v", err))
+	}
+	names := slices.Clone(selected)
+	if left > 0 {
+		if jobs == nil {
+			problems = append(problems, fmt.Sprintf("%d selected recipe(s) were not listed to the report step and the build's jobs could not be read: a lost one is not shown", left))
+		}
+		for key := range jobs {
+			if name, ok := strings.CutPrefix(key, contract.StepKey("")); ok && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names[len(selected):])
+	}
+	var out []summary.Summary
+	for _, name := range names {
+		if have[name] {
+			continue
+		}
+		state := "unknown"
+		if st, ok := jobs[contract.StepKey(name)]; ok {
+			state = st
+		} else if jobs != nil {
+			state = "not in the build"
+		}
+		out = append(out, summary.Summary{Recipe: name, Verdict: summary.VerdictError,
+			Problems: []string{"no summary.json: the step is " + state}})
+	}
+	return out, problems
+}
+
+// apiStates asks the Buildkite API for this build's jobs, with the token
+// the history step uses.
+func apiStates(c gate.APIConfig, getenv func(string) string, environ []string) JobStates {
+	return func(ctx context.Context) (map[string]string, error) {
+		number, err := strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
+		if err != nil {
+			return nil, fmt.Errorf("no build number (BUILDKITE_BUILD_NUMBER=%q)", getenv("BUILDKITE_BUILD_NUMBER"))
+		}
+		token, err := bkapi.TokenFromEnvOrSecret(ctx, getenv, secretGetter(environ), c.TokenEnv, c.TokenSecret)
+		if err != nil {
+			return nil, err
+		}
+		client, err := bkapi.New(bkapi.Config{BaseURL: c.URL, Token: token,
+			Org: getenv("BUILDKITE_ORGANIZATION_SLUG"), Pipeline: getenv("BUILDKITE_PIPELINE_SLUG")})
+		if err != nil {
+			return nil, err
+		}
+		b, err := client.GetBuild(ctx, number)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]string{}
+		for _, j := range b.Jobs {
+			if j.StepKey == "" {
+				continue
+			}
+			st := j.State
+			if j.ExitStatus != nil {
+				st += fmt.Sprintf(" (exit status %d)", *j.ExitStatus)
+			}
+			out[j.StepKey] = st
+		}
+		return out, nil
+	}
+}
+
+// secretGetter reads a Buildkite secret with `buildkite-agent secret get`;
+// the agent redacts the value from the log.
+func secretGetter(environ []string) func(ctx context.Context, name string) (string, error) {
+	return func(ctx context.Context, name string) (string, error) {
+		var out strings.Builder
+		err := proc.Exec{}.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: environ, Stdout: &out, Stderr: io.Discard})
+		return out.String(), err
+	}
+}

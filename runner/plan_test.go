@@ -133,8 +133,8 @@ func TestPlanContents(t *testing.T) {
 			name: "H200 runs docker, the bench inside the container",
 			args: []string{dockerRecipe},
 			want: []string{
-				"docker ps -aq --filter label=benchkite.recipe=gpt_oss_120b-h200\n",
-				". docker run -d --rm --name benchkite-gpt_oss_120b-h200-job-1 --label benchkite.job=job-1 --label benchkite.recipe=gpt_oss_120b-h200 --ipc=host --ulimit=nofile=65536:65536 --gpus=all -e VLLM_DEEP_GEMM_WARMUP=skip -e HF_HOME=/mnt/shared/hf-models -e VLLM_ENGINE_READY_TIMEOUT_S=3600 -e HF_TOKEN -v /mnt/shared/hf-models:/mnt/shared/hf-models ",
+				"docker ps -aq --no-trunc --filter label=benchkite.job\n",
+				". docker run -d --rm --name benchkite-gpt_oss_120b-h200-job-1 --label benchkite.job=job-1 --label benchkite.recipe=gpt_oss_120b-h200 --label 'benchkite.runner=<pid-namespace>/<pid>/<start-time>' --ipc=host --ulimit=nofile=65536:65536 --gpus=all -e VLLM_DEEP_GEMM_WARMUP=skip -e HF_HOME=/mnt/shared/hf-models -e VLLM_ENGINE_READY_TIMEOUT_S=3600 -e HF_TOKEN -v /mnt/shared/hf-models:/mnt/shared/hf-models ",
 				"-p 127.0.0.1:8000:8000 vllm/vllm-openai:nightly openai/gpt-oss-120b --port 8000 ",
 				"--host 0.0.0.0\n",
 				". docker logs -f benchkite-gpt_oss_120b-h200-job-1\n",
@@ -156,7 +156,7 @@ func TestPlanContents(t *testing.T) {
 			args: []string{xpuRecipe},
 			env:  map[string]string{"ZE_AFFINITY_MASK": "0.1"},
 			want: []string{
-				". docker run -d --rm --name benchkite-llama-xpu-job-1 --label benchkite.job=job-1 --label benchkite.recipe=llama-xpu --ipc=host --ulimit=nofile=65536:65536 --device=/dev/dri:/dev/dri --network=host --privileged -e HF_HOME=/data/huggingface -e VLLM_ENGINE_READY_TIMEOUT_S=1800 -e HF_TOKEN -v /data/huggingface:/data/huggingface ",
+				". docker run -d --rm --name benchkite-llama-xpu-job-1 --label benchkite.job=job-1 --label benchkite.recipe=llama-xpu --label 'benchkite.runner=<pid-namespace>/<pid>/<start-time>' --ipc=host --ulimit=nofile=65536:65536 --device=/dev/dri:/dev/dri --network=host --privileged -e HF_HOME=/data/huggingface -e VLLM_ENGINE_READY_TIMEOUT_S=1800 -e HF_TOKEN -v /data/huggingface:/data/huggingface ",
 				" -e ZE_AFFINITY_MASK --entrypoint bash vllm/vllm-openai-xpu:nightly -ic 'exec vllm serve \"$@\"' vllm-serve meta-llama/Llama-3.1-8B-Instruct --port ",
 				" --max-model-len 8192 --chat-template '$(touch /tmp/pwned)' --host 127.0.0.1\n",
 				"     env ZE_AFFINITY_MASK=0.1\n",

@@ -2,13 +2,14 @@ package e2e
 
 // The generated pipeline run the way Buildkite runs it: the generator's
 // nightly output for the test recipes under testdata/pipeline, each GPU
-// step's commands joined and run verbatim as the agent's job executor
-// runs them (`/bin/bash -e -c "<commands>"`, in a process group of its
-// own, in the checkout, with the variables the agent gives a job), and
-// cancelled as the agent cancels (SIGTERM to the process group, the
-// cancel grace period, SIGKILL), through GNU timeout, and through a
-// shell wrapper that forwards the signal to the group (the runner then
-// gets it twice). Whatever the ending, no process or container of the job
+// step's commands joined and run verbatim by the real agent's job
+// executor (`buildkite-agent bootstrap --phases command`, which runs
+// `/bin/bash -e -c "<commands>"` in a process group of its own), in the
+// checkout, with the variables the agent gives a job; cancelled as the
+// agent cancels (SIGTERM to the bootstrap's process group, which it
+// passes on to the command's, the cancel grace period, SIGKILL); and the
+// same command line run under GNU timeout, and under a shell wrapper that
+// forwards the signal to its group (the runner then gets it twice). Whatever the ending, no process or container of the job
 // may be left, the summary and annotation must be uploaded, and the
 // verdict must be the right one.
 
@@ -33,6 +34,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/steps/steptest"
 )
 
 // agentCancelGrace is the agent's default cancel-grace-period: the time
@@ -182,10 +184,10 @@ func copyTree(src, dst string) error {
 type ending string
 
 const (
-	// completes: the job runs to its end.
+	// completes: the job runs to its end, through the agent's bootstrap.
 	completes ending = "completes"
-	// agentCancel: the agent's cancel, SIGTERM to the job's process group,
-	// SIGKILL after the cancel grace period.
+	// agentCancel: the agent's cancel of a bootstrap, SIGTERM to its
+	// process group, SIGKILL after the cancel grace period.
 	agentCancel ending = "agent-cancel"
 	// timeoutKill: the job runs under `timeout -k 5 120`, whose pid gets
 	// SIGTERM; timeout sends it to the command and then to its group, so
@@ -238,6 +240,13 @@ func newPipelineJob(t *testing.T, name string) *pipelineJob {
 	if err := hist.WriteDir(filepath.Join(downloads, contract.HistoryStepKey, filepath.FromSlash(contract.HistoryDir))); err != nil {
 		t.Fatal(err)
 	}
+	// The job API's socket path must fit in 108 bytes; the test's
+	// directories are longer.
+	sockets, err := os.MkdirTemp("", "bk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockets) })
 	// The variables the agent gives every job.
 	script := step.script()
 	e.setenv(
@@ -256,12 +265,18 @@ func newPipelineJob(t *testing.T, name string) *pipelineJob {
 		"BUILDKITE_STEP_ID", "0190b1e4-2222-4000-8000-000000000001",
 		"BUILDKITE_COMMAND", script,
 		"BUILDKITE_SCRIPT_PATH", script,
-		"BUILDKITE_ARTIFACT_PATHS", strings.Join(step.ArtifactPaths, ";"),
 		"BUILDKITE_TIMEOUT", fmt.Sprint(step.Timeout),
 		"BUILDKITE_RETRY_COUNT", "0",
 		"BUILDKITE_BUILD_CHECKOUT_PATH", e.dir,
 		"BUILDKITE_BUILD_CREATOR", "Nightly",
 		"BUILDKITE_SHELL", "/bin/bash -e -c",
+		// What the bootstrap needs besides; the checkout phase, which
+		// would use the repository, does not run.
+		"BUILDKITE_BUILD_ID", "0190b1e4-1111-4000-8000-000000000042",
+		"BUILDKITE_BUILD_PATH", filepath.Join(e.dir, "..", "builds"),
+		"BUILDKITE_PIPELINE_PROVIDER", "github",
+		"BUILDKITE_SOCKETS_PATH", sockets,
+		"BUILDKITE_BRANCH", "main",
 		"FAKE_AGENT_DOWNLOADS", downloads,
 	)
 	for k, v := range step.Env {
@@ -312,7 +327,7 @@ func (j *pipelineJob) start(end ending) *jobProc {
 	var argv []string
 	switch end {
 	case completes, agentCancel:
-		argv = []string{"/bin/bash", "-e", "-c", script}
+		argv = []string{steptest.AgentBinary(j.t), "bootstrap", "--phases", "command"}
 	case timeoutKill:
 		argv = []string{"timeout", "-k", "5", "120", "/bin/bash", "-e", "-c", script}
 	case forwardingWrapper:
@@ -396,7 +411,8 @@ func (j *pipelineJob) cancel(p *jobProc, end ending) {
 
 // uploadArtifacts is the agent's artifact phase, which follows the
 // command phase also after a cancel, within the grace period: the step's
-// artifact_paths, uploaded from the checkout.
+// artifact_paths, uploaded from the checkout. The bootstrap's own would
+// call the Buildkite API; the stand-in agent takes the same upload.
 func (j *pipelineJob) uploadArtifacts(p *jobProc) {
 	j.t.Helper()
 	if p.killed || len(j.step.ArtifactPaths) == 0 {
@@ -483,7 +499,7 @@ func TestPipelineAsBuildkiteRunsIt(t *testing.T) {
 				if end == completes {
 					j.waitBound(p, runBound)
 					if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-						t.Errorf("the %s job exited %d, want 0", rt.what, code)
+						t.Errorf("the %s job exited %d, want 0; its last lines:\n%s", rt.what, code, lastLines(p.out.String(), 20))
 					}
 					want = summary.VerdictPass
 				} else {

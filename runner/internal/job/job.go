@@ -92,13 +92,15 @@ type Job struct {
 	environ       []string
 	now           func() time.Time
 
-	dir     string // results/<name>
-	absDir  string // dir, absolute: where a container sees it
-	port    int
-	baseURL string
-	deny    []string // more variables no child may get
-	tools   tools.Tools
-	server  *server
+	// identity is the runner's proc.Identity, labelled on its container.
+	identity string
+	dir      string // results/<name>
+	absDir   string // dir, absolute: where a container sees it
+	port     int
+	baseURL  string
+	deny     []string // more variables no child may get
+	tools    tools.Tools
+	server   *server
 	// serverExit says why the server ended on its own after it was
 	// ready; empty when it did not.
 	serverExit string
@@ -126,6 +128,10 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		d.Now = time.Now
 	}
 	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now, killLeftovers: d.KillLeftovers}
+	j.identity = proc.Identity()
+	if d.Procs == nil {
+		j.identity = planIdentity // a plan: no run, no runner of its own
+	}
 	j.dir = c.ResultsDir
 	if j.dir == "" {
 		j.dir = contract.ResultsDir(res.Recipe.Name)

@@ -45,7 +45,7 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 			return nil, nil, err
 		}
 		if len(serve) == 2 {
-			list, _ := staleContainerSpecs(res.Recipe.Name, docker)
+			list, _, _ := staleContainerSpecs(docker)
 			specs = append(specs, list)
 		}
 		specs = append(specs, serve...)

@@ -387,7 +387,17 @@ func TestStoppedContainerStays(t *testing.T) {
 func TestStopEscalatesAndExecDiesWithContainer(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "FAKE_DOCKER_IMAGE_ENV=FAKE_VLLM_IGNORE_SIGTERM", "FAKE_VLLM_IGNORE_SIGTERM=true")
-	id := h.runServer("stubborn", freePort(t))
+	port := freePort(t)
+	id := h.runServer("stubborn", port)
+	// A server takes its signals in hand as it starts; the stop below is
+	// for a server that has started, as the runner's is (it is ready).
+	eventually(t, "server listening", func() bool {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
 
 	// A signal ends docker exec, not the command it started.
 	ex := exec.Command(h.bin, "exec", "stubborn", "sleep", "600")

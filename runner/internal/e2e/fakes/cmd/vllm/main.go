@@ -18,14 +18,19 @@ import (
 )
 
 func main() {
+	// Before anything else: a SIGTERM that arrived while the start log
+	// was written would end a server that is meant to ignore it.
+	ignore, _ := strconv.ParseBool(os.Getenv(envIgnoreSIGTERM))
+	if ignore && os.Getenv(envEngineRole) == "" {
+		// Lets tests check that callers escalate to SIGKILL.
+		signal.Ignore(syscall.SIGTERM)
+	}
 	execlog.Record()
 	if mode := os.Getenv(envEngineRole); mode != "" {
 		os.Exit(runEngine(mode))
 	}
 	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if ignore, _ := strconv.ParseBool(os.Getenv(envIgnoreSIGTERM)); ignore {
-		// Lets tests check that callers escalate to SIGKILL.
-		signal.Ignore(syscall.SIGTERM)
+	if ignore {
 		signals = signals[:1]
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), signals...)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/shell"
@@ -57,7 +58,32 @@ func TestE2ETokensReachNoChild(t *testing.T) {
 	for k, v := range tokens {
 		e.setenv(k, v)
 	}
-	o := e.run("--health-timeout", "5m")
+	e.setenv("FAKE_VLLM_TOKEN_DELAY", "20ms")
+	r := e.start("--health-timeout", "5m")
+	// While it runs, the runner's own environ and command line hold no
+	// token (it re-executed itself without them) and it is not dumpable.
+	e.waitFor("running vllm bench serve", r, func() bool { return e.findProc("vllm bench serve") != 0 })
+	pid := strconv.Itoa(r.cmd.Process.Pid)
+	for _, f := range []string{"environ", "cmdline"} {
+		data, err := os.ReadFile("/proc/" + pid + "/" + f)
+		if err != nil {
+			if os.Geteuid() != 0 {
+				continue // not dumpable: not readable by its uid
+			}
+			t.Fatalf("read the runner's %s as root: %v", f, err)
+		}
+		for k, v := range tokens {
+			if strings.Contains(string(data), v) {
+				t.Errorf("the runner's /proc/%s/%s holds %s", pid, f, k)
+			}
+		}
+	}
+	if st, err := os.Stat("/proc/" + pid + "/environ"); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Uid != 0 {
+			t.Errorf("the runner's /proc files belong to uid %d: it is dumpable", sys.Uid)
+		}
+	}
+	o := r.wait()
 	checkCode(t, o, 0)
 	entries := read()
 	seen := map[string]bool{}

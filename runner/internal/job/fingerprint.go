@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
 	"github.com/benchkite/benchkite/workloads"
@@ -29,6 +30,9 @@ func fingerprint(res *workloads.Resolved) *summary.Fingerprint {
 	for _, e := range res.Env {
 		p.ServeEnv = append(p.ServeEnv, e.Name+"="+e.Value)
 	}
+	// summary.json is an artifact anyone with the build can read: a
+	// secret-looking value is masked, as `runner plan` prints it.
+	p.ServeEnv = proc.MaskEnv(p.ServeEnv)
 	for _, b := range res.BenchRuns {
 		p.Bench = append(p.Bench, fmt.Sprintf("%s backend=%s in=%d out=%d prompts=%d conc=%d reps=%d temperature=%g args=%s",
 			b.Name, b.Backend, b.InputLen, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, b.Temperature, strings.Join(b.Args, " ")))

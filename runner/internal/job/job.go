@@ -48,6 +48,9 @@ type Config struct {
 	Baselines    string
 	IngestURL    string // best-effort dashboard sink; "" for none
 	IngestSecret string // Buildkite secret with the ingest token
+	// IngestNightlyOnly sends only scheduled nights that did not fail and
+	// ran their own server; other runs are marked when sent.
+	IngestNightlyOnly bool
 	// PortAuto: no port was asked for. On a host-network pod the port is
 	// a port of the node, so the runner picks a free one.
 	PortAuto bool
@@ -195,6 +198,7 @@ func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
 		Branch:      getenv("BUILDKITE_BRANCH"),
 		Commit:      getenv("BUILDKITE_COMMIT"),
 		Source:      getenv("BUILDKITE_SOURCE"),
+		PullRequest: getenv("BUILDKITE_PULL_REQUEST"),
 	}
 }
 

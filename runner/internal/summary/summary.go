@@ -111,6 +111,9 @@ type BuildkiteInfo struct {
 	Branch      string `json:"branch,omitempty"`
 	Commit      string `json:"commit,omitempty"`
 	Source      string `json:"source,omitempty"`
+	// PullRequest is the pull request number, "false" or empty when the
+	// build is not one's.
+	PullRequest string `json:"pull_request,omitempty"`
 }
 
 // Tools says how the evaluation tools (lm-eval, bfcl-eval) were found.

@@ -116,7 +116,7 @@ func AccuracyRecords(s summary.Summary) []AccuracyRecord {
 		}
 		rec := AccuracyRecord{
 			Provenance: ProvenanceOf(s),
-			Recipe: s.Recipe, Device: s.Device, Model: s.Model, Image: s.Image, Framework: "vllm",
+			Recipe:     s.Recipe, Device: s.Device, Model: s.Model, Image: s.Image, Framework: "vllm",
 			Precision: s.Precision, TP: s.TP, VLLMCommit: s.VLLMCommit, Date: s.Finished.UTC().Format(time.RFC3339),
 			Results: map[string]map[string]float64{a.Task: metrics},
 		}
@@ -137,7 +137,7 @@ func Records(s summary.Summary) []Record {
 		}
 		rec := Record{
 			Provenance: ProvenanceOf(s),
-			Recipe: s.Recipe, Device: s.Device, Conc: r.Concurrency, Image: s.Image, Model: s.Model,
+			Recipe:     s.Recipe, Device: s.Device, Conc: r.Concurrency, Image: s.Image, Model: s.Model,
 			Framework: "vllm", Precision: s.Precision, ISL: r.InputLen, OSL: r.OutputLen, TP: s.TP,
 			TputPerGPU: r.TotalThroughputPerGPU, OutputTputGPU: r.OutputThroughputPerGPU,
 			MedianTTFT: r.TTFT.Median / 1000, MedianTPOT: r.TPOT.Median / 1000, MedianITL: r.ITL.Median / 1000,

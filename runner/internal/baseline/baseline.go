@@ -20,6 +20,10 @@ import (
 // chain for errors.Is (bkapi.ErrUnauthorized, bkapi.ErrUnavailable, ...).
 var ErrNoBaseline = errors.New("no baseline")
 
+// ErrNoPassingNight is the ErrNoBaseline of a fetch that worked and found
+// no passing night: the API answered, there is nothing to compare with.
+var ErrNoPassingNight = fmt.Errorf("%w: no passing night", ErrNoBaseline)
+
 // DefaultLookbackSlack is how many scheduled builds beyond n a Fetcher
 // examines by default: a week of missed nights.
 const DefaultLookbackSlack = 7
@@ -166,7 +170,7 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 	}
 	if len(res.Nights) == 0 {
 		return res, fmt.Errorf("%w: none of the last %d finished scheduled builds has a passed %q job with %s",
-			ErrNoBaseline, examined, stepKey, contract.SummaryPath(recipe))
+			ErrNoPassingNight, examined, stepKey, contract.SummaryPath(recipe))
 	}
 	return res, nil
 }

@@ -3,8 +3,10 @@ package baseline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -32,6 +34,9 @@ type FileRecipe struct {
 	Missed  []FileMiss  `json:"missed,omitempty"`
 	// Error is why the fetch failed; the nights found before it stay.
 	Error string `json:"error,omitempty"`
+	// NoNight says what a fetch that worked found instead of a passing
+	// night; not an error of the fetch.
+	NoNight string `json:"no_night,omitempty"`
 }
 
 // FileNight is a Night with its summary as JSON, not as a string.
@@ -68,7 +73,10 @@ func (f *File) Record(recipe, stepKey string, asked int, r Result, err error) {
 	for _, m := range r.Missed {
 		fr.Missed = append(fr.Missed, FileMiss(m))
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNoPassingNight):
+		fr.NoNight = err.Error()
+	case err != nil:
 		fr.Error = err.Error()
 	}
 	f.Recipes[recipe] = fr
@@ -144,6 +152,8 @@ func (s *fileSource) Last(_ context.Context, recipe, stepKey string, n int) (Res
 	switch {
 	case fr.Error != "":
 		return res, fmt.Errorf("%w: the history step could not fetch %s: %s", ErrNoBaseline, recipe, fr.Error)
+	case len(res.Nights) == 0 && fr.NoNight != "":
+		return res, fmt.Errorf("%w: the history step found no passing night of %s: %s", ErrNoBaseline, recipe, strings.TrimPrefix(fr.NoNight, ErrNoPassingNight.Error()+": "))
 	case len(res.Nights) == 0:
 		return res, fmt.Errorf("%w: the build's history holds no passing night of %s", ErrNoBaseline, recipe)
 	}

@@ -154,6 +154,9 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	}
 	fail := func(err error) (summary.BenchRun, error) {
 		br.Error = err.Error()
+		if ctx.Err() != nil {
+			br.Status = summary.StatusCanceled
+		}
 		return br, err
 	}
 	logf, err := os.Create(filepath.Join(j.dir, "bench-"+run.Name+".log"))

@@ -14,6 +14,12 @@ import (
 // summary.Fingerprint), read from the resolved recipe, the same values
 // the serve, bench and lm_eval specs are built from.
 func fingerprint(res *workloads.Resolved) *summary.Fingerprint {
+	return fingerprintWith(res, nil)
+}
+
+// fingerprintWith is fingerprint with the tool versions that ran, where
+// they are not the pinned ones (tools from PATH); nil takes the pins.
+func fingerprintWith(res *workloads.Resolved, versions map[string]string) *summary.Fingerprint {
 	r := res.Recipe
 	p := summary.FingerprintParts{
 		Model:     r.VLLM.Model,
@@ -59,6 +65,14 @@ func fingerprint(res *workloads.Resolved) *summary.Fingerprint {
 		}
 		if res.BFCL != nil {
 			p.Tools[tools.BFCLEval.Name] = tools.BFCLEval.Version
+		}
+		if versions != nil {
+			for name := range p.Tools {
+				p.Tools[name] = versions[name]
+				if p.Tools[name] == "" {
+					p.Tools[name] = unknownVersion
+				}
+			}
 		}
 	}
 	return summary.NewFingerprint(p)

@@ -149,9 +149,11 @@ func TestE2ENoFalseGreen(t *testing.T) {
 				}
 				e.setenv("FAKE_VLLM_PLANT_FROM", from, "FAKE_VLLM_PLANT_INTO", e.results("gsm8k"))
 			},
-			env:  []string{"FAKE_VLLM_ACCURACY", "0"},
+			// Slow answers: the server plants while lm_eval runs (or before
+			// it starts, into its fresh folder: refused too).
+			env:  []string{"FAKE_VLLM_ACCURACY", "0", "FAKE_VLLM_TOKEN_DELAY", "20ms"},
 			code: 1, verdict: summary.VerdictError, phase: "lm_eval", status: summary.StatusFailed, style: "error",
-			tail: []string{"lm_eval failed: gsm8k: find lm_eval results: ", "results_2099-01-01T00-00-00.000000.json"},
+			tail: []string{"lm_eval failed: gsm8k: ", "not the child's own result", "results_2099-01-01T00-00-00.000000.json"},
 		},
 		{
 			// The same server plants a bench result beside the bench's own:
@@ -172,6 +174,8 @@ func TestE2ENoFalseGreen(t *testing.T) {
 				}
 				e.setenv("FAKE_VLLM_PLANT_FROM", from, "FAKE_VLLM_PLANT_INTO", e.results())
 			},
+			// Slow answers: the server plants while the bench runs.
+			env:  []string{"FAKE_VLLM_TOKEN_DELAY", "50ms"},
 			code: 1, verdict: summary.VerdictError, phase: "bench", status: summary.StatusFailed, style: "error",
 			tail: []string{"bench failed: short: repetition 1: ", "bench-short-run-9.json"},
 		},

@@ -3,8 +3,10 @@
 GO        ?= go
 AGENT_SRC := steps/testdata/buildkite-agent
 AGENT_BIN := bin/buildkite-agent
+# The packages `make test` tests; .ci/stock-agent narrows it.
+PKGS      ?= ./...
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden clean
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags
 
 all: generator runner
 
@@ -18,6 +20,17 @@ lint:
 
 generator:
 	$(GO) build -o bin/generator ./generator
+
+# Regenerate the table of `vllm serve` flags lint checks serve_args against,
+# from the Python source in vLLM's wheel (nothing is imported or built).
+VLLM_VERSION ?= 0.33.0
+vllm-flags:
+	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	pip download --quiet --no-deps --only-binary :all: --python-version 3.12 \
+	  --platform manylinux_2_28_x86_64 vllm==$(VLLM_VERSION) -d "$$d" && \
+	python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); z.extractall(sys.argv[2], [n for n in z.namelist() if n.endswith(".py")])' "$$d"/vllm-*.whl "$$d/src" && \
+	python3 workloads/vllmflags/gen_serve_flags.py "$$d/src" > "$$d/flags" && \
+	mv "$$d/flags" workloads/vllm_serve_flags.txt
 
 # The runner ships to GPU jobs as a static linux/amd64 artifact: the vLLM
 # image has no Go and may have an older libc.
@@ -38,7 +51,7 @@ vet:
 	$(GO) vet ./...
 
 test: agent fmt-check vet
-	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 ./...
+	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 $(PKGS)
 
 # Rewrite the golden files (generated JSON, annotations, plans, SVGs) after
 # an intended change; review the diff before committing.
@@ -47,6 +60,13 @@ test: agent fmt-check vet
 golden: agent
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 \
 	  $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/testutil' | cut -d' ' -f1) -update
+
+# The pictures in docs/screenshots: the golden annotations and build
+# report rendered as CommonMark with HTML (as Buildkite renders them), and
+# the golden trend page, in headless Chromium (apt package chromium).
+# Run `make golden` first when the goldens changed.
+screenshots:
+	cd tools/screenshots && $(GO) run . -root ../.. -out docs/screenshots
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/envname"
 	"github.com/benchkite/benchkite/internal/strictyaml"
 	"gopkg.in/yaml.v3"
 )
@@ -134,12 +135,19 @@ func Parse(path string, src []byte) (*Set, error) {
 	return set, nil
 }
 
-func (l *profileLoader) env(n *yaml.Node, what string) []EnvVar {
+// env decodes an env mapping. The server's env (server set) goes into the
+// server with the recipe's, which the runner checks by one rule
+// (internal/envname): a name it would refuse is refused here already.
+func (l *profileLoader) env(n *yaml.Node, what string, server bool) []EnvVar {
 	d := l.d
 	var out []EnvVar
 	d.Pairs(n, what, func(k, v *yaml.Node) {
 		if !envNameRE.MatchString(k.Value) {
 			d.Errorf(k, "env name %q must match [A-Za-z_][A-Za-z0-9_]*", k.Value)
+			return
+		}
+		if why := envname.Reason(k.Value); server && why != "" {
+			d.Errorf(k, "env cannot set %s: %s", k.Value, why)
 			return
 		}
 		if val, ok := d.Scalar(v, "env "+k.Value); ok {
@@ -200,7 +208,7 @@ func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 				p.HFHome = s
 			}
 		}},
-		{Name: "env", Decode: func(_, n *yaml.Node) { p.Env = l.env(n, "env") }},
+		{Name: "env", Decode: func(_, n *yaml.Node) { p.Env = l.env(n, "env", true) }},
 		{Name: "k8s", Decode: func(key, n *yaml.Node) {
 			k8sNode = key
 			p.K8s = l.decodeK8s(n, gpu)

@@ -118,7 +118,7 @@ func TestDefaultProfiles(t *testing.T) {
 // queues, HF homes, runtimes and image repositories as its gpu_profiles.
 func TestDefaultProfilesMatchReference(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile(testutil.SharedDir(t, "reference/perf-eval") + "/gpu_profiles.yaml")
+	src, err := os.ReadFile(testutil.ReferenceDir(t, "perf-eval") + "/gpu_profiles.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,6 +397,14 @@ func TestParseHostile(t *testing.T) {
 				`p.yaml:6:12: hf_home must be an absolute path without spaces or ':', got "cache/hf"`,
 				`p.yaml:8:5: env name "1X" must match [A-Za-z_][A-Za-z0-9_]*`,
 				"p.yaml:9:9: env OK must be a string, number or boolean, got a list",
+			},
+		},
+		{
+			name: "server env the runner would refuse",
+			src:  "H200:\n  queue: h\n  vendor: nvidia\n  image_repo: r/x\n  env:\n    LD_AUDIT: /x.so\n    HF_ENDPOINT: https://h.example.net\n    VLLM_OK: \"1\"\n",
+			want: []string{
+				"p.yaml:6:5: env cannot set LD_AUDIT: the dynamic loader's settings change which libraries are loaded",
+				"p.yaml:7:5: env cannot set HF_ENDPOINT: it changes where the Hugging Face token is sent, or who can read it on the way",
 			},
 		},
 		{

@@ -237,7 +237,7 @@ func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 			k.HFCacheVolume = b
 			k.HFCacheVolumeAt = fmt.Sprintf("%s:%d:%d", d.File, v.Line, v.Column)
 		}},
-		{Name: "env", Decode: func(_, v *yaml.Node) { k.Env = l.env(v, what+".env") }},
+		{Name: "env", Decode: func(_, v *yaml.Node) { k.Env = l.env(v, what+".env", false) }},
 	})
 	return k
 }

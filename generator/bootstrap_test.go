@@ -34,7 +34,7 @@ func TestBootstrapPipelineIsValid(t *testing.T) {
 		t.Fatalf("no step with key %q (recipe steps download the runner from it): %v", contract.BootstrapStepKey, out)
 	}
 	cmd, _ := boot["command"].(string)
-	order := []string{"make runner", "buildkite-agent artifact upload " + contract.RunnerArtifact, "go run ./generator", "buildkite-agent pipeline upload"}
+	order := []string{"make generator runner", "buildkite-agent artifact upload " + contract.RunnerArtifact, "bin/generator ", "--out-dir pipeline", "ls pipeline/pipeline-*.json | xargs -n 1 buildkite-agent pipeline upload"}
 	last := -1
 	for _, want := range order {
 		i := strings.Index(cmd, want)

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
+	"io"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
-	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // result is what one run of the command left behind.
@@ -23,12 +25,6 @@ func runGenerator(t *testing.T, env map[string]string, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), args, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
-}
-
-// sharedDir returns rel inside ../shared beside the module root.
-func sharedDir(t *testing.T, rel string) string {
-	t.Helper()
-	return testutil.SharedDir(t, rel)
 }
 
 // Bad input fails with a message on stderr, a non-zero exit, and nothing on
@@ -145,7 +141,60 @@ func TestBadInputPrintsNothingOnStdout(t *testing.T) {
 func TestHelpPrintsUsage(t *testing.T) {
 	t.Parallel()
 	got := runGenerator(t, nil, "help")
-	if got.code != 0 || !strings.Contains(got.stdout, "generator explain") || got.stderr != "" {
+	if got.code != 0 || !strings.Contains(got.stdout, "explain NAME|PATH") || got.stderr != "" {
 		t.Errorf("help = %+v, want usage on stdout and exit 0", got)
+	}
+}
+
+// TestHelpListsCommands: `generator --help` lists every subcommand on one
+// line each, not only the default command's flags.
+func TestHelpListsCommands(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		got := runGenerator(t, nil, args...)
+		if got.code != 0 {
+			t.Errorf("generator %q = %d", args, got.code)
+		}
+		for _, c := range commands {
+			if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(strings.TrimSpace(c.name+" "+c.operands)) + ` +\S.*$`).MatchString(got.stdout) {
+				t.Errorf("generator %q has no one-line entry for %s:\n%s", args, c.name, got.stdout)
+			}
+		}
+	}
+	for _, c := range commands {
+		got := runGenerator(t, nil, c.name, "-h")
+		if got.code != 0 || !strings.HasPrefix(got.stderr, "Usage: generator "+c.name) {
+			t.Errorf("generator %s -h = %d, %q", c.name, got.code, firstLine(got.stderr))
+		}
+	}
+}
+
+func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+// TestEveryFlagHasItsEnv: every flag of every subcommand names an
+// environment variable in its help, and setting that variable changes the
+// flag's value.
+func TestEveryFlagHasItsEnv(t *testing.T) {
+	t.Parallel()
+	envRE := regexp.MustCompile(`\(env ([A-Z][A-Z0-9_]+)`)
+	for _, c := range commands {
+		fs, _, _ := c.flagSet(io.Discard, mapEnv(nil))
+		fs.VisitAll(func(f *flag.Flag) {
+			m := envRE.FindStringSubmatch(f.Usage)
+			if m == nil {
+				t.Errorf("generator %s --%s names no environment variable: %q", c.name, f.Name, f.Usage)
+				return
+			}
+			changed := false
+			for _, v := range []string{"1", "0", "7", "from-env"} {
+				fs, env, _ := c.flagSet(io.Discard, mapEnv(map[string]string{m[1]: v}))
+				if env.Err() == nil && fs.Lookup(f.Name).Value.String() != f.Value.String() {
+					changed = true
+				}
+			}
+			if !changed {
+				t.Errorf("generator %s --%s: setting %s changes nothing", c.name, f.Name, m[1])
+			}
+		})
 	}
 }

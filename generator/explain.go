@@ -12,23 +12,12 @@ import (
 
 // runExplain shows how one recipe resolves: what a person checks before
 // merging a recipe PR.
-func runExplain(args []string, io cliutil.Streams, getenv func(string) string) error {
-	fs := cliutil.NewFlagSet("explain", io.Stderr)
-	var c commonFlags
-	c.register(fs, getenv)
-	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	operands, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(operands) != 1 {
-		return fmt.Errorf("%w: explain takes one recipe name or path, got %q", cliutil.ErrUsage, operands)
-	}
+func runExplain(c commonFlags, recipe string, asJSON bool, io cliutil.Streams, getenv func(string) string) error {
 	profiles, cat, err := c.load()
 	if err != nil {
 		return err
 	}
-	r, err := findRecipe(cat, operands[0])
+	r, err := findRecipe(cat, recipe)
 	if err != nil {
 		return err
 	}
@@ -37,7 +26,7 @@ func runExplain(args []string, io cliutil.Streams, getenv func(string) string) e
 		return err
 	}
 	ex := explain.New(res, getenv)
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(io.Stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")

@@ -164,15 +164,16 @@ func TestExplainJSONHasEveryDecision(t *testing.T) {
 		t.Fatalf("explain --json: %v\nstdout:\n%s\nstderr:\n%s", err, got.stdout, got.stderr)
 	}
 	want := map[string]any{
-		"device":       "mi355x",
-		"tp":           8.0,
-		"precision":    "fp8",
-		"queue":        "mi355x-canary",
-		"queue_source": "MI355X_QUEUE",
-		"image":        "vllm/vllm-openai-rocm:nightly-" + testCommit,
-		"image_source": "VLLM_COMMIT",
-		"image_note":   "VLLM_IMAGE=vllm/vllm-openai:latest ignored: MI355X needs a ROCm image",
-		"vllm_commit":  testCommit,
+		"device":           "mi355x",
+		"tp":               8.0,
+		"precision":        "mxfp8",
+		"precision_source": "the model name",
+		"queue":            "mi355x-canary",
+		"queue_source":     "MI355X_QUEUE",
+		"image":            "vllm/vllm-openai-rocm:nightly-" + testCommit,
+		"image_source":     "VLLM_COMMIT",
+		"image_note":       "VLLM_IMAGE=vllm/vllm-openai:latest ignored: MI355X needs a ROCm image",
+		"vllm_commit":      testCommit,
 	}
 	for k, v := range want {
 		if diff := cmp.Diff(v, ex[k]); diff != "" {

@@ -9,17 +9,7 @@ import (
 
 // runLint validates every recipe: problems on stdout as path:line:col,
 // warnings on stderr, nothing at all when clean.
-func runLint(args []string, io cliutil.Streams, getenv func(string) string) error {
-	fs := cliutil.NewFlagSet("lint", io.Stderr)
-	var c commonFlags
-	c.register(fs, getenv)
-	operands, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: lint takes no arguments, got %q", cliutil.ErrUsage, operands)
-	}
+func runLint(c commonFlags, io cliutil.Streams) error {
 	_, cat, err := c.load()
 	if err != nil {
 		return err

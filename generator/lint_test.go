@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 const profilesFlag = "../agents/profiles.yaml"
@@ -132,8 +134,8 @@ func TestLintMissingDirectory(t *testing.T) {
 // only the deprecated speed_bench fields warned about.
 func TestLintReferenceRecipes(t *testing.T) {
 	t.Parallel()
-	for _, rel := range []string{"reference/perf-eval/workloads", "reference/perf-eval/seed-pr/workloads"} {
-		dir := sharedDir(t, rel)
+	for _, rel := range []string{"perf-eval/workloads", "perf-eval/seed-pr/workloads"} {
+		dir := testutil.ReferenceDir(t, rel)
 		got := runGenerator(t, nil, "lint", "--workloads", dir, "--agents", profilesFlag)
 		if got.code != 0 || got.stdout != "" {
 			t.Errorf("lint %s = exit %d, want 0 and empty stdout; stdout:\n%s\nstderr:\n%s", rel, got.code, got.stdout, got.stderr)

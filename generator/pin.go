@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -98,5 +99,29 @@ func withDigest(image, digest string) string {
 // The registry's answer travels in an env var, never through a shell.
 func imageFailedStep(name string, err error, queue string) steps.CommandStep {
 	problems := err.Error() + "\nNo GPU step runs for this recipe; fix the image (VLLM_IMAGE, VLLM_COMMIT, the recipe's image) or push it, then rebuild."
-	return failingStep(":warning: "+name+": image not found", contract.StepKey(name), "image not resolved", problems, queue)
+	return failingStep(":warning: "+name+": "+imageProblem(err), contract.StepKey(name), "image not resolved", problems, queue)
+}
+
+// imageProblem is the step label's few words on why an image did not
+// resolve: a registry that does not answer is not a missing image.
+func imageProblem(err error) string {
+	var e *imagepin.Error
+	if !errors.As(err, &e) {
+		return "image not resolved"
+	}
+	switch e.Kind {
+	case imagepin.NotFound:
+		return "image not found"
+	case imagepin.Unauthorized, imagepin.Denied:
+		return "registry refused access to the image (" + string(e.Kind) + ")"
+	case imagepin.Timeout, imagepin.Unreachable:
+		return "registry unreachable"
+	case imagepin.RateLimited:
+		return "registry rate limited"
+	case imagepin.RegistryError:
+		return "registry error"
+	case imagepin.InvalidRef:
+		return "not an image reference"
+	}
+	return "image not resolved"
 }

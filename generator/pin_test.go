@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/benchkite/benchkite/generator/internal/imagepin"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -80,6 +82,7 @@ func nightlyAgainst(t *testing.T, lr *loopbackRegistry) result {
 
 type pinnedStep struct {
 	Key      string            `json:"key"`
+	Label    string            `json:"label"`
 	Agents   map[string]string `json:"agents"`
 	Env      map[string]string `json:"env"`
 	Commands []string          `json:"commands"`
@@ -208,6 +211,9 @@ func TestPipelineMissingImage(t *testing.T) {
 			t.Errorf("message lacks %q: %q", w, msg)
 		}
 	}
+	if !strings.HasSuffix(s.Label, "kimi_k2_5-mi300x: image not found") {
+		t.Errorf("MI300X step label = %q, want it to say the image was not found", s.Label)
+	}
 	if v := steps["recipe:gpt_oss_120b-h200"].Env["VLLM_IMAGE"]; v != "vllm/vllm-openai:nightly@"+cuda {
 		t.Errorf("H200 VLLM_IMAGE = %q; the other recipes must still run pinned", v)
 	}
@@ -228,5 +234,27 @@ func TestPipelineNoResolve(t *testing.T) {
 	}
 	if !strings.Contains(got.stderr, ":warning: Images not pinned:") {
 		t.Errorf("notes do not say images are not pinned:\n%s", got.stderr)
+	}
+}
+
+// The failing step's label says what failed: a registry that does not
+// answer is not a missing image, nor is a refused login.
+func TestImageProblemLabel(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		kind imagepin.Kind
+		want string
+	}{
+		{imagepin.NotFound, "image not found"},
+		{imagepin.Unreachable, "registry unreachable"},
+		{imagepin.Timeout, "registry unreachable"},
+		{imagepin.Unauthorized, "registry refused access to the image (unauthorized)"},
+		{imagepin.Denied, "registry refused access to the image (denied)"},
+		{imagepin.RateLimited, "registry rate limited"},
+	} {
+		err := fmt.Errorf("pin: %w", &imagepin.Error{Image: "x:y", Kind: tt.kind})
+		if got := imageProblem(err); got != tt.want {
+			t.Errorf("imageProblem(%s) = %q, want %q", tt.kind, got, tt.want)
+		}
 	}
 }

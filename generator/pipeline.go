@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
@@ -27,24 +28,8 @@ type pipelineOptions struct {
 
 // runPipeline prints the pipeline JSON for this build. Output is written
 // only once everything succeeded: a failed run prints nothing on stdout.
-func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string) error {
-	fs := cliutil.NewFlagSet("pipeline", io.Stderr)
-	var c commonFlags
-	c.register(fs, getenv)
-	notesFile := fs.String("notes", getenv("BENCHKITE_NOTES"), "also write the selection notes (markdown) to this file (env BENCHKITE_NOTES)")
-	repo := fs.String("repo", ".", "git work tree for pull request diffs")
-	env0 := cliutil.Env{Getenv: getenv}
-	noResolve := fs.Bool("no-resolve", env0.Bool("BENCHKITE_NO_RESOLVE"), "do not resolve images to digests through their registries (offline use; the notes say so) (env BENCHKITE_NO_RESOLVE)")
-	operands, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: pipeline takes no arguments, got %q", cliutil.ErrUsage, operands)
-	}
-	if err := env0.Err(); err != nil {
-		return err
-	}
+func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, getenv func(string) string) error {
+	c := pc.common
 	profiles, cat, err := c.load()
 	if err != nil {
 		return err
@@ -52,25 +37,28 @@ func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv 
 	env := selection.ReadBuildEnv(getenv)
 	var changes *selection.Changes
 	if strings.TrimSpace(env.Workloads) == "" && env.Source != "schedule" && env.IsPR() {
-		changes = selection.PRChanges(ctx, selection.ExecGit(*repo), *repo, env.BaseBranch, c.agentsFile, profiles)
+		changes = selection.PRChanges(ctx, selection.ExecGit(pc.repo), pc.repo, env.BaseBranch, c.agentsFile, profiles)
 	}
 	sel, err := selection.Select(cat, env, changes)
 	if err != nil {
 		return err
 	}
-	pins := pinImages(ctx, &imagepin.Resolver{Skip: *noResolve}, sel, profiles, getenv)
+	pins := pinImages(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
 	sel.Notes = append(sel.Notes, pinNotes(pins)...)
 	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins})
 	if err != nil {
 		return err
 	}
-	out, err := steps.MarshalForUpload(p)
+	uploads, err := steps.MarshalUploads(p)
 	if err != nil {
 		return err
 	}
+	if pc.outDir == "" && len(uploads) > 1 {
+		return fmt.Errorf("the pipeline needs %d uploads (at most %d jobs each): write it with --out-dir DIR and upload DIR/pipeline-*.json in order", len(uploads), steps.MaxJobsPerUpload)
+	}
 	notes := selection.Notes(sel, env)
-	if *notesFile != "" {
-		if err := os.WriteFile(*notesFile, []byte(notes), 0o644); err != nil {
+	if pc.notes != "" {
+		if err := os.WriteFile(pc.notes, []byte(notes), 0o644); err != nil {
 			return fmt.Errorf("write notes: %w", err)
 		}
 	}
@@ -78,8 +66,42 @@ func runPipeline(ctx context.Context, args []string, io cliutil.Streams, getenv 
 		fmt.Fprintln(io.Stderr, w.Error())
 	}
 	fmt.Fprint(io.Stderr, notes)
-	_, err = io.Stdout.Write(out)
+	if pc.outDir != "" {
+		return writeUploads(pc.outDir, uploads)
+	}
+	_, err = io.Stdout.Write(uploads[0])
 	return err
+}
+
+// writeUploads writes each upload as dir/pipeline-NNN.json, in the order
+// they must be uploaded. The files appear together or not at all: they are
+// written to a new directory beside dir, which then takes dir's place; dir
+// must not exist or be empty, so no file of an earlier run is uploaded.
+func writeUploads(dir string, uploads [][]byte) error {
+	dir = filepath.Clean(dir)
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("write pipeline: %s is not empty", dir)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+"-*")
+	if err != nil {
+		return fmt.Errorf("write pipeline: %w", err)
+	}
+	for i, b := range uploads {
+		if err := os.WriteFile(filepath.Join(tmp, fmt.Sprintf("pipeline-%03d.json", i+1)), b, 0o644); err != nil {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("write pipeline: %w", err)
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("write pipeline: %w", err)
+	}
+	_ = os.Remove(dir) // an empty directory gives way; a missing one is fine
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("write pipeline: %w", err)
+	}
+	return nil
 }
 
 // cpuQueue is where non-GPU steps run: BENCHKITE_CPU_QUEUE, else the

@@ -126,7 +126,7 @@ func TestPodSpecsCarryClusterFacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := testutil.SharedDir(t, "reference/perf-eval")
+	ref := testutil.ReferenceDir(t, "perf-eval")
 	for _, root := range []string{"..", ref} {
 		recipes := loadRecipes(t, root, profiles)
 		byKey := uploadedSteps(t, recipes, profiles, nil)

@@ -16,31 +16,12 @@ import (
 // for a branch and commit, with the vLLM image or commit to test and
 // optionally the recipes to run. It validates the recipes first, so a
 // typo fails here instead of on the CPU agent.
-func runTrigger(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string) error {
-	fs := cliutil.NewFlagSet("trigger", io.Stderr)
-	var c commonFlags
-	c.register(fs, getenv)
-	apiURL := fs.String("api-url", cliutil.OrDefault(getenv("BENCHKITE_API_URL"), "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
-	org := fs.String("org", getenv("BUILDKITE_ORGANIZATION_SLUG"), "organization slug (env BUILDKITE_ORGANIZATION_SLUG)")
-	pipeline := fs.String("pipeline", getenv("BUILDKITE_PIPELINE_SLUG"), "pipeline slug (env BUILDKITE_PIPELINE_SLUG)")
-	branch := fs.String("branch", getenv("BENCHKITE_BRANCH"), "branch to build (env BENCHKITE_BRANCH; default: the pipeline's default branch)")
-	commit := fs.String("commit", cliutil.OrDefault(getenv("BENCHKITE_COMMIT"), "HEAD"), "commit to build (env BENCHKITE_COMMIT)")
-	message := fs.String("message", getenv("BENCHKITE_MESSAGE"), "build message (env BENCHKITE_MESSAGE)")
-	vllmCommit := fs.String("vllm-commit", getenv("VLLM_COMMIT"), "vLLM commit whose nightly image to test (env VLLM_COMMIT)")
-	vllmImage := fs.String("vllm-image", getenv("VLLM_IMAGE"), "vLLM image to test (env VLLM_IMAGE)")
-	list := fs.String("workloads-list", getenv("WORKLOADS"), "recipes to run, comma-separated names or paths (env WORKLOADS; default: the nightly set)")
-	benchOnly := fs.Bool("bench-only", selection.IsTrue(getenv("BENCH_ONLY")), "skip accuracy tasks (env BENCH_ONLY)")
-	operands, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: trigger takes no arguments, got %q", cliutil.ErrUsage, operands)
-	}
-	if *org == "" || *pipeline == "" {
+func runTrigger(ctx context.Context, t triggerConfig, io cliutil.Streams, getenv func(string) string) error {
+	c := t.common
+	if t.org == "" || t.pipeline == "" {
 		return fmt.Errorf("%w: --org and --pipeline (or BUILDKITE_ORGANIZATION_SLUG and BUILDKITE_PIPELINE_SLUG) are required", cliutil.ErrUsage)
 	}
-	env, err := triggerEnv(*vllmCommit, *vllmImage, *list, *benchOnly)
+	env, err := triggerEnv(t.vllmCommit, t.vllmImage, t.list, t.benchOnly)
 	if err != nil {
 		return err
 	}
@@ -51,8 +32,8 @@ func runTrigger(ctx context.Context, args []string, io cliutil.Streams, getenv f
 	if err := cat.Err(); err != nil {
 		return &cliutil.ExitError{Code: 1, Err: fmt.Errorf("recipes are invalid; fix them before triggering:\n%w", err)}
 	}
-	if *list != "" {
-		if _, err := selection.Select(cat, selection.BuildEnv{Workloads: *list}, nil); err != nil {
+	if t.list != "" {
+		if _, err := selection.Select(cat, selection.BuildEnv{Workloads: t.list}, nil); err != nil {
 			return err
 		}
 	}
@@ -60,20 +41,28 @@ func runTrigger(ctx context.Context, args []string, io cliutil.Streams, getenv f
 	if token == "" {
 		return errors.New("BUILDKITE_API_TOKEN is not set (a token with write_builds scope)")
 	}
-	client, err := bkapi.New(bkapi.Config{BaseURL: *apiURL, Token: token, Org: *org, Pipeline: *pipeline})
+	client, err := bkapi.New(bkapi.Config{BaseURL: t.apiURL, Token: token, Org: t.org, Pipeline: t.pipeline})
 	if err != nil {
 		return err
 	}
-	msg := *message
+	msg := t.message
 	if msg == "" {
 		msg = "benchkite: " + describeTrigger(env)
 	}
-	b, err := client.CreateBuild(ctx, bkapi.CreateBuildRequest{Branch: *branch, Commit: *commit, Message: msg, Env: env})
+	b, err := client.CreateBuild(ctx, bkapi.CreateBuildRequest{Branch: t.branch, Commit: t.commit, Message: msg, Env: env})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(io.Stdout, b.WebURL)
 	return nil
+}
+
+// triggerConfig is what `generator trigger` reads from flags and env.
+type triggerConfig struct {
+	common                                         commonFlags
+	apiURL, org, pipeline, branch, commit, message string
+	vllmCommit, vllmImage, list                    string
+	benchOnly                                      bool
 }
 
 // triggerEnv is the build env of a triggered build; it is checked here so

@@ -15,6 +15,7 @@ import (
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/calibrate"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/history"
@@ -26,19 +27,46 @@ import (
 	"github.com/benchkite/benchkite/workloads"
 )
 
-const usage = `runner: run one benchkite recipe inside its GPU job
+// commands are the subcommands, in the order help lists them. Each has
+// one shape: its flags (every one also read from an environment
+// variable) fill a config struct here, and a plain function of its package
+// takes that struct.
+var commands = []command{
+	{name: "run", operands: "RECIPE", summary: "serve, bench, evaluate, gate and publish one recipe (the GPU job)", flags: runFlags},
+	{name: "plan", operands: "RECIPE", summary: "print every process run would start, in order; start none", flags: planFlags},
+	{name: "history", summary: "fetch the past nights a build compares with, once, on the CPU step holding the API token", flags: historyFlags},
+	{name: "report", summary: "write the build's report annotation and trend page from every recipe's summary", flags: reportFlags},
+	{name: "calibrate", summary: "measure the regression detector's false alarms and power on simulated nights", flags: calibrateFlags},
+}
 
-Usage:
-  runner run RECIPE [flags]     serve, bench, evaluate, gate and publish
-  runner plan RECIPE [flags]    print every process run would start; start none
-  runner report [flags]         build-wide summary of every recipe's results
-  runner calibrate [flags]      false alarms and power of the regression detector on simulated nights
-  runner history [flags]        fetch the past nights a build compares with,
-                                once, on a CPU step that holds the API token
+// command is one subcommand: flags registers its flags on fs, reading
+// each default from env, and returns the action that runs with the parsed
+// values.
+type command struct {
+	name, operands, summary string
+	flags                   func(fs *flag.FlagSet, env *cliutil.Env) action
+}
 
-Run "runner COMMAND -h" for flags. Every flag also reads an environment
-variable, named in its help.
-`
+// action runs a parsed command with its operands.
+type action func(ctx context.Context, operands []string, x cmdEnv) error
+
+// cmdEnv is what every action may use of the process.
+type cmdEnv struct {
+	io      cliutil.Streams
+	getenv  func(string) string
+	environ []string
+}
+
+// usage is `runner help`: every subcommand with one line.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("runner: run one benchkite recipe inside its GPU job, and the build's CPU steps\n\nUsage:\n  runner COMMAND [flags]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-22s %s\n", strings.TrimSpace(c.name+" "+c.operands), c.summary)
+	}
+	b.WriteString("\nRun \"runner COMMAND -h\" for its flags. Every flag also reads the\nenvironment variable named in its help; a flag on the command line wins.\nExit codes are listed in the README.\n")
+	return b.String()
+}
 
 // signalError is the cancel cause of a run stopped by a signal.
 type signalError struct{ sig os.Signal }
@@ -56,33 +84,129 @@ func signalNumber(s os.Signal) int {
 // run is main without the process: tests call it.
 func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) int {
 	if len(args) == 0 {
-		fmt.Fprint(io.Stderr, usage)
+		fmt.Fprint(io.Stderr, usage())
 		return 2
 	}
-	cmd, args := args[0], args[1:]
-	var err error
-	switch cmd {
-	case "run":
-		err = runRun(ctx, args, io, getenv, environ)
-	case "plan":
-		err = runPlan(args, io, getenv, environ)
-	case "report":
-		err = report.Command(ctx, args, io, getenv, environ)
-	case "calibrate":
-		err = calibrate.Command(ctx, args, getenv, io.Stdout, io.Stderr)
-		if errors.Is(err, calibrate.ErrUsage) {
-			err = &cliutil.ExitError{Code: 2, Err: err}
-		}
-	case "history":
-		err = history.Command(ctx, args, io, getenv, environ)
-	case "help", "-h", "--help":
-		fmt.Fprint(io.Stdout, usage)
+	name, args := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(io.Stdout, usage())
 		return 0
-	default:
-		fmt.Fprintf(io.Stderr, "runner: unknown command %q\n\n%s", cmd, usage)
-		return 2
 	}
-	return cliutil.ExitCode(err, "runner "+cmd, io.Stderr)
+	for _, c := range commands {
+		if c.name == name {
+			return cliutil.ExitCode(c.run(ctx, args, cmdEnv{io: io, getenv: getenv, environ: environ}), "runner "+name, io.Stderr)
+		}
+	}
+	fmt.Fprintf(io.Stderr, "runner: unknown command %q\n\n%s", name, usage())
+	return 2
+}
+
+// run parses the command's flags and environment, then runs it.
+func (c command) run(ctx context.Context, args []string, x cmdEnv) error {
+	fs, env, act := c.flagSet(x.io.Stderr, x.getenv)
+	operands, err := cliutil.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := env.Err(); err != nil {
+		return err
+	}
+	return act(ctx, operands, x)
+}
+
+// flagSet is the command's flags, their defaults read through getenv.
+func (c command) flagSet(stderr io.Writer, getenv func(string) string) (*flag.FlagSet, *cliutil.Env, action) {
+	fs := cliutil.NewFlagSet(c.name, stderr)
+	env := &cliutil.Env{Getenv: getenv}
+	act := c.flags(fs, env)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: runner %s [flags]\n\n%s\n\nFlags:\n", strings.TrimSpace(c.name+" "+c.operands), c.summary)
+		fs.PrintDefaults()
+	}
+	return fs, env, act
+}
+
+// noOperands is the usage error of a command that takes none.
+func noOperands(name string, operands []string) error {
+	if len(operands) > 0 {
+		return fmt.Errorf("%w: %s takes no arguments, got %q", cliutil.ErrUsage, name, operands)
+	}
+	return nil
+}
+
+func historyFlags(fs *flag.FlagSet, env *cliutil.Env) action {
+	var c history.Config
+	fs.StringVar(&c.Out, "out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryArtifact), "file to write (env BENCHKITE_HISTORY_OUT)")
+	fs.StringVar(&c.Needs, "needs", env.String(contract.HistoryEnv, ""), "recipes and nights to fetch, \"recipe<TAB>nights\" lines (env "+contract.HistoryEnv+"; the generator sets it)")
+	fs.StringVar(&c.API.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
+	fs.StringVar(&c.API.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
+	fs.StringVar(&c.API.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
+	fs.StringVar(&c.API.Branch, "baseline-branch", env.String("BENCHKITE_BASELINE_BRANCH", env.String("BUILDKITE_PIPELINE_DEFAULT_BRANCH", "")), "branch whose scheduled builds are baselines (env BENCHKITE_BASELINE_BRANCH; default the pipeline's default branch)")
+	return func(ctx context.Context, operands []string, x cmdEnv) error {
+		if err := noOperands("history", operands); err != nil {
+			return err
+		}
+		return history.Run(ctx, c, x.io, x.getenv, x.environ)
+	}
+}
+
+func reportFlags(fs *flag.FlagSet, env *cliutil.Env) action {
+	var c report.Config
+	fs.StringVar(&c.Results, "results", env.String("BENCHKITE_RESULTS", contract.ResultsRoot), "directory holding <recipe>/summary.json (env BENCHKITE_RESULTS)")
+	inBuildkite := buildlog.InBuildkite(env.Getenv)
+	download := inBuildkite
+	if strings.TrimSpace(env.Getenv("BENCHKITE_DOWNLOAD")) != "" {
+		download = env.Bool("BENCHKITE_DOWNLOAD")
+	}
+	fs.BoolVar(&c.Download, "download", download, "download this build's summaries with buildkite-agent first (env BENCHKITE_DOWNLOAD; default: when in a Buildkite job)")
+	fs.StringVar(&c.API.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API, for the state of steps that left no summary (env BENCHKITE_API_URL)")
+	fs.StringVar(&c.API.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
+	fs.StringVar(&c.API.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
+	return func(ctx context.Context, operands []string, x cmdEnv) error {
+		if err := noOperands("report", operands); err != nil {
+			return err
+		}
+		return report.Run(ctx, c, x.io, x.getenv, x.environ)
+	}
+}
+
+func calibrateFlags(fs *flag.FlagSet, env *cliutil.Env) action {
+	c := calibrate.Defaults()
+	fs.IntVar(&c.Nights, "nights", c.Nights, "past nights the detector sees")
+	fs.Var(&c.NoiseCV, "noise-cv", "night-to-night coefficient of variation, a fraction (comma-separated list)")
+	fs.Var(&c.StepPct, "step-pct", "worsening that starts on night k, percent (comma-separated list)")
+	fs.IntVar(&c.Trials, "trials", c.Trials, "trials per setting")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
+	fs.BoolVar(&c.JSON, "json", false, "print one JSON object per setting")
+	fs.Float64Var(&c.FalseAlarm, "false-alarm-rate", c.FalseAlarm, "detector: one-sided false-alarm rate per night")
+	fs.Float64Var(&c.MinEffect, "min-effect-pct", 0, "detector: smallest worsening ever flagged, percent (a recipe's max_drop_pct)")
+	fs.IntVar(&c.MinHistory, "min-history", c.MinHistory, "detector: fewest usable past nights to judge by")
+	fs.BoolVar(&c.SingleNight, "single-night", false, "detector: turn the two-night rule off")
+	fs.IntVar(&c.Reps, "reps", c.Reps, "bench repetitions per night")
+	fs.Float64Var(&c.RepCV, "rep-cv", 0, "coefficient of variation between repetitions of one night, a fraction")
+	// Each flag reads BENCHKITE_CALIBRATE_<FLAG>: --noise-cv is
+	// BENCHKITE_CALIBRATE_NOISE_CV.
+	fs.VisitAll(func(f *flag.Flag) {
+		name := calibrate.EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		f.Usage += " (env " + name + ")"
+		if v := strings.TrimSpace(env.Getenv(name)); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				env.Fail(fmt.Errorf("env %s: %q: %w", name, v, err))
+			}
+			f.DefValue = f.Value.String()
+		}
+	})
+	return func(ctx context.Context, operands []string, x cmdEnv) error {
+		if err := noOperands("calibrate", operands); err != nil {
+			return err
+		}
+		err := calibrate.Measure(ctx, c, x.io.Stdout)
+		if errors.Is(err, calibrate.ErrUsage) {
+			return fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
+		}
+		return err
+	}
 }
 
 // config is what `run` and `plan` read from flags and the environment.
@@ -95,7 +219,19 @@ type config struct {
 // parseConfig reads flags (each with an env fallback) and the recipe path.
 func parseConfig(name string, args []string, stderr io.Writer, getenv func(string) string) (config, error) {
 	fs := cliutil.NewFlagSet(name, stderr)
-	env := cliutil.Env{Getenv: getenv}
+	env := &cliutil.Env{Getenv: getenv}
+	finish := jobFlags(fs, env)
+	positional, err := cliutil.Parse(fs, args)
+	if err != nil {
+		return config{}, err
+	}
+	return finish(name, positional)
+}
+
+// jobFlags registers the flags of run and plan; finish checks them once
+// parsed, with the operands.
+func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, positional []string) (config, error)) {
+	getenv := env.Getenv
 	var c config
 	j := &c.job
 	fs.StringVar(&j.ResultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
@@ -108,42 +244,40 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	fs.StringVar(&j.ToolsDir, "tools-dir", env.String("BENCHKITE_TOOLS_DIR", defaultToolsDir(getenv)), "venv for the evaluation tools, reused while it holds the pinned versions (env BENCHKITE_TOOLS_DIR)")
 	passEnv := fs.String("pass-env", getenv("BENCHKITE_PASS_ENV"), "comma-separated job variables every child gets as they are; secrets are refused (env BENCHKITE_PASS_ENV)")
 	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
-	fs.StringVar(&j.Baselines, "baselines", getenv("BENCHKITE_BASELINES"), "the build's history file, written by `runner history`; without it baseline gates say no-baseline (env BENCHKITE_BASELINES)")
+	fs.StringVar(&j.Baselines, "baselines", getenv("BENCHKITE_BASELINES"), "the build's history file, written by 'runner history'; without it baseline gates say no-baseline (env BENCHKITE_BASELINES)")
 	fs.StringVar(&j.IngestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
 	fs.BoolVar(&j.IngestNightlyOnly, "ingest-nightly-only", env.Bool("BENCHKITE_INGEST_NIGHTLY_ONLY"), "post only scheduled nights that did not fail and served their own model; other runs are sent marked (env BENCHKITE_INGEST_NIGHTLY_ONLY)")
 	fs.StringVar(&j.IngestSecret, "ingest-token-secret", env.String("BENCHKITE_INGEST_TOKEN_SECRET", "BENCHKITE_INGEST_TOKEN"), "Buildkite secret with the ingest bearer token, when env BENCHKITE_INGEST_TOKEN is unset (env BENCHKITE_INGEST_TOKEN_SECRET)")
-	// Flags may follow the recipe: `runner run RECIPE --port 9000`.
-	positional, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return c, err
-	}
-	if len(positional) != 1 {
-		return c, fmt.Errorf("%w: %s takes one recipe path, got %d", cliutil.ErrUsage, name, len(positional))
-	}
-	c.recipePath = positional[0]
-	if err := env.Err(); err != nil {
-		return c, err
-	}
-	c.job.PortAuto = !flagSet(fs, "port") && strings.TrimSpace(getenv("BENCHKITE_PORT")) == ""
-	if j.Tools, err = tools.ParseMode(*toolsMode); err != nil {
-		return c, fmt.Errorf("%w: --tools: %w", cliutil.ErrUsage, err)
-	}
-	for _, name := range strings.Split(*passEnv, ",") {
-		if name = strings.TrimSpace(name); name == "" {
-			continue
+	return func(name string, positional []string) (config, error) {
+		var err error
+		if len(positional) != 1 {
+			return c, fmt.Errorf("%w: %s takes one recipe path, got %d", cliutil.ErrUsage, name, len(positional))
 		}
-		if err := childenv.CheckPass(name); err != nil {
-			return c, fmt.Errorf("%w: --pass-env: %w", cliutil.ErrUsage, err)
+		c.recipePath = positional[0]
+		if err := env.Err(); err != nil {
+			return c, err
 		}
-		j.PassEnv = append(j.PassEnv, name)
+		c.job.PortAuto = !flagSet(fs, "port") && strings.TrimSpace(getenv("BENCHKITE_PORT")) == ""
+		if j.Tools, err = tools.ParseMode(*toolsMode); err != nil {
+			return c, fmt.Errorf("%w: --tools: %w", cliutil.ErrUsage, err)
+		}
+		for _, name := range strings.Split(*passEnv, ",") {
+			if name = strings.TrimSpace(name); name == "" {
+				continue
+			}
+			if err := childenv.CheckPass(name); err != nil {
+				return c, fmt.Errorf("%w: --pass-env: %w", cliutil.ErrUsage, err)
+			}
+			j.PassEnv = append(j.PassEnv, name)
+		}
+		if j.Port < 1 || j.Port > 65535 {
+			return c, fmt.Errorf("%w: --port %d is not a port", cliutil.ErrUsage, j.Port)
+		}
+		if j.HealthTimeout <= 0 || j.Grace < 0 {
+			return c, fmt.Errorf("%w: --health-timeout must be positive and --grace not negative", cliutil.ErrUsage)
+		}
+		return c, nil
 	}
-	if j.Port < 1 || j.Port > 65535 {
-		return c, fmt.Errorf("%w: --port %d is not a port", cliutil.ErrUsage, j.Port)
-	}
-	if j.HealthTimeout <= 0 || j.Grace < 0 {
-		return c, fmt.Errorf("%w: --health-timeout must be positive and --grace not negative", cliutil.ErrUsage)
-	}
-	return c, nil
 }
 
 // loadRecipe reads and resolves the recipe. Problems are printed as
@@ -164,12 +298,30 @@ func loadRecipe(c config, getenv func(string) string) (*workloads.Resolved, erro
 	return workloads.Resolve(r, profiles, getenv)
 }
 
-// runRun is `runner run`.
-func runRun(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	c, err := parseConfig("run", args, io.Stderr, getenv)
-	if err != nil {
-		return err
+func runFlags(fs *flag.FlagSet, env *cliutil.Env) action {
+	finish := jobFlags(fs, env)
+	return func(ctx context.Context, operands []string, x cmdEnv) error {
+		c, err := finish("run", operands)
+		if err != nil {
+			return err
+		}
+		return runRun(ctx, c, x.io, x.getenv, x.environ)
 	}
+}
+
+func planFlags(fs *flag.FlagSet, env *cliutil.Env) action {
+	finish := jobFlags(fs, env)
+	return func(_ context.Context, operands []string, x cmdEnv) error {
+		c, err := finish("plan", operands)
+		if err != nil {
+			return err
+		}
+		return runPlan(c, x.io, x.getenv, x.environ)
+	}
+}
+
+// runRun is `runner run`.
+func runRun(ctx context.Context, c config, io cliutil.Streams, getenv func(string) string, environ []string) error {
 	res, err := loadRecipe(c, getenv)
 	if err != nil {
 		return err
@@ -202,11 +354,7 @@ func exitError(ctx context.Context, r job.Result) error {
 }
 
 // runPlan is `runner plan`: every process run would start, in order.
-func runPlan(args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	c, err := parseConfig("plan", args, io.Stderr, getenv)
-	if err != nil {
-		return err
-	}
+func runPlan(c config, io cliutil.Streams, getenv func(string) string, environ []string) error {
 	res, err := loadRecipe(c, getenv)
 	if err != nil {
 		return err

@@ -194,7 +194,7 @@ func TestPlanWithoutToken(t *testing.T) {
 // same server.
 func TestPlanReferenceBFCL(t *testing.T) {
 	t.Parallel()
-	dir := testutil.SharedDir(t, "reference/perf-eval/workloads")
+	dir := testutil.ReferenceDir(t, "perf-eval/workloads")
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)

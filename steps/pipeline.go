@@ -46,6 +46,35 @@ func MarshalForUpload(p Pipeline) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return escapeForUpload(b)
+}
+
+// MarshalUploads is MarshalForUpload for a build that may need several
+// uploads: p is cut by Split and each upload marshalled in order. A
+// pipeline that fits gives one document, the same bytes as
+// MarshalForUpload.
+func MarshalUploads(p Pipeline) ([][]byte, error) {
+	parts, err := Split(p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, len(parts))
+	for _, part := range parts {
+		b, err := encode(part.value())
+		if err != nil {
+			return nil, fmt.Errorf("marshalling pipeline: %w", err)
+		}
+		if b, err = escapeForUpload(b); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// escapeForUpload passes every string of the JSON document b through
+// EscapeInterpolation.
+func escapeForUpload(b []byte) ([]byte, error) {
 	doc, err := decodeJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("marshalling pipeline for upload: %w", err)

@@ -10,7 +10,9 @@ import (
 
 // Limits Buildkite enforces on an upload.
 const (
-	MaxJobsPerUpload       = 500
+	MaxJobsPerUpload = 500
+	// MaxStepsPerUpload is the agent's own limit on the steps of one file.
+	MaxStepsPerUpload      = 500
 	MaxSkipReasonLen       = 70
 	MaxConcurrencyGroupLen = 200
 	MaxRetryLimit          = 10
@@ -30,6 +32,7 @@ var (
 	ErrRetry             = errors.New("invalid retry rule")
 	ErrSkip              = errors.New("invalid skip")
 	ErrTooManyJobs       = errors.New("too many jobs for one upload")
+	ErrLaterDependency   = errors.New("dependency on a step of a later upload")
 	ErrInvalidAttribute  = errors.New("invalid step attribute")
 )
 
@@ -48,7 +51,16 @@ var signalReasons = []string{
 // Parallelism jobs (at least one) and a wait step as one job towards
 // MaxJobsPerUpload.
 func (p Pipeline) Validate() error {
-	v := validator{keys: map[string]string{}}
+	return p.validate(validator{keys: map[string]string{}})
+}
+
+// validateAfter is Validate for one upload of a build whose earlier uploads
+// defined the keys in earlier: dependencies on them are allowed.
+func (p Pipeline) validateAfter(earlier map[string]bool) error {
+	return p.validate(validator{keys: map[string]string{}, earlier: earlier})
+}
+
+func (p Pipeline) validate(v validator) error {
 	for i, s := range p.Steps {
 		v.step(fmt.Sprintf("steps[%d]", i), s, false)
 	}
@@ -57,7 +69,10 @@ func (p Pipeline) Validate() error {
 	}
 	v.dependencies()
 	if v.jobs > MaxJobsPerUpload {
-		v.errorf("pipeline: %w: %d jobs, at most %d", ErrTooManyJobs, v.jobs, MaxJobsPerUpload)
+		v.errorf("pipeline: %w: %d jobs, at most %d (see Split)", ErrTooManyJobs, v.jobs, MaxJobsPerUpload)
+	}
+	if len(p.Steps) > MaxStepsPerUpload {
+		v.errorf("pipeline: %w: %d steps, at most %d (see Split)", ErrTooManyJobs, len(p.Steps), MaxStepsPerUpload)
 	}
 	return errors.Join(v.errs...)
 }
@@ -68,6 +83,8 @@ type validator struct {
 	// keys maps each step key to the path of the step that defines it.
 	keys map[string]string
 	deps []edge
+	// earlier are the keys of the build's earlier uploads.
+	earlier map[string]bool
 }
 
 // edge is a depends_on entry: the step at path (with key from, if any)
@@ -221,6 +238,9 @@ func (v *validator) dependencies() {
 	graph := map[string][]string{}
 	for _, d := range v.deps {
 		if _, ok := v.keys[d.to]; !ok {
+			if v.earlier[d.to] {
+				continue
+			}
 			v.errorf("%s: %w: %q", d.path, ErrUnknownDependency, d.to)
 			continue
 		}

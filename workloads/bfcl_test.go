@@ -27,8 +27,13 @@ func TestBFCLLeaves(t *testing.T) {
 		}
 	}
 	all, _ := BFCLLeaves("all")
-	if len(all) != 22 {
-		t.Errorf("BFCLLeaves(all) has %d leaves, want 22 (7 non-live, 6 live, 4 multi-turn, 5 agentic)", len(all))
+	// bfcl_eval's ALL_CATEGORIES: the scoring ones and format_sensitivity.
+	if len(all) != 23 || !contains(all, "format_sensitivity") {
+		t.Errorf("BFCLLeaves(all) = %v, want 23 leaves (7 non-live, 6 live, 4 multi-turn, 5 agentic, format_sensitivity)", all)
+	}
+	scoring, _ := BFCLLeaves("all_scoring")
+	if len(scoring) != 22 || contains(scoring, "format_sensitivity") {
+		t.Errorf("BFCLLeaves(all_scoring) = %v, want the 22 scoring leaves", scoring)
 	}
 }
 
@@ -89,7 +94,7 @@ func TestParseBFCLHostile(t *testing.T) {
 		{
 			name: "too few test cases for the leaves of a group",
 			bfcl: "bfcl:\n  test_categories: [multi_turn]\n  max_test_cases:\n    multi_turn: 3\n",
-			want: []finding{{"8:5", "bfcl.max_test_cases.multi_turn is 3, below its 4 sub-categories"}},
+			want: []finding{{"8:5", "bfcl.max_test_cases.multi_turn is 3, below 8: the run splits it over 4 sub-categories"}},
 		},
 		{
 			name: "gate on a category not run",

@@ -10,21 +10,23 @@ import (
 // version, so a recipe is checked against what will run.
 const BFCLVersion = "2026.3.23"
 
-// BFCL's leaf categories at BFCLVersion, group by group. format_sensitivity
-// is left out: BFCL does not score it and skips it for function-calling
-// models, which is how the runner registers every model.
+// BFCL's leaf categories at BFCLVersion, group by group.
 var (
 	bfclNonLive   = []string{"simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple", "irrelevance"}
 	bfclLive      = []string{"live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance"}
 	bfclMultiTurn = []string{"multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"}
 	bfclWebSearch = []string{"web_search_base", "web_search_no_snippet"}
 	bfclMemory    = []string{"memory_kv", "memory_vector", "memory_rec_sum"}
+	// bfclNonScoring is NON_SCORING_CATEGORY: BFCL reports no accuracy
+	// for it, and its generate skips it for function-calling models,
+	// which is how the runner registers every model.
+	bfclNonScoring = []string{"format_sensitivity"}
 )
 
-// bfclGroups is TEST_COLLECTION_MAPPING at BFCLVersion, without the
-// non-scoring format_sensitivity leaf in "all".
+// bfclGroups is TEST_COLLECTION_MAPPING at BFCLVersion. "all" holds
+// format_sensitivity, as bfcl_eval's parse_test_category_argument expands it.
 var bfclGroups = map[string][]string{
-	"all":         concat(bfclNonLive, bfclLive, bfclMultiTurn, bfclMemory, bfclWebSearch),
+	"all":         concat(bfclNonLive, bfclLive, bfclMultiTurn, bfclMemory, bfclWebSearch, bfclNonScoring),
 	"all_scoring": concat(bfclNonLive, bfclLive, bfclMultiTurn, bfclMemory, bfclWebSearch),
 	"multi_turn":  bfclMultiTurn,
 	"single_turn": concat(bfclNonLive, bfclLive),
@@ -73,7 +75,21 @@ func BFCLIsGroup(category string) bool {
 	return ok
 }
 
-// bfclCategoryProblem says what is wrong with a test category, or "".
+// bfclKeys are the leaves that need a key the runner does not pass to BFCL,
+// and the key: bfcl_eval's WebSearchAPI sends every search to SerpAPI with
+// SERPAPI_API_KEY, and without it each search fails and the model answers
+// blind.
+var bfclKeys = map[string]string{
+	"web_search_base":       "SERPAPI_API_KEY",
+	"web_search_no_snippet": "SERPAPI_API_KEY",
+}
+
+// BFCLMinEntriesPerLeaf is the fewest test entries a subsampled leaf may
+// have: BFCL's evaluation takes statistics.stdev of the latencies
+// (eval_runner_helper.get_cost_latency_info), which raises on one.
+const BFCLMinEntriesPerLeaf = 2
+
+// bfclCategoryProblem says why the runner cannot run a test category, or "".
 func bfclCategoryProblem(category string) string {
 	if category == "format_sensitivity" {
 		return "bfcl test category format_sensitivity is not scored, and BFCL skips it for function-calling models"
@@ -82,7 +98,48 @@ func bfclCategoryProblem(category string) string {
 		leaves, _ := BFCLLeaves(category)
 		return "bfcl test category " + category + " has no overall score in BFCL's score files; list its sub-categories (" + strings.Join(leaves, ", ") + ") or a scored group"
 	}
-	return ""
+	leaves, ok := BFCLLeaves(category)
+	if !ok {
+		return ""
+	}
+	if contains(leaves, "format_sensitivity") {
+		return "bfcl test category " + category + " expands, in bfcl-eval " + BFCLVersion + ", to every category and format_sensitivity, which BFCL does not score and skips for function-calling models (as the runner registers every model), so the run cannot finish; list the groups to run instead, such as non_live, live, multi_turn and memory"
+	}
+	var keyed []string
+	keys := map[string]bool{}
+	for _, leaf := range leaves {
+		if k, needs := bfclKeys[leaf]; needs {
+			keyed = append(keyed, leaf)
+			keys[k] = true
+		}
+	}
+	if len(keyed) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	what := "bfcl test category " + category + " needs "
+	if len(leaves) > 1 {
+		what = "bfcl test category " + category + " runs " + strings.Join(keyed, ", ") + ", which need "
+	}
+	msg := what + strings.Join(names, ", ") + " (bfcl_eval's web search calls SerpAPI with it); the runner does not pass it, so every search would fail and the score read near zero"
+	if rest := without(leaves, keyed); len(rest) > 0 {
+		msg += "; list the other sub-categories instead: " + strings.Join(rest, ", ")
+	}
+	return msg
+}
+
+func without(list, drop []string) []string {
+	var out []string
+	for _, s := range list {
+		if !contains(drop, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // bfclKnownCategories lists every category a recipe may name, for hints.

@@ -15,7 +15,7 @@ import (
 // perfEvalDir returns the perf-eval reference recipes in ../shared.
 func perfEvalDir(t *testing.T) string {
 	t.Helper()
-	return testutil.SharedDir(t, "reference/perf-eval")
+	return testutil.ReferenceDir(t, "perf-eval")
 }
 
 // loadReference loads one reference recipe directory and fails on any error,

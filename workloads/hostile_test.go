@@ -252,7 +252,7 @@ vllm:
 lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 `,
 			want: []finding{
-				{"7:5", `env name "1BAD" must match [A-Za-z_][A-Za-z0-9_]*`},
+				{"7:5", `vllm.env cannot set "1BAD": not a variable name`},
 				{"8:10", "env NUL holds a NUL byte"},
 				{"9:11", "vllm.env.EMPTY must be a string, number or boolean, got null"},
 			},
@@ -507,8 +507,8 @@ vllm:
 lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 `,
 			want: []finding{
-				{"7:5", "vllm.env cannot set PATH: it picks which binary runs as vllm"},
-				{"8:5", "vllm.env cannot set LD_PRELOAD: it loads code into every process"},
+				{"7:5", "vllm.env cannot set PATH: the runner decides which programs run"},
+				{"8:5", "vllm.env cannot set LD_PRELOAD: the dynamic loader's settings change which libraries are loaded"},
 				{"9:5", "vllm.env cannot set LD_LIBRARY_PATH"},
 				{"10:5", "vllm.env cannot set PYTHONPATH"},
 				{"11:5", "vllm.env cannot set PYTHONHOME"},

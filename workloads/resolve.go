@@ -12,14 +12,17 @@ import (
 // Resolved is a recipe with everything a job needs decided: where it runs,
 // which image, the exact server argv and env, every bench run and task.
 type Resolved struct {
-	Recipe      *Recipe
-	Profile     agents.Profile
-	Device      string
-	Precision   string
-	TP, DP, PP  int
-	Queue       string
-	QueueSource string
-	Image       ImageChoice
+	Recipe    *Recipe
+	Profile   agents.Profile
+	Device    string
+	Precision string
+	// PrecisionSource says where Precision came from: PrecisionFromModel,
+	// PrecisionFromMetadata or PrecisionGuessed.
+	PrecisionSource string
+	TP, DP, PP      int
+	Queue           string
+	QueueSource     string
+	Image           ImageChoice
 	// PullImage is the reference the runtime pulls: Image.Image with the
 	// profile's image rewrite applied (a pull-through cache), and
 	// PullImageSource the rule that rewrote it, "" when none did. Results
@@ -93,7 +96,6 @@ func Resolve(r *Recipe, profiles *agents.Set, env agents.Env) (*Resolved, error)
 		Recipe:          r,
 		Profile:         p,
 		Device:          p.Device(),
-		Precision:       PrecisionOf(r.VLLM.Model),
 		TP:              r.VLLM.Serve.TP,
 		DP:              r.VLLM.Serve.DP,
 		PP:              r.VLLM.Serve.PP,
@@ -106,13 +108,14 @@ func Resolve(r *Recipe, profiles *agents.Set, env agents.Env) (*Resolved, error)
 		BenchRuns:       ExpandBench(r.Bench),
 		BFCL:            r.BFCL,
 	}
+	res.Precision, res.PrecisionSource = PrecisionOf(r.VLLM.Model)
 	res.TokenizerMode, _ = ServeFlag(r.VLLM.ServeArgs, "--tokenizer-mode")
 	if r.Bench != nil {
 		if m := r.Bench.Metadata; m.Device != "" {
 			res.Device = m.Device
 		}
 		if m := r.Bench.Metadata; m.Precision != "" {
-			res.Precision = m.Precision
+			res.Precision, res.PrecisionSource = m.Precision, PrecisionFromMetadata
 		}
 		if m := r.Bench.Metadata; m.TP != 0 {
 			res.TP = m.TP
@@ -234,29 +237,45 @@ func runName(c BenchConfig, conc int) string {
 }
 
 // Checked in order; the first match names the precision. Integer 4-bit
-// schemes come before fp4 so "w4a16" and "AWQ" do not read as fp4, and an
-// fp8 name that also says w8a8 is fp8.
+// schemes come before fp4 so "w4a16" and "AWQ" do not read as fp4, the
+// microscaling formats (MXFP8, MXFP4, NVFP4) keep their names, which say
+// more than fp8 or fp4, and an fp8 name that also says w8a8 is fp8.
 var precisionRE = []struct {
 	re   *regexp.Regexp
 	name string
 }{
 	{regexp.MustCompile(`(?i)int4|awq|gptq|w4a16`), "int4"},
+	{regexp.MustCompile(`(?i)mxfp4`), "mxfp4"},
+	{regexp.MustCompile(`(?i)nvfp4`), "nvfp4"},
 	{regexp.MustCompile(`(?i)fp4`), "fp4"},
+	{regexp.MustCompile(`(?i)mxfp8`), "mxfp8"},
 	{regexp.MustCompile(`(?i)fp8`), "fp8"},
 	{regexp.MustCompile(`(?i)int8|w8a8`), "int8"},
 	{regexp.MustCompile(`(?i)bf16`), "bf16"},
+	{regexp.MustCompile(`(?i)fp16`), "fp16"},
 }
 
-// PrecisionOf guesses the weight precision from the model name; recipes
-// override it in vllm_bench.metadata.precision.
-func PrecisionOf(model string) string {
+// Where a recipe's precision label came from.
+const (
+	PrecisionFromMetadata = "vllm_bench.metadata.precision"
+	PrecisionFromModel    = "the model name"
+	// PrecisionGuessed: neither says; bf16, the usual checkpoint dtype,
+	// is assumed and every label says it was guessed.
+	PrecisionGuessed = "guessed"
+)
+
+// PrecisionOf reads the weight precision from the model name, and says
+// where it came from: PrecisionFromModel, or PrecisionGuessed (bf16) when
+// the name does not say. Recipes override it in
+// vllm_bench.metadata.precision.
+func PrecisionOf(model string) (precision, source string) {
 	base := model[strings.LastIndex(model, "/")+1:]
 	for _, p := range precisionRE {
 		if p.re.MatchString(base) {
-			return p.name
+			return p.name, PrecisionFromModel
 		}
 	}
-	return "bf16"
+	return "bf16", PrecisionGuessed
 }
 
 // ServeArgv is the server command inside the image: vllm serve <model>

@@ -281,24 +281,29 @@ func TestExpandBench(t *testing.T) {
 
 func TestPrecisionOf(t *testing.T) {
 	t.Parallel()
-	for model, want := range map[string]string{
-		"nvidia/MiniMax-M3-NVFP4":                       "fp4",
-		"amd/MiniMax-M3-MXFP4":                          "fp4",
-		"MiniMaxAI/MiniMax-M3-MXFP8":                    "fp8",
-		"RedHatAI/gemma-4-31B-it-FP8-dynamic":           "fp8",
-		"Qwen/Qwen3.5-397B-A17B-FP8":                    "fp8",
-		"RedHatAI/Llama-3.1-8B-Instruct-quantized.w8a8": "int8",
-		"org/Model-INT8":                                "int8",
-		"org/Model-AWQ":                                 "int4",
-		"org/Model-GPTQ-Int4":                           "int4",
-		"org/Model-quantized.w4a16":                     "int4",
-		"org/Model-BF16":                                "bf16",
-		"deepseek-ai/DeepSeek-V4-Flash":                 "bf16",
-		"/models/fp8-dir/plain":                         "bf16",
-		"plain":                                         "bf16",
+	type label struct{ precision, source string }
+	name := func(p string) label { return label{p, PrecisionFromModel} }
+	for model, want := range map[string]label{
+		"nvidia/MiniMax-M3-NVFP4":                       name("nvfp4"),
+		"amd/MiniMax-M3-MXFP4":                          name("mxfp4"),
+		"org/Model-FP4":                                 name("fp4"),
+		"MiniMaxAI/MiniMax-M3-MXFP8":                    name("mxfp8"),
+		"RedHatAI/gemma-4-31B-it-FP8-dynamic":           name("fp8"),
+		"Qwen/Qwen3.5-397B-A17B-FP8":                    name("fp8"),
+		"RedHatAI/Llama-3.1-8B-Instruct-quantized.w8a8": name("int8"),
+		"org/Model-INT8":                                name("int8"),
+		"org/Model-AWQ":                                 name("int4"),
+		"org/Model-GPTQ-Int4":                           name("int4"),
+		"org/Model-quantized.w4a16":                     name("int4"),
+		"org/Model-BF16":                                name("bf16"),
+		"org/Model-fp16":                                name("fp16"),
+		"deepseek-ai/DeepSeek-V4-Flash":                 {"bf16", PrecisionGuessed},
+		"/models/fp8-dir/plain":                         {"bf16", PrecisionGuessed},
+		"plain":                                         {"bf16", PrecisionGuessed},
 	} {
-		if got := PrecisionOf(model); got != want {
-			t.Errorf("PrecisionOf(%q) = %q, want %q", model, got, want)
+		p, src := PrecisionOf(model)
+		if got := (label{p, src}); got != want {
+			t.Errorf("PrecisionOf(%q) = %v, want %v", model, got, want)
 		}
 	}
 }

@@ -363,6 +363,14 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 			at(w, "vllm.serve_args: %s abbreviates %s, which the runner sets: vLLM's argparse accepts a unique prefix of a flag as the flag; write flags in full", base, strings.Join(full, " or "))
 			continue
 		}
+		if msg, isErr := serveFlagProblem(base); msg != "" {
+			if isErr {
+				at(w, "%s", msg)
+				continue
+			}
+			line, col := d.Locate(n, w.raw)
+			d.WarnAt(line, col, "%s", msg)
+		}
 		if prev, dup := seen[flag]; dup {
 			pl, _ := d.Locate(n, prev.raw)
 			at(w, "vllm.serve_args: %s is given twice (also on line %d)", flag, pl)

@@ -155,6 +155,9 @@ func (e *Env) Bool(name string) bool {
 	}
 }
 
+// Fail records a problem with a variable that the caller parsed itself.
+func (e *Env) Fail(err error) { e.errs = append(e.errs, err) }
+
 // Err is every value that did not parse, as a usage error, or nil.
 func (e *Env) Err() error {
 	if len(e.errs) == 0 {

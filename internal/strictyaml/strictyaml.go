@@ -105,6 +105,10 @@ type Decoder struct {
 	// exhausted is set once the node bound is passed: what the decoder
 	// would report afterwards (missing fields it never reached) is noise.
 	exhausted bool
+	// checked maps the scalars whose form was checked to whether it is
+	// plain, so a scalar reached twice (an alias, a value handed on) is
+	// reported once.
+	checked map[*yaml.Node]bool
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -203,6 +207,11 @@ func (d *Decoder) ErrorAt(line, col int, format string, args ...any) {
 	d.add(line, col, false, format, args...)
 }
 
+// WarnAt records a warning at an explicit position.
+func (d *Decoder) WarnAt(line, col int, format string, args ...any) {
+	d.add(line, col, true, format, args...)
+}
+
 // Resolve follows aliases, counting every node so alias bombs stop early.
 // It returns nil once the bound is passed.
 func (d *Decoder) Resolve(n *yaml.Node) *yaml.Node {
@@ -220,7 +229,55 @@ func (d *Decoder) Resolve(n *yaml.Node) *yaml.Node {
 	if d.nodes > MaxNodes {
 		return nil
 	}
+	d.plain(n)
 	return n
+}
+
+var (
+	// plainIntRE is an integer every YAML reader reads alike: decimal
+	// digits without a leading zero, '+' or '_'.
+	plainIntRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	// plainFloatRE is a number in decimal notation, without '+' or '_'.
+	plainFloatRE = regexp.MustCompile(`^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
+)
+
+// plain reports a scalar written in a form YAML readers disagree on: an
+// explicit tag (!!bool yes is true in YAML 1.1 and false in this reader),
+// an integer with a leading zero (010 is 8 in YAML 1.1 and 10 in 1.2), hex,
+// octal, binary, '+' or '_'. It returns false for such a scalar, reporting
+// it the first time.
+func (d *Decoder) plain(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode {
+		return true
+	}
+	if ok, seen := d.checked[n]; seen {
+		return ok
+	}
+	if d.checked == nil {
+		d.checked = map[*yaml.Node]bool{}
+	}
+	ok := false
+	switch tag := n.ShortTag(); {
+	case n.Style&yaml.TaggedStyle != 0:
+		d.Errorf(n, "explicit YAML tag %s on %q: tags are not accepted; write true or false, numbers in decimal, and quote text", n.Tag, n.Value)
+	case tag == "!!int" && !plainIntRE.MatchString(n.Value):
+		d.Errorf(n, "integer %s is not in plain decimal form: YAML readers disagree on leading zeros, '+', '_', 0x, 0o and 0b (010 is 8 to some and 10 to others); write decimal digits, or quote it to mean text", n.Value)
+	case tag == "!!float" && !plainFloatRE.MatchString(n.Value) && !isInfNaN(n.Value):
+		d.Errorf(n, "number %s is not in plain decimal form: YAML readers disagree on '+' and '_'; write decimal digits, or quote it to mean text", n.Value)
+	default:
+		ok = true
+	}
+	d.checked[n] = ok
+	return ok
+}
+
+// isInfNaN leaves .inf and .nan to Float, which says they are not finite.
+func isInfNaN(s string) bool {
+	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
+	case ".inf", ".nan":
+		return true
+	}
+	return false
 }
 
 // Field is one known key of a mapping.
@@ -384,7 +441,10 @@ func (d *Decoder) Int(n *yaml.Node, what string, min, max int) (int, bool) {
 		d.Errorf(n, "%s must be an integer, got %s", what, Describe(n))
 		return 0, false
 	}
-	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+	if !d.plain(n) {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
 	if err != nil {
 		d.Errorf(n, "%s: %q is not an integer this reader accepts", what, n.Value)
 		return 0, false
@@ -403,7 +463,10 @@ func (d *Decoder) Float(n *yaml.Node, what string, min, max float64) (float64, b
 		d.Errorf(n, "%s must be a number, got %s", what, Describe(n))
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+	if !d.plain(n) {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(n.Value, 64)
 	if err != nil || v != v {
 		d.Errorf(n, "%s: %q is not a finite number", what, n.Value)
 		return 0, false
@@ -420,6 +483,9 @@ func (d *Decoder) Float(n *yaml.Node, what string, min, max float64) (float64, b
 func (d *Decoder) Bool(n *yaml.Node, what string) (bool, bool) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
 		d.Errorf(n, "%s must be true or false, got %s", what, Describe(n))
+		return false, false
+	}
+	if !d.plain(n) {
 		return false, false
 	}
 	return n.Value == "true" || n.Value == "True" || n.Value == "TRUE", true
@@ -536,6 +602,9 @@ func Closest(s string, candidates []string, n int) []string {
 	}
 	return out
 }
+
+// Distance is the edit distance between a and b, in runes.
+func Distance(a, b string) int { return levenshtein(a, b) }
 
 func levenshtein(a, b string) int {
 	ra, rb := []rune(a), []rune(b)

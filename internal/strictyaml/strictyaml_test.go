@@ -280,7 +280,7 @@ num: 3
 		val int
 		ok  bool
 	}{
-		{"int", 8, true}, {"hex", 8, true}, {"under", 1000, true}, {"big", 0, false},
+		{"int", 8, true}, {"hex", 0, false}, {"under", 0, false}, {"big", 0, false},
 		{"float_int", 0, false}, {"str_int", 0, false}, {"low", 0, false},
 	}
 	for _, tt := range ints {
@@ -321,6 +321,8 @@ num: 3
 		t.Error("Scalar(nul) ok, want an error")
 	}
 	want := []string{
+		"f.yaml:3:6: integer 0x8 is not in plain decimal form: YAML readers disagree on leading zeros, '+', '_', 0x, 0o and 0b (010 is 8 to some and 10 to others); write decimal digits, or quote it to mean text",
+		"f.yaml:4:8: integer 1_000 is not in plain decimal form: YAML readers disagree on leading zeros, '+', '_', 0x, 0o and 0b (010 is 8 to some and 10 to others); write decimal digits, or quote it to mean text",
 		"f.yaml:5:6: big must be an integer, got number 99999999999999999999",
 		"f.yaml:6:12: float_int must be an integer, got number 8.0",
 		`f.yaml:7:10: str_int must be an integer, got "8"`,
@@ -337,6 +339,64 @@ num: 3
 	}
 	if diff := cmp.Diff(messages(d.Problems), want); diff != "" {
 		t.Errorf("problems diff (-got +want):\n%s", diff)
+	}
+}
+
+// TestPlainForms holds the forms YAML readers disagree on: each is an error
+// at the value, whatever field it is in, and reported once.
+func TestPlainForms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		src  string
+		want []string // messages; none for a plain form
+	}{
+		{"a: 8", nil},
+		{"a: -3", nil},
+		{"a: 0", nil},
+		{"a: 0.5", nil},
+		{"a: .5", nil},
+		{"a: 1e3", nil},
+		{"a: True", nil},
+		{`a: "010"`, nil},
+		{"a: 010", []string{"f.yaml:1:4: integer 010 is not in plain decimal form"}},
+		{"a: 0x1F", []string{"f.yaml:1:4: integer 0x1F is not in plain decimal form"}},
+		{"a: 0o17", []string{"f.yaml:1:4: integer 0o17 is not in plain decimal form"}},
+		{"a: 0b101", []string{"f.yaml:1:4: integer 0b101 is not in plain decimal form"}},
+		{"a: 1_000", []string{"f.yaml:1:4: integer 1_000 is not in plain decimal form"}},
+		{"a: +8", []string{"f.yaml:1:4: integer +8 is not in plain decimal form"}},
+		{"a: 1_0.5", []string{"f.yaml:1:4: number 1_0.5 is not in plain decimal form"}},
+		{"a: !!bool yes", []string{`f.yaml:1:4: explicit YAML tag !!bool on "yes": tags are not accepted`}},
+		{`a: !!int "8"`, []string{`f.yaml:1:4: explicit YAML tag !!int on "8": tags are not accepted`}},
+		{"a: !!str x", []string{`f.yaml:1:4: explicit YAML tag !!str on "x": tags are not accepted`}},
+		{"a: [1, 010]", []string{"f.yaml:1:8: integer 010 is not in plain decimal form"}},
+		{"a: &x 010\nb: *x\nc: *x", []string{"f.yaml:1:4: integer 010 is not in plain decimal form"}},
+	}
+	for _, tt := range tests {
+		d, root := Parse("f.yaml", []byte(tt.src))
+		if root == nil {
+			t.Fatalf("Parse(%q) problems = %v", tt.src, d.Problems)
+		}
+		// Every value is reached twice, as a decoder handing a value on does.
+		d.Pairs(root, "doc", func(_, v *yaml.Node) {
+			d.Items(v, "a", func(int, *yaml.Node) {})
+			d.Resolve(v)
+			d.Int(v, "a", -10, 10)
+		})
+		var got []string
+		for _, m := range messages(d.Problems) {
+			if strings.Contains(m, "not in plain") || strings.Contains(m, "tags are not accepted") {
+				got = append(got, m)
+			}
+		}
+		if len(got) != len(tt.want) {
+			t.Errorf("Parse(%q) form problems = %q, want %q", tt.src, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i], tt.want[i]) {
+				t.Errorf("Parse(%q) problem %d = %q, want it to start %q", tt.src, i, got[i], tt.want[i])
+			}
+		}
 	}
 }
 

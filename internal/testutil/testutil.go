@@ -1,5 +1,5 @@
 // Package testutil holds what the tests of every package share: the one
-// -update flag for golden files, the module root, and ../shared beside it.
+// -update flag for golden files, the module root, and the reference corpus.
 //
 // Regenerate every golden file after an intended change with
 //
@@ -95,16 +95,40 @@ func Missing(t testing.TB, format string, args ...any) {
 	t.Skipf("SKIPPED: %s", msg)
 }
 
-// SharedDir returns rel inside ../shared beside the module root, where the
-// reference material lives. CI must have it: there its absence fails the
-// test; elsewhere it skips, loudly.
-func SharedDir(t testing.TB, rel string) string {
+// ReferenceEnv names the one variable that says where the reference
+// corpus is (perf-eval's recipes and profiles, Buildkite's pipeline
+// schema, example result files). .ci/run sets it; a clone on a stock
+// agent has no corpus beside it, and its tests must still pass.
+const ReferenceEnv = "BENCHKITE_REFERENCE_DIR"
+
+// ReferenceDir returns rel inside the reference corpus named by
+// BENCHKITE_REFERENCE_DIR. Unset, the test is skipped with a message
+// saying so; set, the path must exist, or the test fails: a corpus asked
+// for and not found is a broken CI machine, not a reason to skip.
+func ReferenceDir(t testing.TB, rel string) string {
 	t.Helper()
-	dir := filepath.Join(ModuleRoot(t), "..", "shared", filepath.FromSlash(rel))
-	if _, err := os.Stat(dir); err != nil {
-		Missing(t, "%s is not available (%v); it sits in ../shared beside the repository", dir, err)
+	dir, err := ReferencePath(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir == "" {
+		t.Skipf("SKIPPED: needs the reference corpus; set %s to its directory (.ci/run does)", ReferenceEnv)
 	}
 	return dir
+}
+
+// ReferencePath is ReferenceDir for code that has no testing.TB at hand:
+// "" when the variable is unset, an error when it names no such path.
+func ReferencePath(rel string) (string, error) {
+	root := os.Getenv(ReferenceEnv)
+	if root == "" {
+		return "", nil
+	}
+	dir := filepath.Join(root, filepath.FromSlash(rel))
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("%s=%s: %w", ReferenceEnv, root, err)
+	}
+	return dir, nil
 }
 
 // CheckMarkdownTables fails the test for every table row of md whose cell

@@ -3,8 +3,8 @@
 // schema, and that the real "buildkite-agent pipeline upload --dry-run"
 // reads it as meaning what it says.
 //
-// The schema is read from ../shared/reference beside the module root, and
-// the agent from $BUILDKITE_AGENT_BIN or <module root>/bin/buildkite-agent
-// ("make agent" builds it). When either is missing the test fails if CI=true
-// and is skipped otherwise.
+// The schema is read from the reference corpus ($BENCHKITE_REFERENCE_DIR;
+// unset, the schema check is skipped, saying so), and the agent from
+// $BUILDKITE_AGENT_BIN or <module root>/bin/buildkite-agent ("make agent"
+// builds it; missing, the test fails if CI=true and is skipped otherwise).
 package steptest

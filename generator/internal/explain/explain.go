@@ -19,34 +19,37 @@ const explainPort = 8000
 
 // Explanation is the resolved recipe as shown to people and machines.
 type Explanation struct {
-	Name        string           `json:"name"`
-	Path        string           `json:"path"`
-	GPU         string           `json:"gpu"`
-	NumGPUs     int              `json:"num_gpus"`
-	Device      string           `json:"device"`
-	TP          int              `json:"tp"`
-	DP          int              `json:"dp"`
-	PP          int              `json:"pp"`
-	Precision   string           `json:"precision"`
-	Queue       string           `json:"queue"`
-	QueueSource string           `json:"queue_source"`
-	Runtime     string           `json:"runtime"`
-	Image       string           `json:"image"`
-	ImageSource string           `json:"image_source"`
-	ImageNote   string           `json:"image_note,omitempty"`
-	VLLMCommit  string           `json:"vllm_commit,omitempty"`
-	Nightly     bool             `json:"nightly"`
-	BenchOnly   bool             `json:"bench_only"`
-	BlockedBy   []string         `json:"blocked_by,omitempty"`
-	Timeout     int              `json:"timeout_in_minutes"`
-	Speculative *specExplanation `json:"speculative,omitempty"`
-	ServeArgv   []string         `json:"serve_argv"`
-	ServeEnv    []envExplanation `json:"serve_env"`
-	BenchRuns   []benchRunExpl   `json:"bench_runs"`
-	BenchGates  []string         `json:"bench_gates,omitempty"`
-	Tasks       []taskExpl       `json:"lm_eval_tasks"`
-	BFCL        []bfclExpl       `json:"bfcl_categories"`
-	BFCLVersion string           `json:"bfcl_version,omitempty"`
+	Name      string `json:"name"`
+	Path      string `json:"path"`
+	GPU       string `json:"gpu"`
+	NumGPUs   int    `json:"num_gpus"`
+	Device    string `json:"device"`
+	TP        int    `json:"tp"`
+	DP        int    `json:"dp"`
+	PP        int    `json:"pp"`
+	Precision string `json:"precision"`
+	// PrecisionSource is where Precision came from; "guessed" when
+	// nothing said.
+	PrecisionSource string           `json:"precision_source"`
+	Queue           string           `json:"queue"`
+	QueueSource     string           `json:"queue_source"`
+	Runtime         string           `json:"runtime"`
+	Image           string           `json:"image"`
+	ImageSource     string           `json:"image_source"`
+	ImageNote       string           `json:"image_note,omitempty"`
+	VLLMCommit      string           `json:"vllm_commit,omitempty"`
+	Nightly         bool             `json:"nightly"`
+	BenchOnly       bool             `json:"bench_only"`
+	BlockedBy       []string         `json:"blocked_by,omitempty"`
+	Timeout         int              `json:"timeout_in_minutes"`
+	Speculative     *specExplanation `json:"speculative,omitempty"`
+	ServeArgv       []string         `json:"serve_argv"`
+	ServeEnv        []envExplanation `json:"serve_env"`
+	BenchRuns       []benchRunExpl   `json:"bench_runs"`
+	BenchGates      []string         `json:"bench_gates,omitempty"`
+	Tasks           []taskExpl       `json:"lm_eval_tasks"`
+	BFCL            []bfclExpl       `json:"bfcl_categories"`
+	BFCLVersion     string           `json:"bfcl_version,omitempty"`
 }
 
 type specExplanation struct {
@@ -95,7 +98,7 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 	r := res.Recipe
 	ex := Explanation{
 		Name: r.Name, Path: r.Path, GPU: r.GPU, NumGPUs: r.NumGPUs,
-		Device: res.Device, TP: res.TP, DP: res.DP, PP: res.PP, Precision: res.Precision,
+		Device: res.Device, TP: res.TP, DP: res.DP, PP: res.PP, Precision: res.Precision, PrecisionSource: res.PrecisionSource,
 		Queue: res.Queue, QueueSource: res.QueueSource, Runtime: string(res.Profile.Runtime),
 		Image: res.Image.Image, ImageSource: res.Image.Source, ImageNote: res.Image.Note, VLLMCommit: res.Image.Commit,
 		Nightly: r.Nightly, BenchOnly: r.BenchOnly, BlockedBy: r.BlockedBy, Timeout: r.StepTimeout(),
@@ -221,7 +224,14 @@ func (ex Explanation) WriteText(w io.Writer) error {
 	row("recipe", fmt.Sprintf("%s (%s)", ex.Name, ex.Path))
 	row("gpu", fmt.Sprintf("%s × %d (device %s)", ex.GPU, ex.NumGPUs, ex.Device))
 	row("parallel", fmt.Sprintf("TP %d × DP %d × PP %d", ex.TP, ex.DP, ex.PP))
-	row("precision", ex.Precision)
+	switch ex.PrecisionSource {
+	case workloads.PrecisionGuessed:
+		row("precision", ex.Precision+" (guessed: the model name does not say; set vllm_bench.metadata.precision)")
+	case "":
+		row("precision", ex.Precision)
+	default:
+		row("precision", fmt.Sprintf("%s (from %s)", ex.Precision, ex.PrecisionSource))
+	}
 	row("queue", fmt.Sprintf("%s (from %s)", ex.Queue, ex.QueueSource))
 	row("runtime", ex.Runtime)
 	row("image", fmt.Sprintf("%s (from %s)", ex.Image, ex.ImageSource))

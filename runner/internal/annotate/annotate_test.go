@@ -19,7 +19,7 @@ func TestRenderEscapesCells(t *testing.T) {
 		Bench:    []summary.BenchRun{{Name: "run|1", Status: summary.StatusFailed, Error: nasty}},
 		Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusFailed, Error: nasty}},
 		Gates: []summary.GateResult{{Kind: "regression", Subject: "run|1", Metric: "output_throughput", Bound: nasty,
-			Verdict: summary.VerdictNoBaseline, Message: nasty}},
+			Verdict: summary.VerdictNoBaseline, Message: "gate: " + nasty}},
 	}
 	got := Render(s, "")
 	testutil.CheckMarkdownTables(t, got)
@@ -140,8 +140,8 @@ func TestRenderDetector(t *testing.T) {
 	got := Render(s, "")
 	testutil.CheckMarkdownTables(t, got)
 	for _, want := range []string{
-		"| ❌ fail | 8k | `output_throughput` | 90 | 3 reps 89.5–90.5; noise CV 0.8% over 29 nights | 100 | -10.0% | 10.0% | 5.0% (5%, 1.9%) | flagged: x &#124; y &lt;b&gt; &#96;z&#96; |",
-		"**8k `output_throughput` began** (change point p = 1e-09, mean 100 then 90): last good #100 99.6 vLLM `abc0064` image `sha256:aa`, first bad tonight (#101) 90 vLLM `def4567`.",
+		"| ❌ fail | 8k | `output_throughput` | 90.0 | 3 reps 89.5–90.5; noise CV 0.8 % over 29 nights | 100 | −10.0 % | 10.0 % | 5.0 % (5.0 %, 1.9 %) | flagged: x &#124; y &lt;b&gt; &#96;z&#96; |",
+		"**8k `output_throughput` began** (change point p &lt; 0.0001, mean 100 then 90.0): last good #100 99.6 vLLM `abc0064` image `sha256:aa`, first bad tonight (#101) 90.0 vLLM `def4567`.",
 		"- `git -C vllm rev-list --first-parent --reverse abc0064..def4567`",
 		"- <code>generator trigger --vllm-commit abc0064 --workloads-list r-h200 --bench-only --message 'a &#124; b'</code>",
 	} {

@@ -122,3 +122,17 @@ func Cap(body string, max int) string {
 	}
 	return cut + Truncated
 }
+
+var (
+	// jobIDRE is a Buildkite job id (a UUID), the only text a summary
+	// may put into a link fragment.
+	jobIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$`)
+	// safeURLRE is a URL that cannot end a Markdown link early.
+	safeURLRE = regexp.MustCompile(`^https?://[A-Za-z0-9._~/:%-]+$`)
+	// safeNameRE is a recipe name or branch that can stand in a URL as is.
+	safeNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+)
+
+func jobID(s string) bool    { return jobIDRE.MatchString(s) }
+func safeURL(s string) bool  { return safeURLRE.MatchString(s) }
+func safeName(s string) bool { return safeNameRE.MatchString(s) }

@@ -165,7 +165,7 @@ func TestPlanString(t *testing.T) {
 // categories of every one with a bfcl block.
 func TestReferenceRecipesPlan(t *testing.T) {
 	t.Parallel()
-	root := testutil.SharedDir(t, "reference/perf-eval")
+	root := testutil.ReferenceDir(t, "perf-eval")
 	profiles, err := agents.Default()
 	if err != nil {
 		t.Fatalf("agents.Default() error = %v", err)

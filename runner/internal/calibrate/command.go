@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -32,50 +31,47 @@ const (
 	DefaultSeed    = 1
 )
 
-const usage = `runner calibrate: measure the regression detector on simulated nights
-
-Usage:
-  runner calibrate [flags]
-
---noise-cv and --step-pct take comma-separated lists; every pair is
-simulated. Every flag is also read from BENCHKITE_CALIBRATE_<FLAG> (upper
-case, "-" as "_"); a flag on the command line wins.
-
-Flags:
-`
-
-// options are the parsed flags.
-type options struct {
-	nights, trials, reps, minHistory int
-	seed                             uint64
-	noiseCV, stepPct                 []float64
-	repCV, falseAlarm, minEffect     float64
-	singleNight, json                bool
+// Config is what one calibration simulates; runner's CLI fills it from
+// flags and BENCHKITE_CALIBRATE_* variables.
+type Config struct {
+	Nights, Trials, Reps, MinHistory int
+	Seed                             uint64
+	NoiseCV, StepPct                 FloatList
+	RepCV, FalseAlarm, MinEffect     float64
+	SingleNight, JSON                bool
 }
 
-// Command runs `runner calibrate` with args (without the command name),
-// reading BENCHKITE_CALIBRATE_* through getenv.
-func Command(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	o, err := parse(args, getenv, stderr)
-	if err != nil {
+// Defaults is the configuration the README's numbers come from.
+func Defaults() Config {
+	return Config{
+		Nights: DefaultNights, Trials: DefaultTrials, Reps: 1, MinHistory: detect.DefaultMinHistory,
+		Seed: DefaultSeed, NoiseCV: FloatList{DefaultNoiseCV}, StepPct: FloatList{DefaultStepPct},
+		FalseAlarm: detect.DefaultFalseAlarmRate,
+	}
+}
+
+// Measure simulates every (noise, step) pair of c and writes the false
+// alarms and power, as text or one JSON object per pair.
+func Measure(ctx context.Context, o Config, stdout io.Writer) error {
+	if err := o.Check(); err != nil {
 		return err
 	}
-	cfg := detect.Config{FalseAlarmRate: o.falseAlarm, MinEffectPct: o.minEffect, MinHistory: o.minHistory, SingleNightOnly: o.singleNight}
+	cfg := detect.Config{FalseAlarmRate: o.FalseAlarm, MinEffectPct: o.MinEffect, MinHistory: o.MinHistory, SingleNightOnly: o.SingleNight}
 	var results []Result
-	for _, noise := range o.noiseCV {
-		for _, step := range o.stepPct {
+	for _, noise := range o.NoiseCV {
+		for _, step := range o.StepPct {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := Run(Sim{Nights: o.nights, NoiseCV: noise, StepPct: step, Trials: o.trials, Seed: o.seed,
-				Reps: o.reps, RepCV: o.repCV, Detector: cfg})
+			r, err := Run(Sim{Nights: o.Nights, NoiseCV: noise, StepPct: step, Trials: o.Trials, Seed: o.Seed,
+				Reps: o.Reps, RepCV: o.RepCV, Detector: cfg})
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrUsage, err)
 			}
 			results = append(results, r)
 		}
 	}
-	if o.json {
+	if o.JSON {
 		enc := json.NewEncoder(stdout)
 		for _, r := range results {
 			if err := enc.Encode(r); err != nil {
@@ -87,93 +83,48 @@ func Command(ctx context.Context, args []string, getenv func(string) string, std
 	return writeText(stdout, o, results)
 }
 
-func parse(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
-	o := options{
-		nights: DefaultNights, trials: DefaultTrials, reps: 1, minHistory: detect.DefaultMinHistory,
-		seed: DefaultSeed, noiseCV: []float64{DefaultNoiseCV}, stepPct: []float64{DefaultStepPct},
-		falseAlarm: detect.DefaultFalseAlarmRate,
-	}
-	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
-	fs.IntVar(&o.nights, "nights", o.nights, "past nights the detector sees")
-	fs.Var((*floatList)(&o.noiseCV), "noise-cv", "night-to-night coefficient of variation, a fraction (list)")
-	fs.Var((*floatList)(&o.stepPct), "step-pct", "worsening that starts on night k, percent (list)")
-	fs.IntVar(&o.trials, "trials", o.trials, "trials per setting")
-	fs.Uint64Var(&o.seed, "seed", o.seed, "random seed")
-	fs.BoolVar(&o.json, "json", false, "print one JSON object per setting")
-	fs.Float64Var(&o.falseAlarm, "false-alarm-rate", o.falseAlarm, "detector: one-sided false-alarm rate per night")
-	fs.Float64Var(&o.minEffect, "min-effect-pct", 0, "detector: smallest worsening ever flagged, percent (a recipe's max_drop_pct)")
-	fs.IntVar(&o.minHistory, "min-history", o.minHistory, "detector: fewest usable past nights to judge by")
-	fs.BoolVar(&o.singleNight, "single-night", false, "detector: turn the two-night rule off")
-	fs.IntVar(&o.reps, "reps", o.reps, "bench repetitions per night")
-	fs.Float64Var(&o.repCV, "rep-cv", 0, "coefficient of variation between repetitions of one night, a fraction")
-
-	var envErrs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := EnvPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		f.Usage += " (env " + name + ")"
-		if v := getenv(name); v != "" {
-			if err := fs.Set(f.Name, v); err != nil {
-				envErrs = append(envErrs, fmt.Errorf("%s=%q: %w", name, v, err))
-			}
-		}
-	})
-	if err := errors.Join(envErrs...); err != nil {
-		return o, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
-	}
+// Check names every impossible value of c, as a usage error.
+func (o Config) Check() error {
 	var bad []string
-	if o.nights < o.minHistory {
-		bad = append(bad, fmt.Sprintf("--nights %d is below --min-history %d: every night would lack history", o.nights, o.minHistory))
+	if o.Nights < o.MinHistory {
+		bad = append(bad, fmt.Sprintf("--nights %d is below --min-history %d: every night would lack history", o.Nights, o.MinHistory))
 	}
-	if o.trials < 1 || o.trials > 10_000_000 {
-		bad = append(bad, fmt.Sprintf("--trials %d is not in [1, 10000000]", o.trials))
+	if o.Trials < 1 || o.Trials > 10_000_000 {
+		bad = append(bad, fmt.Sprintf("--trials %d is not in [1, 10000000]", o.Trials))
 	}
-	if o.reps < 1 {
-		bad = append(bad, fmt.Sprintf("--reps %d is below 1", o.reps))
+	if o.Reps < 1 {
+		bad = append(bad, fmt.Sprintf("--reps %d is below 1", o.Reps))
 	}
-	if !(o.repCV >= 0 && o.repCV < 1) {
-		bad = append(bad, fmt.Sprintf("--rep-cv %g is not in [0, 1)", o.repCV))
+	if !(o.RepCV >= 0 && o.RepCV < 1) {
+		bad = append(bad, fmt.Sprintf("--rep-cv %g is not in [0, 1)", o.RepCV))
 	}
-	for _, c := range o.noiseCV {
+	for _, c := range o.NoiseCV {
 		if !(c > 0 && c < 1) {
 			bad = append(bad, fmt.Sprintf("--noise-cv %g is not in (0, 1): give a fraction, e.g. 0.02 for 2%%", c))
 		}
 	}
-	for _, s := range o.stepPct {
+	for _, s := range o.StepPct {
 		if !(s >= 0 && s < 100) {
 			bad = append(bad, fmt.Sprintf("--step-pct %g is not in [0, 100)", s))
 		}
 	}
 	if len(bad) > 0 {
-		return o, fmt.Errorf("%w: %s", ErrUsage, strings.Join(bad, "; "))
+		return fmt.Errorf("%w: %s", ErrUsage, strings.Join(bad, "; "))
 	}
-	return o, nil
+	return nil
 }
 
-func writeText(w io.Writer, o options, results []Result) error {
+func writeText(w io.Writer, o Config, results []Result) error {
 	rule := "two-night rule on"
-	if o.singleNight {
+	if o.SingleNight {
 		rule = "single night only"
 	}
 	reps := ""
-	if o.reps > 1 {
-		reps = fmt.Sprintf(", %d repetitions a night at CV %g%%", o.reps, o.repCV*100)
+	if o.Reps > 1 {
+		reps = fmt.Sprintf(", %d repetitions a night at CV %g%%", o.Reps, o.RepCV*100)
 	}
-	fmt.Fprintf(w, "%d past nights, %d trials per setting, seed %d%s\n", o.nights, o.trials, o.seed, reps)
-	fmt.Fprintf(w, "detector: false-alarm rate %g%%, floor %g%%, min history %d, %s\n", o.falseAlarm*100, o.minEffect, o.minHistory, rule)
+	fmt.Fprintf(w, "%d past nights, %d trials per setting, seed %d%s\n", o.Nights, o.Trials, o.Seed, reps)
+	fmt.Fprintf(w, "detector: false-alarm rate %g%%, floor %g%%, min history %d, %s\n", o.FalseAlarm*100, o.MinEffect, o.MinHistory, rule)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(results) == 1 {
 		r := results[0]
@@ -188,12 +139,12 @@ func writeText(w io.Writer, o options, results []Result) error {
 	}
 	fmt.Fprintln(w, "power = share of trials flagged on the night a step starts or the next")
 	fmt.Fprint(tw, "noise CV\tfalse positives/night")
-	for _, s := range o.stepPct {
+	for _, s := range o.StepPct {
 		fmt.Fprintf(tw, "\tstep %g%%", s)
 	}
 	fmt.Fprintln(tw)
-	for i, noise := range o.noiseCV {
-		row := results[i*len(o.stepPct) : (i+1)*len(o.stepPct)]
+	for i, noise := range o.NoiseCV {
+		row := results[i*len(o.StepPct) : (i+1)*len(o.StepPct)]
 		fmt.Fprintf(tw, "%g%%\t%.2f%%", noise*100, row[0].FalsePositiveRate*100)
 		for _, r := range row {
 			fmt.Fprintf(tw, "\t%.1f%%", r.Power*100)
@@ -210,11 +161,11 @@ func writeText(w io.Writer, o options, results []Result) error {
 	return tw.Flush()
 }
 
-// floatList is a comma-separated list of numbers; setting it replaces the
-// default.
-type floatList []float64
+// FloatList is a comma-separated list of numbers, a flag.Value; setting
+// it replaces the default.
+type FloatList []float64
 
-func (l *floatList) String() string {
+func (l *FloatList) String() string {
 	if l == nil {
 		return ""
 	}
@@ -225,7 +176,7 @@ func (l *floatList) String() string {
 	return strings.Join(parts, ",")
 }
 
-func (l *floatList) Set(s string) error {
+func (l *FloatList) Set(s string) error {
 	var out []float64
 	for _, p := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)

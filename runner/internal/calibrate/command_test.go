@@ -5,28 +5,34 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-func noEnv(string) string { return "" }
+// with is the defaults changed by f.
+func with(f func(*Config)) Config {
+	c := Defaults()
+	if f != nil {
+		f(&c)
+	}
+	return c
+}
 
-func runJSON(t *testing.T, args []string, getenv func(string) string) []map[string]any {
+func runJSON(t *testing.T, c Config) []map[string]any {
 	t.Helper()
+	c.JSON = true
 	var out bytes.Buffer
-	if err := Command(context.Background(), append(args, "--json"), getenv, &out, io.Discard); err != nil {
-		t.Fatalf("Command(%q) error = %v", args, err)
+	if err := Measure(context.Background(), c, &out); err != nil {
+		t.Fatalf("Measure(%+v) error = %v", c, err)
 	}
 	var rows []map[string]any
 	dec := json.NewDecoder(&out)
 	for dec.More() {
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {
-			t.Fatalf("Command(%q) printed bad JSON: %v", args, err)
+			t.Fatalf("Measure(%+v) printed bad JSON: %v", c, err)
 		}
 		rows = append(rows, m)
 	}
@@ -36,7 +42,7 @@ func runJSON(t *testing.T, args []string, getenv func(string) string) []map[stri
 // TestDefaultsMeetTargets is the claim the detector's defaults rest on.
 func TestDefaultsMeetTargets(t *testing.T) {
 	t.Parallel()
-	rows := runJSON(t, nil, noEnv)
+	rows := runJSON(t, Defaults())
 	if len(rows) != 1 {
 		t.Fatalf("default run printed %d results, want 1", len(rows))
 	}
@@ -54,14 +60,14 @@ func TestDefaultsMeetTargets(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	t.Parallel()
-	args := []string{"--trials", "300", "--noise-cv", "0.03", "--step-pct", "6,9"}
-	a := runJSON(t, append(args, "--seed", "5"), noEnv)
-	b := runJSON(t, append(args, "--seed", "5"), noEnv)
+	c := with(func(c *Config) { c.Trials, c.NoiseCV, c.StepPct, c.Seed = 300, FloatList{0.03}, FloatList{6, 9}, 5 })
+	a := runJSON(t, c)
+	b := runJSON(t, c)
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("two runs with seed 5 differ (-first +second):\n%s", diff)
 	}
-	c := runJSON(t, append(args, "--seed", "6"), noEnv)
-	if cmp.Equal(a, c) {
+	c.Seed = 6
+	if d := runJSON(t, c); cmp.Equal(a, d) {
 		t.Errorf("seeds 5 and 6 gave the same results %v", a)
 	}
 	// Each noise level shares one no-change stream across steps.
@@ -72,7 +78,7 @@ func TestDeterministic(t *testing.T) {
 
 func TestPowerGrowsWithStep(t *testing.T) {
 	t.Parallel()
-	rows := runJSON(t, []string{"--trials", "2000", "--noise-cv", "0.02", "--step-pct", "0,2,6,20"}, noEnv)
+	rows := runJSON(t, with(func(c *Config) { c.Trials, c.NoiseCV, c.StepPct = 2000, FloatList{0.02}, FloatList{0, 2, 6, 20} }))
 	var power []float64
 	for _, r := range rows {
 		power = append(power, r["power"].(float64))
@@ -81,67 +87,56 @@ func TestPowerGrowsWithStep(t *testing.T) {
 		t.Errorf("power at steps 0, 2, 6, 20%% = %v; want rising from near 0 to 1", power)
 	}
 	// A floor above the step stops every flag.
-	rows = runJSON(t, []string{"--trials", "500", "--step-pct", "6", "--min-effect-pct", "12"}, noEnv)
+	rows = runJSON(t, with(func(c *Config) { c.Trials, c.StepPct, c.MinEffect = 500, FloatList{6}, 12 }))
 	if p := rows[0]["power"].(float64); p != 0 {
 		t.Errorf("power with a 12%% floor and a 6%% step = %v, want 0", p)
-	}
-}
-
-func TestEnv(t *testing.T) {
-	t.Parallel()
-	env := map[string]string{"BENCHKITE_CALIBRATE_TRIALS": "40", "BENCHKITE_CALIBRATE_NOISE_CV": "0.01,0.05", "BENCHKITE_CALIBRATE_SEED": "3"}
-	getenv := func(k string) string { return env[k] }
-	rows := runJSON(t, nil, getenv)
-	if len(rows) != 2 || rows[0]["trials"] != 40.0 || rows[1]["noise_cv"] != 0.05 || rows[0]["seed"] != 3.0 {
-		t.Errorf("Command() with env %v = %v", env, rows)
-	}
-	rows = runJSON(t, []string{"--trials", "20"}, getenv)
-	if rows[0]["trials"] != 20.0 {
-		t.Errorf("--trials 20 over env 40 gave trials %v", rows[0]["trials"])
 	}
 }
 
 func TestText(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if err := Command(context.Background(), []string{"--trials", "100", "--noise-cv", "0.01,0.02", "--step-pct", "3,6"}, noEnv, &out, io.Discard); err != nil {
+	if err := Measure(context.Background(), with(func(c *Config) { c.Trials, c.NoiseCV, c.StepPct = 100, FloatList{0.01, 0.02}, FloatList{3, 6} }), &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"30 past nights, 100 trials per setting, seed 1\n", "noise CV  false positives/night  step 3%  step 6%\n", "\n1%  ", "\n2%  "} {
 		if !strings.Contains(out.String(), want) {
-			t.Errorf("Command() printed\n%s\nwant it to contain %q", out.String(), want)
+			t.Errorf("Measure() printed\n%s\nwant it to contain %q", out.String(), want)
 		}
 	}
 }
 
-func TestUsageErrors(t *testing.T) {
+func TestImpossibleValues(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		args []string
-		env  map[string]string
+		set  func(*Config)
 		want string
 	}{
-		{name: "unknown flag", args: []string{"--nightz", "3"}, want: "flag provided but not defined: -nightz"},
-		{name: "not a number", args: []string{"--step-pct", "3,x"}, want: `"x" is not a number`},
-		{name: "percent as cv", args: []string{"--noise-cv", "2"}, want: "--noise-cv 2 is not in (0, 1)"},
-		{name: "too few nights", args: []string{"--nights", "5"}, want: "--nights 5 is below --min-history 20"},
-		{name: "no trials", args: []string{"--trials", "0"}, want: "--trials 0"},
-		{name: "argument", args: []string{"extra"}, want: `unexpected argument "extra"`},
-		{name: "bad env", env: map[string]string{"BENCHKITE_CALIBRATE_NIGHTS": "many"}, want: `BENCHKITE_CALIBRATE_NIGHTS="many"`},
-		{name: "bad detector", args: []string{"--false-alarm-rate", "0.9"}, want: "false-alarm rate 0.9"},
+		{name: "percent as cv", set: func(c *Config) { c.NoiseCV = FloatList{2} }, want: "--noise-cv 2 is not in (0, 1)"},
+		{name: "too few nights", set: func(c *Config) { c.Nights = 5 }, want: "--nights 5 is below --min-history 20"},
+		{name: "no trials", set: func(c *Config) { c.Trials = 0 }, want: "--trials 0"},
+		{name: "bad detector", set: func(c *Config) { c.FalseAlarm = 0.9 }, want: "false-alarm rate 0.9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := Command(context.Background(), tt.args, func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
+			err := Measure(context.Background(), with(tt.set), &bytes.Buffer{})
 			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Command(%q) error = %v, want ErrUsage containing %q", tt.args, err, tt.want)
+				t.Errorf("Measure() error = %v, want ErrUsage containing %q", err, tt.want)
 			}
 		})
 	}
-	if err := Command(context.Background(), []string{"-h"}, noEnv, io.Discard, io.Discard); !errors.Is(err, flag.ErrHelp) {
-		t.Errorf("Command(-h) error = %v, want flag.ErrHelp", err)
+}
+
+func TestFloatList(t *testing.T) {
+	t.Parallel()
+	var l FloatList
+	if err := l.Set("0.01, 2"); err != nil || !cmp.Equal(l, FloatList{0.01, 2}) || l.String() != "0.01,2" {
+		t.Errorf("Set(\"0.01, 2\") = %v, %v (%q)", l, err, l.String())
+	}
+	if err := l.Set("3,x"); err == nil || !strings.Contains(err.Error(), `"x" is not a number`) {
+		t.Errorf("Set(\"3,x\") error = %v", err)
 	}
 }
 
@@ -149,7 +144,7 @@ func TestCanceled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Command(ctx, nil, noEnv, io.Discard, io.Discard); !errors.Is(err, context.Canceled) {
-		t.Errorf("Command(canceled) error = %v, want context.Canceled", err)
+	if err := Measure(ctx, Defaults(), &bytes.Buffer{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Measure(canceled) error = %v, want context.Canceled", err)
 	}
 }

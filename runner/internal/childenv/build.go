@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/envname"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
@@ -41,7 +42,7 @@ type Options struct {
 
 // ErrForbidden is wrapped by the errors of Build and CheckRecipe about a
 // variable that may not be set.
-var ErrForbidden = errors.New("variable may not be set")
+var ErrForbidden = envname.ErrForbidden
 
 // Build returns the complete environment of a child of role r, sorted by
 // name, one entry per name.
@@ -146,27 +147,10 @@ func checkName(name string) error {
 	return nil
 }
 
-// CheckRecipe says whether a recipe may set the variable name. A recipe
-// may not pick which programs and libraries run (PATH, the dynamic
-// loader's LD_*, Python's module search path) nor set runner or agent
-// settings (BUILDKITE_*, BENCHKITE_*). The recipe loader uses it too, to
-// reject such a recipe with its file and line.
-func CheckRecipe(name string) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
-	switch {
-	case name == "PATH":
-		return fmt.Errorf("%s: %w by a recipe: the runner decides which programs run", name, ErrForbidden)
-	case strings.HasPrefix(name, "LD_"):
-		return fmt.Errorf("%s: %w by a recipe: it changes which libraries are loaded", name, ErrForbidden)
-	case name == "PYTHONPATH", name == "PYTHONHOME", name == "PYTHONUSERBASE":
-		return fmt.Errorf("%s: %w by a recipe: it changes which Python code is imported", name, ErrForbidden)
-	case strings.HasPrefix(name, "BUILDKITE_"), strings.HasPrefix(name, "BENCHKITE_"):
-		return fmt.Errorf("%s: %w by a recipe: it is a Buildkite or runner setting", name, ErrForbidden)
-	}
-	return nil
-}
+// CheckRecipe says whether a recipe may set the variable name, by the rule
+// the recipe loader applies too (internal/envname), so that a recipe lint
+// accepts is never refused here.
+func CheckRecipe(name string) error { return envname.CheckRecipe(name) }
 
 var proxyNames = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
 

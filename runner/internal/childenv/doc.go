@@ -13,5 +13,6 @@
 // Buildkite job variables only for buildkite-agent.
 //
 // A recipe's env is applied on top, but a recipe may not choose which
-// programs or libraries run (PATH, LD_*, PYTHONPATH, ...): see CheckRecipe.
+// programs or libraries run (PATH, LD_*, PYTHONPATH, ...) nor where the Hub
+// token goes: see CheckRecipe.
 package childenv

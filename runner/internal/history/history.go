@@ -12,6 +12,7 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
@@ -27,50 +29,42 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
-// Command is `runner history`: it fetches the nights named in
-// BENCHKITE_HISTORY (or --needs) through the Buildkite API and writes
-// them to --out. The file is written even when fetches fail, with the
-// reasons, so the gates say why they have no baseline; the command then
-// fails when the API could not be used at all.
-func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	return run(ctx, args, io, getenv, environ, nil)
+// Config is what `runner history` fetches and where it writes it;
+// runner's CLI fills it from flags and the environment.
+type Config struct {
+	// Out is the history file to write.
+	Out string
+	// Needs is the "recipe<TAB>nights" lines of contract.HistoryEnv.
+	Needs string
+	API   gate.APIConfig
 }
 
-// run is Command with the source replaceable in tests.
-func run(ctx context.Context, args []string, streams cliutil.Streams, getenv func(string) string, environ []string, source func(ctx context.Context) (baseline.Source, error)) error {
-	fs := cliutil.NewFlagSet("history", streams.Stderr)
-	env := cliutil.Env{Getenv: getenv}
-	out := fs.String("out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryArtifact), "file to write (env BENCHKITE_HISTORY_OUT)")
-	needsText := fs.String("needs", getenv(contract.HistoryEnv), "recipes and nights to fetch, \"recipe<TAB>nights\" lines (env "+contract.HistoryEnv+"; the generator sets it)")
-	var c gate.APIConfig
-	fs.StringVar(&c.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
-	fs.StringVar(&c.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
-	fs.StringVar(&c.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
-	fs.StringVar(&c.Branch, "baseline-branch", env.String("BENCHKITE_BASELINE_BRANCH", getenv("BUILDKITE_PIPELINE_DEFAULT_BRANCH")), "branch whose scheduled builds are baselines (env BENCHKITE_BASELINE_BRANCH; default the pipeline's default branch)")
-	operands, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: history takes no arguments, got %q", cliutil.ErrUsage, operands)
-	}
-	if err := env.Err(); err != nil {
-		return err
-	}
-	needs, err := contract.ParseNeeds(*needsText)
+// Run is `runner history`: it fetches the nights c.Needs names through
+// the Buildkite API and writes them to c.Out. The file is written even
+// when fetches fail, with the reasons, so the gates say why they have no
+// baseline; the command then fails (exit 1) whenever a recipe's nights
+// could not be fetched: no token, an unreachable API, a refused token.
+func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	return run(ctx, c, io, getenv, environ, nil)
+}
+
+// run is Run with the source replaceable in tests.
+func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(string) string, environ []string, source func(ctx context.Context) (baseline.Source, error)) error {
+	needs, err := contract.ParseNeeds(c.Needs)
 	if err != nil {
 		return fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
 	}
 	if source == nil {
-		source = gate.APISource(c, getenv, secretGetter(environ))
+		source = gate.APISource(c.API, getenv, secretGetter(environ))
 	}
 	f := &baseline.File{Version: baseline.FileVersion, FetchedAt: time.Now().UTC(), Recipes: map[string]baseline.FileRecipe{}}
 	f.BuildNumber, _ = strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
 	var failure error
+	var apiErrs []error
 	if len(needs) > 0 {
 		src, err := source(ctx)
 		if err != nil {
-			failure = fmt.Errorf("no baselines for this build: %w", err)
+			failure = fmt.Errorf("no baselines for this build: %s: %w", apiProblem(err), err)
 		}
 		for _, n := range needs {
 			key := contract.StepKey(n.Recipe)
@@ -84,20 +78,49 @@ func run(ctx context.Context, args []string, streams cliutil.Streams, getenv fun
 			}
 			f.Record(n.Recipe, key, n.Nights, r, err)
 			report(streams.Stdout, n, r, err)
+			if apiFailed(err) {
+				apiErrs = append(apiErrs, fmt.Errorf("%s: %w", n.Recipe, err))
+			}
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+	if failure == nil && len(apiErrs) > 0 {
+		failure = fmt.Errorf("the Buildkite API %s for %d of %d recipe(s): %w", apiProblem(apiErrs[0]), len(apiErrs), len(needs), errors.Join(apiErrs...))
+	}
+	if err := os.MkdirAll(filepath.Dir(c.Out), 0o755); err != nil {
 		return fmt.Errorf("create history directory: %w", err)
 	}
-	if err := f.WriteFile(*out); err != nil {
+	if err := f.WriteFile(c.Out); err != nil {
 		return err
 	}
-	fmt.Fprintf(streams.Stdout, "runner: wrote the nights of %d recipe(s) to %s\n", len(needs), *out)
+	fmt.Fprintf(streams.Stdout, "runner: wrote the nights of %d recipe(s) to %s\n", len(needs), c.Out)
 	if failure != nil {
 		fmt.Fprintf(streams.Stdout, "+++ :warning: %v\n", failure)
 		return failure
 	}
 	return nil
+}
+
+// apiFailed says whether a fetch failed because of the API (no token,
+// unreachable, refused, wrong slugs) rather than for want of nights: a
+// new recipe with no past night is not a failure of the history step.
+func apiFailed(err error) bool {
+	return errors.Is(err, bkapi.ErrNoToken) || errors.Is(err, bkapi.ErrUnavailable) ||
+		errors.Is(err, bkapi.ErrUnauthorized) || errors.Is(err, bkapi.ErrNotFound)
+}
+
+// apiProblem names what went wrong in the words a person acts on.
+func apiProblem(err error) string {
+	switch {
+	case errors.Is(err, bkapi.ErrNoToken):
+		return "has no token"
+	case errors.Is(err, bkapi.ErrUnauthorized):
+		return "refused the token (unauthorised)"
+	case errors.Is(err, bkapi.ErrNotFound):
+		return "did not find the pipeline or build (not found)"
+	case errors.Is(err, bkapi.ErrUnavailable):
+		return "could not be reached (unreachable)"
+	}
+	return "failed"
 }
 
 // outcomes adds to the nights a baseline_from gate may pick the

@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/google/go-cmp/cmp"
 )
@@ -43,9 +47,9 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": "13", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: "a-h200", Nights: 5}, {Recipe: "b-mi355x", Nights: 1}, {Recipe: "c-b200", Nights: 2}})}
 	var stdout, stderr bytes.Buffer
-	err := Command(context.Background(), []string{"--out", out}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, func(k string) string { return env[k] }, nil)
+	err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, func(k string) string { return env[k] }, nil)
 	if err != nil {
-		t.Fatalf("Command() = %v\n%s%s", err, stdout.String(), stderr.String())
+		t.Fatalf("Run() = %v\n%s%s", err, stdout.String(), stderr.String())
 	}
 	if strings.Contains(stdout.String()+stderr.String(), token) {
 		t.Errorf("the log shows the token")
@@ -96,7 +100,7 @@ func TestCommandWithoutToken(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "baselines.json")
 	env := map[string]string{contract.HistoryEnv: "a-h200\t3"}
 	var stdout bytes.Buffer
-	err := run(context.Background(), []string{"--out", out}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil,
+	err := run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil,
 		func(context.Context) (baseline.Source, error) {
 			return nil, errors.New("no API token: BUILDKITE_API_TOKEN is unset")
 		})
@@ -109,13 +113,69 @@ func TestCommandWithoutToken(t *testing.T) {
 	}
 }
 
-func TestCommandBadNeeds(t *testing.T) {
+func TestRunBadNeeds(t *testing.T) {
 	t.Parallel()
 	var stdout bytes.Buffer
-	err := Command(context.Background(), []string{"--out", filepath.Join(t.TempDir(), "x.json"), "--needs", "a-h200\tmany"}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(string) string { return "" }, nil)
+	err := Run(context.Background(), Config{Out: filepath.Join(t.TempDir(), "x.json"), Needs: "a-h200\tmany"}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(string) string { return "" }, nil)
 	if !errors.Is(err, cliutil.ErrUsage) || !strings.Contains(err.Error(), contract.HistoryEnv+" line 1") {
-		t.Errorf("Command() = %v, want a usage error naming the line", err)
+		t.Errorf("Run() = %v, want a usage error naming the line", err)
 	}
+}
+
+// An API that cannot be used fails the step whatever the reason, and the
+// message names the reason: no token, unreachable, refused, not found. A
+// recipe that has no nights yet fails nothing.
+func TestRunAPIFailuresFail(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		srcErr error // from making the source
+		getErr error // from every fetch
+		want   string
+	}{
+		{name: "no token", srcErr: fmt.Errorf("%w: BUILDKITE_API_TOKEN is not set", bkapi.ErrNoToken), want: "has no token"},
+		{name: "unreachable", getErr: fmt.Errorf("%w: %w: dial tcp: connection refused", baseline.ErrNoBaseline, bkapi.ErrUnavailable), want: "could not be reached (unreachable) for 2 of 2 recipe(s)"},
+		{name: "unauthorised", getErr: fmt.Errorf("%w: %w", baseline.ErrNoBaseline, bkapi.ErrUnauthorized), want: "refused the token (unauthorised)"},
+		{name: "not found", getErr: fmt.Errorf("%w: %w", baseline.ErrNoBaseline, bkapi.ErrNotFound), want: "(not found)"},
+		{name: "no nights yet", getErr: fmt.Errorf("%w: no passing night among 0 builds", baseline.ErrNoBaseline)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "baselines.json")
+			var stdout bytes.Buffer
+			err := run(context.Background(), Config{Out: out, Needs: "a-h200\t3\nb-h200\t3"}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(string) string { return "" }, nil,
+				func(context.Context) (baseline.Source, error) {
+					if tt.srcErr != nil {
+						return nil, tt.srcErr
+					}
+					return failingSource{tt.getErr}, nil
+				})
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("run() = %v, want nil", err)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("run() = %v, want an error containing %q", err, tt.want)
+			}
+			if _, serr := os.Stat(out); serr != nil {
+				t.Errorf("no history file written: %v", serr)
+			}
+		})
+	}
+}
+
+type failingSource struct{ err error }
+
+func (s failingSource) Last(context.Context, string, string, int) (baseline.Result, error) {
+	return baseline.Result{}, s.err
+}
+
+// apiConfig is the history step's configuration for a stand-in API whose
+// address and needs env holds.
+func apiConfig(out string, env map[string]string) Config {
+	return Config{Out: out, Needs: env[contract.HistoryEnv],
+		API: gate.APIConfig{URL: env["BENCHKITE_API_URL"], TokenEnv: "BUILDKITE_API_TOKEN", TokenSecret: "BENCHKITE_API_TOKEN"}}
 }
 
 // A file that cannot be read is no baseline, with the reason.

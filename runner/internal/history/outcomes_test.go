@@ -69,8 +69,8 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": "24", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
 	var stdout bytes.Buffer
-	if err := Command(context.Background(), []string{"--out", out}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
-		t.Fatalf("Command() = %v\n%s", err, stdout.String())
+	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
+		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
 	r, err := baseline.FileSource(out).Last(context.Background(), twin, contract.StepKey(twin), 10)
 	if err != nil {
@@ -136,8 +136,8 @@ func TestCommandOutcomesAtRealisticSizes(t *testing.T) {
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": "34", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
 	var stdout bytes.Buffer
-	if err := Command(context.Background(), []string{"--out", out}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
-		t.Fatalf("Command() = %v\n%s", err, stdout.String())
+	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
+		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
 	r, err := baseline.FileSource(out).Last(context.Background(), twin, contract.StepKey(twin), 10)
 	if err != nil {

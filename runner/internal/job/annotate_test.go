@@ -40,7 +40,10 @@ func seedRun(score, tput, tpot float64) summary.Summary {
 	ok := func(name string) summary.Phase { return summary.Phase{Name: name, Status: summary.StatusOK} }
 	return summary.Summary{
 		SchemaVersion: summary.SchemaVersion, Recipe: "minimax_m3-mi355x", GPU: "MI355X", Device: "mi355x", NumGPUs: 8, TP: 8,
-		Precision: "fp8", Model: "MiniMaxAI/MiniMax-M3-MXFP8", Image: "vllm/vllm-openai-rocm:nightly-0123abc", VLLMCommit: "0123abc",
+		Precision: "mxfp8", Model: "MiniMaxAI/MiniMax-M3-MXFP8", Image: "vllm/vllm-openai-rocm:nightly-0123abc", VLLMCommit: "0123abc",
+		ImageTag: "nightly-0123abc", ImageDigest: "sha256:5d0f3c1e9a7b",
+		Buildkite: &summary.BuildkiteInfo{BuildNumber: "812", BuildURL: "https://buildkite.com/vllm/benchkite/builds/812",
+			JobID: "0190f3a2-0000-4000-8000-000000000812", StepKey: "recipe:minimax_m3-mi355x", Branch: "main", Source: "schedule"},
 		Phases: []summary.Phase{ok("serve"), ok("ready"), ok("bench"), ok("lm_eval")},
 		Bench:  []summary.BenchRun{seedBench(tput, tpot)},
 		Accuracy: []summary.TaskResult{{Task: "gsm8k", NumFewshot: 5, Status: summary.StatusOK, Samples: 1319, File: "gsm8k/results.json",
@@ -53,6 +56,7 @@ func seedNights(t *testing.T) map[string][]baseline.Night {
 	var own []baseline.Night
 	for i, v := range [][2]float64{{1480, 20.5}, {1470, 20.9}, {1495, 20.1}, {1500, 20.6}, {1460, 20.4}} {
 		s := seedRun(0.93, v[0], v[1])
+		s.VLLMCommit = fmt.Sprintf("%07x", 0x89ab012-i*0x111)
 		own = append(own, baseline.Night{BuildNumber: 80 - i, Summary: baselinetest.Encode(t, s)})
 	}
 	return map[string][]baseline.Night{
@@ -98,6 +102,14 @@ func annotationCases(t *testing.T) []struct {
 		},
 		Accuracy: []summary.TaskResult{{Task: "gsm8k", NumFewshot: 5, Status: summary.StatusFailed, Error: "lm_eval: exit status 2\nConnectionError: server closed | retry"}},
 	}
+	// vLLM ran out of GPU memory while loading: the runner saw the
+	// server exit, the cause line is the one that says why.
+	oom := seedRun(0, 0, 0)
+	oom.Bench, oom.Accuracy = nil, nil
+	oom.Phases = []summary.Phase{{Name: "serve", Status: summary.StatusOK},
+		{Name: "ready", Status: summary.StatusFailed, Error: "server exited with status 1 before it was healthy (after 4m12s); see server.log",
+			Cause: "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 287.98 GiB of which 1.21 GiB is free."},
+		{Name: "bench", Status: summary.StatusNotRun, Error: "server exited"}, {Name: "lm_eval", Status: summary.StatusNotRun, Error: "server exited"}}
 	sweepNights := (&baselinetest.Source{Nights: map[string][]baseline.Night{"sweep-mi300x": {
 		{BuildNumber: 12, Summary: baselinetest.Encode(t, summary.Summary{Recipe: "sweep-mi300x", Bench: partial.Bench[:1]})},
 		{BuildNumber: 11, Summary: baselinetest.Encode(t, summary.Summary{Recipe: "sweep-mi300x", Bench: []summary.BenchRun{{Name: "1k-in-1k-out-conc-8", Status: "ok", Metrics: map[string]float64{"output_throughput": 800}}}})},
@@ -113,6 +125,7 @@ func annotationCases(t *testing.T) []struct {
 		{"perf_regression", "", summary.VerdictFail, gated(t, seed, seedRun(0.93, 1300, 24), withNights)},
 		{"no_baseline", "", summary.VerdictUnverified, gated(t, seed, seedRun(0.93, 1490, 20.2), noToken)},
 		{"partial_failure", "", summary.VerdictError, gated(t, sweep, partial, sweepNights)},
+		{"oom", "", summary.VerdictError, gated(t, seed, oom, withNights)},
 	}
 }
 

@@ -34,6 +34,7 @@ type server struct {
 	container string // docker runtime only
 	logFile   *os.File
 	prefix    *proc.PrefixWriter
+	view      *serverLogView // what of the output the job log shows
 	tail      *proc.Tail
 }
 
@@ -214,7 +215,8 @@ func (j *Job) serve(ctx context.Context) error {
 		return fmt.Errorf("create server log: %w", err)
 	}
 	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
-	out := io.MultiWriter(s.prefix, f, s.tail)
+	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
+	out := io.MultiWriter(s.view, f, s.tail)
 	last := specs[len(specs)-1]
 	if len(specs) == 2 {
 		s.container = containerName(j.res, j.getenv)
@@ -408,6 +410,9 @@ func (j *Job) teardown(ctx context.Context, hurry bool) {
 			// Say so when SIGTERM was not enough.
 			fmt.Fprintf(j.log, "runner: server stopped: %v\n", err)
 		}
+	}
+	if s.view != nil {
+		s.view.Close()
 	}
 	s.prefix.Close()
 	s.logFile.Close()

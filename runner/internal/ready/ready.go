@@ -33,8 +33,9 @@ const (
 	// MaxInterval is the longest interval Wait accepts, so that readiness
 	// costs the benchmark at most a second.
 	MaxInterval = time.Second
-	// DefaultProgressEvery is how often Wait reports that it still waits.
-	DefaultProgressEvery = 60 * time.Second
+	// DefaultProgressEvery is how often Wait reports that it still waits:
+	// often enough that a long load does not look dead.
+	DefaultProgressEvery = 30 * time.Second
 	// requestTimeout bounds one probe when Options.Client has no timeout.
 	requestTimeout = 10 * time.Second
 )
@@ -205,7 +206,28 @@ func (w *waiter) reportProgress() {
 		return
 	}
 	elapsed := time.Since(w.start).Round(time.Second)
-	fmt.Fprintf(w.opts.Progress, "still waiting for %s … %ds\n", w.healthURL, int(elapsed.Seconds()))
+	limit := ""
+	if w.opts.Timeout > 0 {
+		limit = " of " + clock(w.opts.Timeout)
+	}
+	what := "the server"
+	if w.opts.Model != "" {
+		what += " to serve " + w.opts.Model
+	}
+	fmt.Fprintf(w.opts.Progress, "runner: waiting %s%s for %s at %s (last probe: %s)\n", clock(elapsed), limit, what, w.healthURL, w.last)
+}
+
+// clock is a duration as people read a wait: "4m05s", "1h02m00s", "45s".
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%dh%02dm%02ds", h, m, s)
+	case m > 0:
+		return fmt.Sprintf("%dm%02ds", m, s)
+	}
+	return fmt.Sprintf("%ds", s)
 }
 
 // probe asks /health and, once it answers 200, /v1/models. It returns

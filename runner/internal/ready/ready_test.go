@@ -289,7 +289,7 @@ func (s *syncBuffer) String() string {
 
 func TestWaitReportsProgress(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t, http.StatusServiceUnavailable, "")
+	srv := newFakeServer(t, http.StatusServiceUnavailable, `{"data":[{"id":"org/model"}]}`)
 	var progress syncBuffer
 	go func() {
 		for strings.Count(progress.String(), "\n") < 2 {
@@ -298,12 +298,12 @@ func TestWaitReportsProgress(t *testing.T) {
 		srv.healthStatus.Store(http.StatusOK)
 	}()
 	err := result(t, context.Background(), Options{
-		BaseURL: srv.URL, Interval: 5 * time.Millisecond, Progress: &progress, ProgressEvery: 10 * time.Millisecond,
+		BaseURL: srv.URL, Model: "org/model", Interval: 5 * time.Millisecond, Timeout: time.Hour, Progress: &progress, ProgressEvery: 10 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("Wait() error = %v", err)
 	}
-	line := regexp.MustCompile(`^still waiting for ` + regexp.QuoteMeta(srv.URL) + `/health … \d+s$`)
+	line := regexp.MustCompile(`^runner: waiting \d+s of 1h00m00s for the server to serve org/model at ` + regexp.QuoteMeta(srv.URL) + `/health \(last probe: /health answered 503 Service Unavailable\)$`)
 	lines := strings.Split(strings.TrimSuffix(progress.String(), "\n"), "\n")
 	if len(lines) < 2 {
 		t.Fatalf("progress = %q, want at least two lines", progress.String())
@@ -335,5 +335,14 @@ func TestWaitRejectsBadOptions(t *testing.T) {
 				t.Errorf("Wait() error = %v, want it to contain %q", err, tt.wantText)
 			}
 		})
+	}
+}
+
+func TestClock(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{45 * time.Second: "45s", 245 * time.Second: "4m05s", 62 * time.Minute: "1h02m00s", 1400 * time.Millisecond: "1s"} {
+		if got := clock(d); got != want {
+			t.Errorf("clock(%s) = %q, want %q", d, got, want)
+		}
 	}
 }

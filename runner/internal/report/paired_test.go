@@ -125,17 +125,17 @@ func TestReportPairsSeedWithTwin(t *testing.T) {
 				}
 			}
 			var out bytes.Buffer
-			err := Command(context.Background(), []string{"--results", dir, "--download=false"}, cliutil.Streams{Stdout: &out, Stderr: &out},
+			err := Run(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &out, Stderr: &out},
 				func(string) string { return "" }, nil)
 			code := 0
 			var ee *cliutil.ExitError
 			if errors.As(err, &ee) {
 				code = ee.Code
 			} else if err != nil {
-				t.Fatalf("Command() error = %v", err)
+				t.Fatalf("Run() error = %v", err)
 			}
 			if code != tt.wantExit {
-				t.Errorf("Command() exit = %d, want %d\n%s", code, tt.wantExit, out.String())
+				t.Errorf("Run() exit = %d, want %d\n%s", code, tt.wantExit, out.String())
 			}
 			body := out.String()
 			testutil.CheckMarkdownTables(t, body)

@@ -17,6 +17,7 @@ import (
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
@@ -35,44 +36,48 @@ var (
 // Context is the annotation context of the build-wide report.
 const Context = "benchkite-report"
 
-// Command is `runner report`: it writes the build-wide annotation and
-// fails only for regressions it found.
-func Command(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	return run(ctx, args, io, getenv, environ, nil)
+// Priority puts the build's report above every recipe's annotation
+// (Buildkite shows 10 first; the agent's default is 3).
+const Priority = "10"
+
+// Config is what `runner report` reads; runner's CLI fills it from flags
+// and the environment.
+type Config struct {
+	// Results holds <recipe>/summary.json.
+	Results string
+	// Download fetches this build's summaries with buildkite-agent first.
+	Download bool
+	// API is asked for the state of selected steps that left no summary.
+	API gate.APIConfig
+	// states, when set, replaces the API (tests).
+	states JobStates
 }
 
 // JobStates gives the state of each job of this build by step key.
 type JobStates func(ctx context.Context) (map[string]string, error)
 
-// run is Command with the build's job states replaceable in tests.
-func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string, environ []string, states JobStates) error {
-	fs := cliutil.NewFlagSet("report", io.Stderr)
-	env := cliutil.Env{Getenv: getenv}
-	dir := fs.String("results", cliutil.OrDefault(getenv("BENCHKITE_RESULTS"), contract.ResultsRoot), "directory holding <recipe>/summary.json (env BENCHKITE_RESULTS)")
-	download := fs.Bool("download", buildlog.InBuildkite(getenv), "download this build's summaries with buildkite-agent first (default: when in a Buildkite job)")
-	var c gate.APIConfig
-	fs.StringVar(&c.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API, for the state of steps that left no summary (env BENCHKITE_API_URL)")
-	fs.StringVar(&c.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
-	fs.StringVar(&c.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
-	operands, err := cliutil.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: report takes no arguments", cliutil.ErrUsage)
-	}
-	if err := env.Err(); err != nil {
-		return err
-	}
+// Run is `runner report`: it writes the build-wide annotation and fails
+// only for regressions it found.
+func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	dir, download, states := &c.Results, &c.Download, c.states
 	selected, left := contract.ParseSelected(getenv(contract.SelectedEnv))
 	procs := proc.Exec{}
 	if *download {
 		downloadSummaries(ctx, procs, *dir, selected, left, environ, io)
 	}
+	history := filepath.Join(*dir, "_history", "baselines.json")
+	if *download {
+		// The nights the recipes were judged against, for the trend page.
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", filepath.ToSlash(history), ".", "--step", contract.HistoryStepKey}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
+		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
+		if err := procs.Run(ctx, spec); err != nil {
+			fmt.Fprintf(io.Stdout, "runner: download the history: %v; the trend page shows tonight only\n", err)
+		}
+	}
 	sums, problems := readSummaries(*dir)
 	if len(selected) > 0 || left > 0 {
 		if states == nil {
-			states = apiStates(c, getenv, environ)
+			states = apiStates(c.API, getenv, environ)
 		}
 		var missing []summary.Summary
 		missing, problems = lost(ctx, selected, left, sums, states, problems)
@@ -81,14 +86,32 @@ func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(str
 	if *download {
 		downloadSamples(ctx, procs, *dir, sums, environ, io)
 	}
+	title := "benchkite: the nights of every recipe"
+	if n := getenv("BUILDKITE_BUILD_NUMBER"); n != "" {
+		title += ", build #" + n
+	}
+	page, err := writeTrendPage(ctx, *dir, sums, baseline.NewHistory(func(context.Context) (baseline.Source, error) {
+		return baseline.FileSource(history), nil
+	}), title)
+	if err != nil {
+		fmt.Fprintf(io.Stdout, "runner: warning: %v\n", err)
+	} else {
+		fmt.Fprintf(io.Stdout, "runner: wrote the trend page %s\n", page)
+	}
 	same := sameBuildComparisons(sums, *dir)
 	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
 	body := annotate.Cap(renderReport(sums, same, problems, skipped, getenv("BUILDKITE_BUILD_URL")), annotate.MaxBody)
 	fmt.Fprint(io.Stdout, body)
 	if buildlog.InBuildkite(getenv) {
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums, same)}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums, same), "--priority", Priority}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
 		if err := procs.Run(ctx, spec); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: annotate: %v\n", err)
+		}
+		if page != "" {
+			spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "upload", filepath.ToSlash(page)}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
+			if err := procs.Run(ctx, spec); err != nil {
+				fmt.Fprintf(io.Stdout, "runner: upload the trend page: %v\n", err)
+			}
 		}
 	}
 	if n := regressions(sums); n > 0 {
@@ -123,21 +146,6 @@ func readSummaries(dir string) ([]summary.Summary, []string) {
 		}
 	}
 	return out, problems
-}
-
-// regressedAgainstNights counts the recipes with a failed regression gate:
-// a failed minimum score is a failure, not a regression.
-func regressedAgainstNights(sums []summary.Summary) int {
-	n := 0
-	for _, s := range sums {
-		for _, g := range s.Gates {
-			if g.Kind == summary.GateRegression && g.Verdict == summary.VerdictFail {
-				n++
-				break
-			}
-		}
-	}
-	return n
 }
 
 // regressions counts the recipes that failed a gate.
@@ -214,12 +222,12 @@ func functionCalling(s summary.Summary) string {
 	if n == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%d scored, lowest %s %.4f", n, annotate.Text(lowName), low)
+	return fmt.Sprintf("%d scored, lowest %s %s", n, annotate.Text(lowName), annotate.Num(low, annotate.Score))
 }
 
-// spread is the headline throughput's spread, per GPU: tonight's
-// repetitions, the history's noise and the detector's threshold, when the
-// run has a regression gate on it.
+// spread is the headline throughput's spread, per GPU: the range of
+// tonight's repetitions, when there were several; the Δ column has the
+// limit.
 func spread(s summary.Summary, run *summary.BenchRun) string {
 	for _, g := range s.Gates {
 		d := g.Detector
@@ -232,46 +240,160 @@ func spread(s summary.Summary, run *summary.BenchRun) string {
 			}
 			return v
 		}
-		out := ""
 		if d.Repetitions > 1 {
-			out = fmt.Sprintf("%.1f–%.1f, ", per(d.RepMin), per(d.RepMax))
+			return fmt.Sprintf(" (%s–%s)", annotate.Num(per(d.RepMin), annotate.TokensPerSec), annotate.Num(per(d.RepMax), annotate.TokensPerSec))
 		}
-		if g.Baseline == nil {
-			return " (" + out + "not judged)"
-		}
-		return fmt.Sprintf(" (%snoise %.1f%%, limit −%.1f%%)", out, d.NoiseCVPct, d.ThresholdPct)
+		return ""
 	}
 	return ""
 }
 
-func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
-	var b strings.Builder
-	pass, fail, unverified, errs := 0, 0, 0, 0
+// row is one recipe of the report: its verdict as the build judges it
+// (the same-build comparison can fail a recipe its own step passed), the
+// reason, and how bad it is, for the order.
+type row struct {
+	s       summary.Summary
+	verdict string // pass, regressed, fail, unverified, error
+	reason  string
+}
+
+// rank orders rows worst first: error, fail, regressed, unverified, pass.
+func rank(verdict string) int {
+	switch verdict {
+	case summary.VerdictError:
+		return 0
+	case summary.VerdictFail:
+		return 1
+	case verdictRegressed:
+		return 2
+	case summary.VerdictUnverified:
+		return 3
+	case summary.VerdictPass:
+		return 4
+	}
+	return 0
+}
+
+// verdictRegressed is a failed run whose every failed gate is a
+// regression gate: slower, not wrong.
+const verdictRegressed = "regressed"
+
+// rowsOf is every summary as a row, the same-build comparisons folded
+// into its verdict, worst first, then by name.
+func rowsOf(sums []summary.Summary, same []sameBuild) []row {
+	var rows []row
 	for _, s := range sums {
+		r := row{s: s, verdict: s.Verdict, reason: annotate.Reason(s)}
 		switch s.Verdict {
-		case summary.VerdictPass:
-			pass++
-		case summary.VerdictFail:
-			fail++
-		case summary.VerdictUnverified:
-			unverified++
+		case summary.VerdictPass, summary.VerdictFail, summary.VerdictUnverified:
 		default:
-			errs++
+			r.verdict = summary.VerdictError
+		}
+		if r.verdict == summary.VerdictFail {
+			onlyPerf := true
+			for _, g := range s.Gates {
+				if g.Verdict == summary.VerdictFail && g.Kind != summary.GateRegression {
+					onlyPerf = false
+				}
+			}
+			if onlyPerf {
+				r.verdict = verdictRegressed
+			}
+		}
+		for _, c := range same {
+			if c.Recipe == s.Recipe && !c.Pass && rank(r.verdict) > rank(summary.VerdictFail) {
+				r.verdict = summary.VerdictFail
+				r.reason = fmt.Sprintf("same-build comparison: %s %s %s vs %s %s (below)", annotate.Text(c.Task), annotate.Num(c.Value, annotate.Score),
+					annotate.InlineCode(c.Metric), annotate.InlineCode(c.From), annotate.Num(c.Other, annotate.Score))
+			}
+		}
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if a, b := rank(rows[i].verdict), rank(rows[j].verdict); a != b {
+			return a < b
+		}
+		return rows[i].s.Recipe < rows[j].s.Recipe
+	})
+	return rows
+}
+
+// mark is the emoji of a row's verdict.
+func mark(verdict string) string {
+	if verdict == verdictRegressed {
+		return annotate.VerdictMark(summary.VerdictFail)
+	}
+	return annotate.VerdictMark(verdict)
+}
+
+// gateOn is the regression or accuracy gate on subject and metric, the
+// failed one when there are several.
+func gateOn(s summary.Summary, subject, metric string) *summary.GateResult {
+	var found *summary.GateResult
+	for i, g := range s.Gates {
+		if g.Subject == subject && g.Metric == metric && (found == nil || g.Verdict == summary.VerdictFail) {
+			found = &s.Gates[i]
 		}
 	}
-	fmt.Fprintf(&b, "### benchkite: %d passed, %d failed", pass, fail)
-	if n := regressedAgainstNights(sums); n > 0 {
-		fmt.Fprintf(&b, " (%d regressed against past nights)", n)
+	return found
+}
+
+// judged is a cell's "Δ (limit)" from a gate, or "" when none judged it.
+func judged(g *summary.GateResult) string {
+	if g == nil || g.Verdict == summary.VerdictSkipped {
+		return ""
 	}
-	b.WriteString(", ")
-	if unverified > 0 {
-		fmt.Fprintf(&b, "%d unverified (soft-failed), ", unverified)
+	delta := g.DeltaPct
+	if delta == nil && g.Value != nil && g.Baseline != nil && *g.Baseline != 0 {
+		d := (*g.Value - *g.Baseline) / *g.Baseline * 100
+		delta = &d
 	}
-	fmt.Fprintf(&b, "%d could not be judged\n\n", errs)
-	if len(sums) > 0 {
-		b.WriteString("| recipe | verdict | GPU | output tok/s per GPU (reps; noise, limit) | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | BFCL | failed gates |\n")
-		b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|---|\n")
-		for _, s := range sums {
+	out := ""
+	if delta != nil {
+		out = annotate.Pct(*delta) + " "
+	}
+	if l := annotate.Limit(*g); l != "" {
+		out += "(limit " + l + ")"
+	}
+	out = strings.TrimSpace(out)
+	if g.Verdict == summary.VerdictFail {
+		out = "❌ " + out
+	}
+	return out
+}
+
+func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
+	var b strings.Builder
+	rows := rowsOf(sums, same)
+	counts := map[string]int{}
+	for _, r := range rows {
+		counts[r.verdict]++
+	}
+	var parts []string
+	for _, v := range []string{summary.VerdictError, summary.VerdictFail, verdictRegressed, summary.VerdictUnverified, summary.VerdictPass} {
+		if n := counts[v]; n > 0 {
+			word := map[string]string{summary.VerdictError: "could not be judged", summary.VerdictFail: "failed", verdictRegressed: "regressed",
+				summary.VerdictUnverified: "unverified (soft-failed)", summary.VerdictPass: "passed"}[v]
+			parts = append(parts, fmt.Sprintf("%d %s", n, word))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no results")
+	}
+	fmt.Fprintf(&b, "### benchkite: %s of %d recipe(s)", strings.Join(parts, ", "), len(rows))
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "; %d not run", len(skipped))
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(&b, "; %d unreadable", len(problems))
+	}
+	b.WriteString("\n\n")
+	if len(rows) > 0 {
+		fmt.Fprintf(&b, "Worst first. <a href=\"artifact://%s\">The nights of every recipe</a> (trends, baselines, limits).\n\n", annotate.TrendPage)
+		b.WriteString("| recipe | verdict | why | GPU | output tok/s per GPU | Δ (limit) | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | Δ (limit) | BFCL |\n")
+		b.WriteString("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, r := range rows {
+			s := r.s
 			name := annotate.InlineCode(s.Recipe)
 			// A job id from a summary goes into a link only when it is
 			// one: anything else could close the link and open markup.
@@ -279,43 +401,25 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 				name = fmt.Sprintf("[%s](%s#%s)", name, buildURL, s.Buildkite.JobID)
 			}
 			run, task, metric := headline(s)
-			tput, ttft, tpot, accept, acc := "–", "–", "–", "–", "–"
+			tput, tputD, ttft, tpot, accept, acc, accD := "–", "", "–", "–", "–", "–", ""
 			if run != nil {
-				tput = fmt.Sprintf("%.1f", run.OutputThroughputPerGPU) + spread(s, run)
-				ttft = fmt.Sprintf("%.1f", run.TTFT.Median)
-				tpot = fmt.Sprintf("%.2f", run.TPOT.Median)
+				tput = annotate.Num(run.OutputThroughputPerGPU, annotate.TokensPerSec) + spread(s, run)
+				tputD = judged(gateOn(s, run.Name, "output_throughput"))
+				ttft = annotate.Num(run.TTFT.Median, annotate.Millis)
+				tpot = annotate.Num(run.TPOT.Median, annotate.Millis)
+				if d := judged(gateOn(s, run.Name, "median_tpot_ms")); d != "" {
+					tpot += " " + d
+				}
 				if run.SpecDecode != nil {
-					accept = fmt.Sprintf("%.1f%%", run.SpecDecode.AcceptanceRate)
+					accept = annotate.Num(run.SpecDecode.AcceptanceRate, annotate.Percent)
 				}
 			}
 			if task != nil && metric != "" {
-				acc = fmt.Sprintf("%s %.4f", annotate.Text(task.Task), task.Metrics[metric])
+				acc = fmt.Sprintf("%s %s", annotate.Text(task.Task), annotate.Num(task.Metrics[metric], annotate.Score))
+				accD = judged(gateOn(s, task.Task, metric))
 			}
-			fc := functionCalling(s)
-			var failed []string
-			for _, g := range s.Gates {
-				if g.Verdict == summary.VerdictFail {
-					failed = append(failed, annotate.Text(g.Subject+" "+g.Metric))
-				}
-			}
-			if len(s.Phases) == 0 && len(s.Problems) > 0 {
-				// No summary: what the build says of the step.
-				failed = append(failed, annotate.Text(s.Problems[0]))
-			}
-			if s.Verdict != summary.VerdictPass && s.Verdict != summary.VerdictFail {
-				for _, p := range s.Phases {
-					if p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled || p.Status == summary.StatusNotRun {
-						failed = append(failed, annotate.Text(p.Name+" "+p.Status))
-					}
-				}
-				for _, g := range s.Gates {
-					if g.Verdict == summary.VerdictError || g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
-						failed = append(failed, annotate.Text(g.Subject+" "+g.Metric+" "+g.Verdict))
-					}
-				}
-			}
-			fmt.Fprintf(&b, "| %s | %s %s | %s × %d | %s | %s | %s | %s | %s | %s | %s |\n",
-				name, annotate.VerdictMark(s.Verdict), annotate.Text(s.Verdict), annotate.Text(s.GPU), s.NumGPUs, tput, ttft, tpot, accept, acc, fc, strings.Join(failed, ", "))
+			fmt.Fprintf(&b, "| %s | %s %s | %s | %s × %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				name, mark(r.verdict), annotate.Text(r.verdict), r.reason, annotate.Text(s.GPU), s.NumGPUs, tput, tputD, ttft, tpot, accept, acc, accD, functionCalling(s))
 		}
 		b.WriteString("\n")
 	}

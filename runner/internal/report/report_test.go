@@ -112,20 +112,17 @@ func TestRunReportExitCode(t *testing.T) {
 		name     string
 		recipes  []string
 		missing  bool // the results directory does not exist
-		viaEnv   bool // BENCHKITE_RESULTS instead of --results
 		wantCode int
 		want     []string
 	}{
 		{name: "pass and error", recipes: []string{"gpt_oss_120b-h200", "kimi_k2_5-mi300x"}, wantCode: 0,
-			want: []string{"### benchkite: 1 passed, 0 failed, 1 could not be judged"}},
+			want: []string{"### benchkite: 1 could not be judged, 1 passed of 2 recipe(s)"}},
 		{name: "a regression fails the step", recipes: []string{"gpt_oss_120b-h200", "minimax_m3-mi355x", "kimi_k2_5-mi300x"}, wantCode: 1,
-			want: []string{"1 failed (1 regressed against past nights)", "+++ :x: 1 recipe(s) failed a gate\n"}},
-		{name: "results directory from the environment", recipes: []string{"minimax_m3-mi355x"}, viaEnv: true, wantCode: 1,
-			want: []string{"+++ :x: 1 recipe(s) failed a gate\n"}},
+			want: []string{"1 failed", "+++ :x: 1 recipe(s) failed a gate\n"}},
 		{name: "unreadable summaries do not fail the step", recipes: []string{"broken", "future"}, wantCode: 0,
 			want: []string{"Results that could not be read:", "broken/summary.json"}},
 		{name: "no results at all", missing: true, wantCode: 0,
-			want: []string{"### benchkite: 0 passed, 0 failed, 0 could not be judged", "- no results directory "}},
+			want: []string{"### benchkite: no results of 0 recipe(s)", "- no results directory "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,14 +132,8 @@ func TestRunReportExitCode(t *testing.T) {
 				dir = filepath.Join(dir, "none")
 			}
 			env := map[string]string{"BUILDKITE_BUILD_URL": "https://buildkite.com/benchkite/nightly/builds/812"}
-			args := []string{"report", "--download=false"}
-			if tt.viaEnv {
-				env["BENCHKITE_RESULTS"] = dir
-			} else {
-				args = append(args, "--results", dir)
-			}
 			var stdout, stderr strings.Builder
-			code := cliutil.ExitCode(Command(context.Background(), args[1:], cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil), "runner report", &stderr)
+			code := cliutil.ExitCode(Run(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil), "runner report", &stderr)
 			if code != tt.wantCode {
 				t.Errorf("report exit = %d, want %d; stdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout.String(), stderr.String())
 			}
@@ -155,16 +146,6 @@ func TestRunReportExitCode(t *testing.T) {
 				t.Errorf("report ran buildkite-agent outside a Buildkite job:\n%s", stdout.String())
 			}
 		})
-	}
-}
-
-func TestRunReportUsage(t *testing.T) {
-	t.Parallel()
-	for _, args := range [][]string{{"report", "extra"}, {"report", "--download=maybe"}, {"report", "--no-such-flag"}} {
-		var stdout, stderr strings.Builder
-		if code := cliutil.ExitCode(Command(context.Background(), args[1:], cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(nil), nil), "runner report", &stderr); code != 2 {
-			t.Errorf("run(%q) = %d, want 2; stderr:\n%s", args, code, stderr.String())
-		}
 	}
 }
 
@@ -183,13 +164,13 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 		return map[string]string{"recipe:gpt_oss_120b-h200": "passed (exit status 0)", "recipe:kimi_k2_5-b200": "expired", "recipe:lost-mi355x": "failed (exit status -1)"}, nil
 	}
 	var stdout, stderr strings.Builder
-	err := run(context.Background(), []string{"--download=false", "--results", dir}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil, states)
+	err := Run(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil)
 	if err != nil {
 		t.Fatalf("report: %v\n%s", err, stderr.String())
 	}
 	out := stdout.String()
 	for _, w := range []string{
-		"### benchkite: 1 passed, 0 failed, 2 could not be judged",
+		"### benchkite: 2 could not be judged, 1 passed of 3 recipe(s)",
 		"| `kimi_k2_5-b200` | 💥 error | ",
 		"no summary.json: the step is expired",
 		"no summary.json: the step is failed (exit status -1)",
@@ -205,7 +186,7 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 	// Without an API answer the state is unknown, and the report says why.
 	stdout.Reset()
 	noAPI := func(context.Context) (map[string]string, error) { return nil, errors.New("no Buildkite API token") }
-	if err := run(context.Background(), []string{"--download=false", "--results", dir}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil, noAPI); err != nil {
+	if err := Run(context.Background(), Config{Results: dir, states: noAPI}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"no summary.json: the step is unknown", "the state of steps without a summary is not known: no Buildkite API token"} {
@@ -220,7 +201,7 @@ func TestReportCountsMinimumScoreFailuresAsFailed(t *testing.T) {
 	t.Parallel()
 	sums := []summary.Summary{{Recipe: "a", Verdict: summary.VerdictFail, Gates: []summary.GateResult{{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: "acc", Verdict: summary.VerdictFail}}}}
 	got := renderReport(sums, nil, nil, nil, "")
-	if !strings.HasPrefix(got, "### benchkite: 0 passed, 1 failed, 0 could not be judged") || strings.Contains(got, "regressed") {
+	if !strings.HasPrefix(got, "### benchkite: 1 failed of 1 recipe(s)") || strings.Contains(got, "regressed") {
 		t.Errorf("report head:\n%s", got)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // examplesDir returns the reference example files in ../shared.
 func examplesDir(t *testing.T) string {
 	t.Helper()
-	return testutil.SharedDir(t, "reference/examples")
+	return testutil.ReferenceDir(t, "examples")
 }
 
 func readFile(t *testing.T, path string) []byte {

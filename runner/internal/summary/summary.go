@@ -70,8 +70,11 @@ type Summary struct {
 	TP            int    `json:"tp,omitempty"`
 	DP            int    `json:"dp,omitempty"`
 	Precision     string `json:"precision,omitempty"`
-	Model         string `json:"model"`
-	Image         string `json:"image,omitempty"`
+	// PrecisionGuessed: neither the model name nor the recipe's metadata
+	// said the precision; Precision is an assumption.
+	PrecisionGuessed bool   `json:"precision_guessed,omitempty"`
+	Model            string `json:"model"`
+	Image            string `json:"image,omitempty"`
 	// ImageTag and ImageDigest split Image: the tag the build asked for
 	// and the digest the generator pinned it to ("" when not pinned).
 	ImageTag    string `json:"image_tag,omitempty"`
@@ -131,6 +134,10 @@ type Phase struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Error    string    `json:"error,omitempty"`
+	// Cause is the line of the failed process's output that says why
+	// (torch.OutOfMemoryError, an NCCL error, a 401 from the Hub), when
+	// one was found; the annotation leads with it.
+	Cause string `json:"cause,omitempty"`
 }
 
 // BenchRun is the outcome of one benchmark configuration at one

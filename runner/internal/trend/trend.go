@@ -18,6 +18,20 @@ type Point struct {
 	// Highlight marks tonight's point: drawn in its own colour with its
 	// value written next to it.
 	Highlight bool
+	// Hover is shown when the pointer rests on the point (an SVG title):
+	// the night, its value, its vLLM commit.
+	Hover string
+}
+
+// Mark is a vertical line before one night: where a change point or a
+// new series (an accepted change of the recipe) begins.
+type Mark struct {
+	// Index is the first night after the line.
+	Index int
+	// Label is written at the top of the line, e.g. "change" or "new series".
+	Label string
+	// Series marks a new series (grey) rather than a change point (red).
+	Series bool
 }
 
 // Band is an allowed range of values, e.g. a baseline ± tolerance.
@@ -37,6 +51,11 @@ type Panel struct {
 	HigherIsBetter bool
 	// Band, when set, is shaded and always kept in view.
 	Band *Band
+	// Limit, when set, is drawn as a dashed line: the value beyond which
+	// tonight fails.
+	Limit *float64
+	// Marks are change points and new series, drawn as vertical lines.
+	Marks []Mark
 }
 
 // Render writes one SVG image titled title, with panels stacked top to
@@ -141,6 +160,9 @@ func drawPanel(c *canvas, panelTop int, p Panel) {
 	if band != nil {
 		values = append(values, band.Low, band.High)
 	}
+	if p.Limit != nil && finite(*p.Limit) {
+		values = append(values, *p.Limit)
+	}
 	ax := niceAxis(valueRange(values))
 	y := func(v float64) float64 {
 		return f.bottom - (v-ax.min())/(ax.max()-ax.min())*(f.bottom-f.top)
@@ -162,6 +184,24 @@ func drawPanel(c *canvas, panelTop int, p Panel) {
 	}
 	c.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="1"/>`+"\n",
 		num(f.left), num(f.top), num(f.right-f.left), num(f.bottom-f.top), colorFrame)
+
+	if p.Limit != nil && finite(*p.Limit) {
+		c.printf(`<line class="limit" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5" stroke-dasharray="6 4"><title>limit %s</title></line>`+"\n",
+			num(f.left), num(y(*p.Limit)), num(f.right), num(y(*p.Limit)), colorWorse, escape(formatFixed(*p.Limit, ax.step.decimals()+1)))
+	}
+	for _, m := range p.Marks {
+		if m.Index <= 0 || m.Index >= len(p.Points) {
+			continue
+		}
+		mx := f.left + float64(m.Index)*slot
+		color := colorWorse
+		if m.Series {
+			color = colorMuted
+		}
+		c.printf(`<line class="mark" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5" stroke-dasharray="3 3"/>`+"\n",
+			num(mx), num(f.top), num(mx), num(f.bottom), color)
+		c.text(textStyle{x: mx + 3, y: f.top + 11, size: 10, fill: color, anchor: "start", halo: true}, truncate(cleanText(m.Label), 2*maxLabelRunes))
+	}
 
 	drawXLabels(c, f, p.Points, slot, x)
 	drawSeries(c, p.Points, x, y)
@@ -254,7 +294,7 @@ func drawSeries(c *canvas, points []Point, x func(int) float64, y func(float64) 
 	flush()
 	for i, pt := range points {
 		if finite(pt.Value) && !pt.Highlight {
-			c.printf(`<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", num(x(i)), num(y(pt.Value)), colorSeries)
+			c.printf(`<circle class="night" cx="%s" cy="%s" r="3" fill="%s">%s</circle>`+"\n", num(x(i)), num(y(pt.Value)), colorSeries, hoverTitle(pt))
 		}
 	}
 }
@@ -276,7 +316,7 @@ func drawHighlights(c *canvas, f frame, p Panel, band *Band, ax axis, x func(int
 		}
 		color := highlightColor(pt.Value, band, p.HigherIsBetter)
 		px, py := x(i), y(pt.Value)
-		c.printf(`<circle cx="%s" cy="%s" r="5.5" fill="%s" stroke="#ffffff" stroke-width="1.5"/>`+"\n", num(px), num(py), color)
+		c.printf(`<circle class="night tonight" cx="%s" cy="%s" r="5.5" fill="%s" stroke="#ffffff" stroke-width="1.5">%s</circle>`+"\n", num(px), num(py), color, hoverTitle(pt))
 
 		label := formatFixed(pt.Value, ax.step.decimals()+1)
 		if unit := cleanText(p.Unit); unit != "" {
@@ -415,4 +455,13 @@ func joinSpace(parts []string) string {
 		b.WriteString(p)
 	}
 	return b.String()
+}
+
+// hoverTitle is a point's SVG title, which browsers show on hover.
+func hoverTitle(pt Point) string {
+	h := pt.Hover
+	if h == "" {
+		h = pt.Label + ": " + formatFixed(pt.Value, 2)
+	}
+	return "<title>" + escape(cleanText(h)) + "</title>"
 }

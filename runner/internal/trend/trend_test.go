@@ -35,6 +35,21 @@ var goldenCases = []struct {
 	panels []Panel
 }{
 	{
+		// A change point two nights ago, after a new series began: the
+		// limit line, both marks and the hover texts.
+		name:  "limit_and_marks",
+		title: "minimax_m3-mi355x: regimes",
+		panels: []Panel{{
+			Title:          "TPOT p50",
+			Unit:           "ms",
+			Points:         hovered(nights(20.1, 20.4, 19.9, 20.2, 20.0, 20.3, 23.9, 24.1)),
+			HigherIsBetter: false,
+			Band:           &Band{Low: 19.6, High: 20.6},
+			Limit:          ptr(22.1),
+			Marks:          []Mark{{Index: 2, Label: "new series", Series: true}, {Index: 6, Label: "change"}},
+		}},
+	},
+	{
 		// The picture the runner annotates most builds with: throughput
 		// drops below its band tonight while accuracy holds.
 		name:  "drop_with_band",
@@ -412,4 +427,14 @@ func TestRenderWriteError(t *testing.T) {
 	if !errors.Is(err, errDiskFull) {
 		t.Errorf("Render() error = %v, want it to wrap %v", err, errDiskFull)
 	}
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// hovered gives each point a hover text naming it.
+func hovered(points []Point) []Point {
+	for i := range points {
+		points[i].Hover = fmt.Sprintf("%s: %.1f ms <vLLM & co>", points[i].Label, points[i].Value)
+	}
+	return points
 }

@@ -168,6 +168,8 @@ func TestAnnotate(t *testing.T) {
 		{"", []string{"annotate", "x", "--style", "purple", "--context", "bench/h200"}, 1, "new"},
 		{strings.Repeat("x", maxAnnotationBody+1), []string{"annotate", "--context", "bench/h200"}, 1, "new"},
 		{"", []string{"annotate", "x", "--priority", "11", "--context", "bench/h200"}, 1, "new"},
+		{"", []string{"annotate", "x", "--priority", "5abc", "--context", "bench/h200"}, 1, "new"},
+		{"top", []string{"annotate", "--priority", "10", "--context", "bench/h200"}, 0, "top"},
 	}
 	for i, s := range steps {
 		code, _, stderr := ta.run(s.stdin, s.args...)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -45,10 +46,15 @@ func annotate(a *agent, f flags, stdin string) error {
 	case len(body) > maxAnnotationBody:
 		return fmt.Errorf("annotation body size (%d bytes) exceeds maximum (%d bytes)", len(body), maxAnnotationBody)
 	}
-	if p := f.value("priority", ""); p != "" {
-		var n int
-		if _, err := fmt.Sscanf(p, "%d", &n); err != nil || n < 1 || n > 10 {
-			return fmt.Errorf("invalid annotation priority %q: must be 1 to 10", p)
+	// The agent parses --priority (or its env) as a whole number, as its
+	// CLI library does; Buildkite shows 1 to 10.
+	if p := f.value("priority", a.getenv("BUILDKITE_ANNOTATION_PRIORITY")); p != "" {
+		n, err := strconv.ParseInt(p, 0, 64)
+		if err != nil {
+			return fmt.Errorf("invalid value %q for flag -priority: %w", p, err)
+		}
+		if n < 1 || n > 10 {
+			return fmt.Errorf("invalid annotation priority %d: must be 1 to 10", n)
 		}
 	}
 	dir := a.getenv(envAnnotations)

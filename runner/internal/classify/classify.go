@@ -1,0 +1,180 @@
+// Package classify says why a night was red: each error or failure gets a
+// class from the phase that failed and the tools' own error messages,
+// with the log line that decided it.
+package classify
+
+import (
+	"strings"
+
+	"github.com/benchkite/benchkite/runner/internal/summary"
+)
+
+// Class is the kind of cause a red night has.
+type Class string
+
+// The classes, from the furthest from the code under test to the nearest.
+const (
+	ClassNone Class = ""
+	// ClassInfra: the cluster, the node, the registry or the agent.
+	ClassInfra Class = "infra"
+	// ClassHarness: benchkite's own phases (tools install, runner errors).
+	ClassHarness Class = "harness"
+	// ClassVLLM: the engine died, ran out of memory, timed out starting,
+	// or does not support the model or its quantization.
+	ClassVLLM Class = "vllm"
+	// ClassModel: the Hub refused or lacks the model, or its code failed.
+	ClassModel Class = "model"
+	// ClassAccuracy: an accuracy or BFCL gate failed.
+	ClassAccuracy Class = "accuracy"
+	// ClassPerf: a bench assertion or a regression gate failed.
+	ClassPerf Class = "perf"
+)
+
+// Result is a night's class and what decided it.
+type Result struct {
+	Class Class `json:"class"`
+	// Signature names the matching message, or the rule that decided
+	// ("phase tools failed", "regression gate").
+	Signature string `json:"signature"`
+	// Line is the log line that matched, trimmed and capped; "" when a
+	// rule decided.
+	Line string `json:"line,omitempty"`
+	// Source is where the matching message comes from.
+	Source string `json:"source,omitempty"`
+	// Phase is the phase that failed, when one did.
+	Phase string `json:"phase,omitempty"`
+}
+
+// maxLine caps a matching line kept in a Result.
+const maxLine = 300
+
+// Match finds the first signature, in table order, that matches one of
+// lines. ok is false when none does.
+func Match(lines []string) (sig Signature, line string, ok bool) {
+	for _, s := range signatures {
+		// The newest line that matches is the one nearest the failure.
+		for i := len(lines) - 1; i >= 0; i-- {
+			if s.Pattern.MatchString(lines[i]) {
+				return s, capLine(lines[i]), true
+			}
+		}
+	}
+	return Signature{}, "", false
+}
+
+// Failure is one failed process or phase: where it failed and what it
+// printed last.
+type Failure struct {
+	Phase string
+	Lines []string
+}
+
+// Classify decides the class of one failure: a matching signature wins,
+// else the phase decides (our own phases are harness; a server that never
+// became ready is vllm).
+func Classify(f Failure) Result {
+	if sig, line, ok := Match(f.Lines); ok {
+		return Result{Class: sig.Class, Signature: sig.Name, Line: line, Source: sig.Source, Phase: f.Phase}
+	}
+	switch f.Phase {
+	case summary.PhaseServe, summary.PhaseReady:
+		return Result{Class: ClassVLLM, Signature: "server did not start", Phase: f.Phase}
+	case summary.PhaseTools:
+		return Result{Class: ClassHarness, Signature: "tools install failed", Phase: f.Phase}
+	case "":
+		return Result{Class: ClassHarness, Signature: "runner error"}
+	default:
+		return Result{Class: ClassHarness, Signature: "phase " + f.Phase + " failed", Phase: f.Phase}
+	}
+}
+
+// Night classifies a finished run from its summary: an error by the first
+// failed phase and its messages, a failure by the gates that failed
+// (accuracy before perf: a wrong answer matters more than a slow one). A
+// pass, and an unverified run, have no class.
+func Night(s *summary.Summary) Result {
+	switch s.Verdict {
+	case summary.VerdictError:
+		for _, p := range s.Phases {
+			if p.Status == summary.StatusFailed {
+				return Classify(Failure{Phase: p.Name, Lines: phaseLines(s, p)})
+			}
+		}
+		return Classify(Failure{Lines: s.Problems})
+	case summary.VerdictFail:
+		var perf *summary.GateResult
+		for i, g := range s.Gates {
+			if g.Verdict != summary.VerdictFail {
+				continue
+			}
+			if g.Kind == summary.GateAccuracy {
+				return Result{Class: ClassAccuracy, Signature: g.Kind + " gate"}
+			}
+			if perf == nil {
+				perf = &s.Gates[i]
+			}
+		}
+		if perf != nil {
+			return Result{Class: ClassPerf, Signature: perf.Kind + " gate"}
+		}
+		// A failed run with no failed gate failed in a phase.
+		for _, p := range s.Phases {
+			if p.Status == summary.StatusFailed {
+				return Classify(Failure{Phase: p.Name, Lines: phaseLines(s, p)})
+			}
+		}
+	}
+	return Result{}
+}
+
+// phaseLines are the texts that may tell why phase p failed: its error
+// and the run's problems.
+func phaseLines(s *summary.Summary, p summary.Phase) []string {
+	var lines []string
+	lines = append(lines, s.Problems...)
+	lines = append(lines, strings.Split(p.Error, "\n")...)
+	return lines
+}
+
+// Job classifies a recipe step that left no summary, from the state the
+// Buildkite API gives its job: an agent that vanished, a job that expired
+// unscheduled or a stack error (the Kubernetes stack could not start the
+// pod) is infra, and so is a job that expired unscheduled, timed out or
+// broke before the runner could write why. A canceled job has no class:
+// someone chose to stop it.
+func Job(state string, exitStatus *int, signalReason string) Result {
+	sig := "job " + state
+	if signalReason != "" && signalReason != "none" {
+		sig += " (" + signalReason + ")"
+	}
+	switch {
+	case exitStatus != nil && *exitStatus == -1, signalReason == "agent_stop", signalReason == "agent_refused", signalReason == "agent_incompatible":
+		return Result{Class: ClassInfra, Signature: "agent lost: " + sig}
+	case signalReason == "stack_error", signalReason == "process_run_error":
+		return Result{Class: ClassInfra, Signature: sig}
+	case state == "expired", state == "timed_out", state == "broken":
+		return Result{Class: ClassInfra, Signature: sig}
+	case state == "canceled", state == "canceling":
+		return Result{Signature: sig}
+	}
+	return Result{Class: ClassHarness, Signature: "no summary: " + sig}
+}
+
+// Counts tallies classes, for the build report.
+func Counts(results []Result) map[Class]int {
+	c := map[Class]int{}
+	for _, r := range results {
+		if r.Class != ClassNone {
+			c[r.Class]++
+		}
+	}
+	return c
+}
+
+func capLine(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > maxLine {
+		return string(r[:maxLine-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,2 @@
+__version__: str
+__version__ = version = '9.9.9'

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/calibrate"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/history"
 	"github.com/benchkite/benchkite/runner/internal/job"
 	"github.com/benchkite/benchkite/runner/internal/proc"
@@ -137,7 +139,8 @@ func noOperands(name string, operands []string) error {
 
 func historyFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	var c history.Config
-	fs.StringVar(&c.Out, "out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryArtifact), "file to write (env BENCHKITE_HISTORY_OUT)")
+	fs.StringVar(&c.Out, "out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryDir), "directory to write: one file per recipe, and all of them in one for the next build (env BENCHKITE_HISTORY_OUT)")
+	fs.DurationVar(&c.Timeout, "timeout", env.Duration("BENCHKITE_HISTORY_TIMEOUT", history.DefaultTimeout), "stop fetching after this long and write what was fetched (env BENCHKITE_HISTORY_TIMEOUT)")
 	fs.StringVar(&c.Needs, "needs", env.String(contract.HistoryEnv, ""), "recipes and nights to fetch, \"recipe<TAB>nights\" lines (env "+contract.HistoryEnv+"; the generator sets it)")
 	fs.StringVar(&c.API.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
 	fs.StringVar(&c.API.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
@@ -163,6 +166,15 @@ func reportFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	fs.StringVar(&c.API.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API, for the state of steps that left no summary (env BENCHKITE_API_URL)")
 	fs.StringVar(&c.API.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
 	fs.StringVar(&c.API.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
+	c.BuildFDR = gate.DefaultBuildFDR
+	if v := strings.TrimSpace(env.Getenv("BENCHKITE_BUILD_FDR")); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			env.Fail(fmt.Errorf("env BENCHKITE_BUILD_FDR: %q: %w", v, err))
+		}
+		c.BuildFDR = f
+	}
+	fs.Float64Var(&c.BuildFDR, "build-fdr", c.BuildFDR, "the build's false-alarm budget: Benjamini–Hochberg level over its regression tests (env BENCHKITE_BUILD_FDR)")
 	return func(ctx context.Context, operands []string, x cmdEnv) error {
 		if err := noOperands("report", operands); err != nil {
 			return err
@@ -173,18 +185,7 @@ func reportFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 
 func calibrateFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	c := calibrate.Defaults()
-	fs.IntVar(&c.Nights, "nights", c.Nights, "past nights the detector sees")
-	fs.Var(&c.NoiseCV, "noise-cv", "night-to-night coefficient of variation, a fraction (comma-separated list)")
-	fs.Var(&c.StepPct, "step-pct", "worsening that starts on night k, percent (comma-separated list)")
-	fs.IntVar(&c.Trials, "trials", c.Trials, "trials per setting")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
-	fs.BoolVar(&c.JSON, "json", false, "print one JSON object per setting")
-	fs.Float64Var(&c.FalseAlarm, "false-alarm-rate", c.FalseAlarm, "detector: one-sided false-alarm rate per night")
-	fs.Float64Var(&c.MinEffect, "min-effect-pct", 0, "detector: smallest worsening ever flagged, percent (a recipe's max_drop_pct)")
-	fs.IntVar(&c.MinHistory, "min-history", c.MinHistory, "detector: fewest usable past nights to judge by")
-	fs.BoolVar(&c.SingleNight, "single-night", false, "detector: turn the two-night rule off")
-	fs.IntVar(&c.Reps, "reps", c.Reps, "bench repetitions per night")
-	fs.Float64Var(&c.RepCV, "rep-cv", 0, "coefficient of variation between repetitions of one night, a fraction")
+	c.Flags(fs)
 	// Each flag reads BENCHKITE_CALIBRATE_<FLAG>: --noise-cv is
 	// BENCHKITE_CALIBRATE_NOISE_CV.
 	fs.VisitAll(func(f *flag.Flag) {
@@ -225,7 +226,19 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	if err != nil {
 		return config{}, err
 	}
-	return finish(name, positional)
+	c, err := finish(name, positional)
+	if err == nil {
+		warnAttachVariable(c, stderr, getenv)
+	}
+	return c, err
+}
+
+// warnAttachVariable says that BENCHKITE_BASE_URL, which older versions
+// read, no longer attaches: only --base-url does.
+func warnAttachVariable(c config, stderr io.Writer, getenv func(string) string) {
+	if v := strings.TrimSpace(getenv("BENCHKITE_BASE_URL")); v != "" && c.job.BaseURL == "" {
+		fmt.Fprintf(stderr, "runner: warning: BENCHKITE_BASE_URL=%s is ignored: attaching to a server takes --base-url\n", v)
+	}
 }
 
 // jobFlags registers the flags of run and plan; finish checks them once
@@ -237,14 +250,19 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 	fs.StringVar(&j.ResultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
 	fs.IntVar(&j.Port, "port", env.Int("BENCHKITE_PORT", 8000), "server port (env BENCHKITE_PORT)")
 	fs.DurationVar(&j.HealthTimeout, "health-timeout", env.Duration("BENCHKITE_HEALTH_TIMEOUT", 60*time.Minute), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT)")
-	fs.StringVar(&j.BaseURL, "base-url", getenv("BENCHKITE_BASE_URL"), "use a server that is already up instead of starting one (env BENCHKITE_BASE_URL)")
+	// Attaching is a flag only, the one flag with no variable: a variable
+	// left in a build's or an agent's environment must not turn every job
+	// into a green run of a server nobody started.
+	fs.StringVar(&j.BaseURL, "base-url", "", "use a server that is already up instead of starting one; inside a Buildkite job such a run is at most unverified (no env variable, on purpose)")
 	fs.BoolVar(&j.BenchOnly, "bench-only", env.Bool("BENCH_ONLY"), "skip accuracy tasks (env BENCH_ONLY)")
 	fs.DurationVar(&j.Grace, "grace", env.Duration("BENCHKITE_GRACE", proc.DefaultGrace), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
 	toolsMode := fs.String("tools", env.String("BENCHKITE_TOOLS", string(tools.ModeVenv)), "venv: install the pinned lm-eval (and bfcl-eval) into --tools-dir; path: install nothing, use lm_eval, vllm and python3 from PATH (env BENCHKITE_TOOLS)")
 	fs.StringVar(&j.ToolsDir, "tools-dir", env.String("BENCHKITE_TOOLS_DIR", defaultToolsDir(getenv)), "venv for the evaluation tools, reused while it holds the pinned versions (env BENCHKITE_TOOLS_DIR)")
 	passEnv := fs.String("pass-env", getenv("BENCHKITE_PASS_ENV"), "comma-separated job variables every child gets as they are; secrets are refused (env BENCHKITE_PASS_ENV)")
-	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
+	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: ./"+agents.DefaultPath+" of the checkout it runs in)")
 	fs.StringVar(&j.Baselines, "baselines", getenv("BENCHKITE_BASELINES"), "the build's history file, written by 'runner history'; without it baseline gates say no-baseline (env BENCHKITE_BASELINES)")
+	fs.StringVar(&j.HistoryStep, "history-step", getenv("BENCHKITE_HISTORY_STEP"), "without --baselines: the key of the build's history step, whose files the gates download, waiting for it if it still runs (env BENCHKITE_HISTORY_STEP)")
+	fs.DurationVar(&j.HistoryWait, "history-wait", env.Duration("BENCHKITE_HISTORY_WAIT", 30*time.Minute), "how long the gates wait for a running history step (env BENCHKITE_HISTORY_WAIT)")
 	fs.StringVar(&j.IngestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
 	fs.BoolVar(&j.IngestNightlyOnly, "ingest-nightly-only", env.Bool("BENCHKITE_INGEST_NIGHTLY_ONLY"), "post only scheduled nights that did not fail and served their own model; other runs are sent marked (env BENCHKITE_INGEST_NIGHTLY_ONLY)")
 	fs.StringVar(&j.IngestSecret, "ingest-token-secret", env.String("BENCHKITE_INGEST_TOKEN_SECRET", "BENCHKITE_INGEST_TOKEN"), "Buildkite secret with the ingest bearer token, when env BENCHKITE_INGEST_TOKEN is unset (env BENCHKITE_INGEST_TOKEN_SECRET)")
@@ -281,8 +299,15 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 }
 
 // loadRecipe reads and resolves the recipe. Problems are printed as
-// path:line:col and nothing is started.
-func loadRecipe(c config, getenv func(string) string) (*workloads.Resolved, error) {
+// path:line:col and nothing is started. Without --agents it reads the
+// profiles of the checkout it runs in, never a copy built into the
+// binary, and says so on stderr.
+func loadRecipe(c config, stderr io.Writer, getenv func(string) string) (*workloads.Resolved, error) {
+	if c.agentsFile == "" {
+		c.agentsFile = agents.DefaultPath
+		wd, _ := os.Getwd()
+		fmt.Fprintf(stderr, "runner: reading profiles from %s in %s\n", c.agentsFile, wd)
+	}
 	profiles, err := agents.LoadFile(c.agentsFile)
 	if err != nil {
 		return nil, err
@@ -305,6 +330,7 @@ func runFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		if err != nil {
 			return err
 		}
+		warnAttachVariable(c, x.io.Stderr, x.getenv)
 		return runRun(ctx, c, x.io, x.getenv, x.environ)
 	}
 }
@@ -316,13 +342,14 @@ func planFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		if err != nil {
 			return err
 		}
+		warnAttachVariable(c, x.io.Stderr, x.getenv)
 		return runPlan(c, x.io, x.getenv, x.environ)
 	}
 }
 
 // runRun is `runner run`.
 func runRun(ctx context.Context, c config, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	res, err := loadRecipe(c, getenv)
+	res, err := loadRecipe(c, io.Stderr, getenv)
 	if err != nil {
 		return err
 	}
@@ -355,7 +382,7 @@ func exitError(ctx context.Context, r job.Result) error {
 
 // runPlan is `runner plan`: every process run would start, in order.
 func runPlan(c config, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	res, err := loadRecipe(c, getenv)
+	res, err := loadRecipe(c, io.Stderr, getenv)
 	if err != nil {
 		return err
 	}

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"path"
+	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/benchkite/benchkite/internal/contract"
 )
 
 // FileVersion is the layout version of the history file.
@@ -34,9 +37,6 @@ type FileRecipe struct {
 	Missed  []FileMiss  `json:"missed,omitempty"`
 	// Error is why the fetch failed; the nights found before it stay.
 	Error string `json:"error,omitempty"`
-	// NoNight says what a fetch that worked found instead of a passing
-	// night; not an error of the fetch.
-	NoNight string `json:"no_night,omitempty"`
 }
 
 // FileNight is a Night with its summary as JSON, not as a string.
@@ -73,10 +73,9 @@ func (f *File) Record(recipe, stepKey string, asked int, r Result, err error) {
 	for _, m := range r.Missed {
 		fr.Missed = append(fr.Missed, FileMiss(m))
 	}
-	switch {
-	case errors.Is(err, ErrNoPassingNight):
-		fr.NoNight = err.Error()
-	case err != nil:
+	// No passing night yet (a new recipe) is an answer, not a failure:
+	// the file holds none, and the gates say "first nights".
+	if err != nil && !errors.Is(err, ErrNoNights) {
 		fr.Error = err.Error()
 	}
 	f.Recipes[recipe] = fr
@@ -90,6 +89,26 @@ func (f *File) WriteFile(path string) error {
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
+}
+
+// WriteDir writes f into dir as the history step uploads it: every
+// recipe in contract.HistoryArtifact's name, for the next build to start
+// from, and each recipe alone in its contract.HistoryFile, which is all a
+// GPU job downloads. dir stands for contract.HistoryDir.
+func (f *File) WriteDir(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "recipes"), 0o755); err != nil {
+		return fmt.Errorf("create history directory: %w", err)
+	}
+	if err := f.WriteFile(filepath.Join(dir, path.Base(contract.HistoryArtifact))); err != nil {
+		return err
+	}
+	for name, fr := range f.Recipes {
+		one := File{Version: f.Version, BuildNumber: f.BuildNumber, FetchedAt: f.FetchedAt, Recipes: map[string]FileRecipe{name: fr}}
+		if err := one.WriteFile(filepath.Join(dir, "recipes", path.Base(contract.HistoryFile(name)))); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -152,10 +171,8 @@ func (s *fileSource) Last(_ context.Context, recipe, stepKey string, n int) (Res
 	switch {
 	case fr.Error != "":
 		return res, fmt.Errorf("%w: the history step could not fetch %s: %s", ErrNoBaseline, recipe, fr.Error)
-	case len(res.Nights) == 0 && fr.NoNight != "":
-		return res, fmt.Errorf("%w: the history step found no passing night of %s: %s", ErrNoBaseline, recipe, strings.TrimPrefix(fr.NoNight, ErrNoPassingNight.Error()+": "))
 	case len(res.Nights) == 0:
-		return res, fmt.Errorf("%w: the build's history holds no passing night of %s", ErrNoBaseline, recipe)
+		return res, fmt.Errorf("%w: %w: the build's history holds no passing night of %s", ErrNoBaseline, ErrNoNights, recipe)
 	}
 	return res, nil
 }

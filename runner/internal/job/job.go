@@ -45,9 +45,16 @@ type Config struct {
 	Grace         time.Duration // SIGTERM to SIGKILL when stopping a process
 	// Baselines is the build's history file (the history step's
 	// artifact); "" gives no baselines. The job never calls the API.
-	Baselines    string
-	IngestURL    string // best-effort dashboard sink; "" for none
-	IngestSecret string // Buildkite secret with the ingest token
+	Baselines string
+	// HistoryStep, when Baselines is "", is the key of the build's
+	// history step: at the gate phase the job downloads its recipes'
+	// files from it with buildkite-agent, waiting for it up to
+	// HistoryWait if it is still running.
+	HistoryStep  string
+	HistoryWait  time.Duration
+	HistoryPoll  time.Duration // between looks at it; baseline.DefaultHistoryPoll when zero
+	IngestURL    string        // best-effort dashboard sink; "" for none
+	IngestSecret string        // Buildkite secret with the ingest token
 	// IngestNightlyOnly sends only scheduled nights that did not fail and
 	// ran their own server; other runs are marked when sent.
 	IngestNightlyOnly bool
@@ -100,8 +107,11 @@ type Job struct {
 	serverExit string
 	// unserving says why a server still running stopped serving.
 	unserving string
-	sum       summary.Summary
-	history   *baseline.History
+	// cause is the failed process's own words for the phase running now
+	// (noteCause); the phase's record takes it.
+	cause   string
+	sum     summary.Summary
+	history *baseline.History
 }
 
 // Result is what a run ends with; main turns it into an exit code.
@@ -142,6 +152,10 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	if source == nil && c.Baselines != "" {
 		file := baseline.FileSource(c.Baselines)
 		source = func(context.Context) (baseline.Source, error) { return file, nil }
+	}
+	if source == nil && c.HistoryStep != "" {
+		step := &baseline.StepSource{Agent: j.agent, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Poll: c.HistoryPoll, Log: j.log}
+		source = func(context.Context) (baseline.Source, error) { return step, nil }
 	}
 	j.history = baseline.NewHistory(source)
 	r := res.Recipe
@@ -186,6 +200,24 @@ func (j *Job) secret(ctx context.Context, name string) (string, error) {
 	return out.String(), err
 }
 
+// agent runs buildkite-agent with the agent's environment and returns
+// its stdout; a failure carries the last line of its stderr.
+func (j *Job) agent(ctx context.Context, args ...string) (string, error) {
+	var out, errOut strings.Builder
+	env, err := j.env(childenv.Agent)
+	if err != nil {
+		return "", err
+	}
+	err = j.procs.Run(ctx, proc.Spec{Argv: append([]string{"buildkite-agent"}, args...), Env: env, Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+			err = fmt.Errorf("%w: %s", err, last)
+		}
+	}
+	return out.String(), err
+}
+
 func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
 	if getenv("BUILDKITE_JOB_ID") == "" && getenv("BUILDKITE_BUILD_ID") == "" {
 		return nil
@@ -221,6 +253,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
 
 	ok := true
+	var cache cacheMark
 	if j.runsAccuracy() || j.cfg.Tools == tools.ModePath {
 		ok = j.phase(ctx, summary.PhaseTools, j.provision)
 	}
@@ -228,12 +261,15 @@ func (j *Job) Run(ctx context.Context) Result {
 	case !ok:
 		j.notRun(ctx, summary.PhaseServe, "tools not provisioned")
 	case j.cfg.BaseURL == "":
+		cache = j.modelCacheStart()
 		ok = j.phase(ctx, summary.PhaseServe, j.serve)
 	default:
+		j.sum.Attached = j.baseURL
 		j.skip(summary.PhaseServe, "attached to "+j.baseURL)
 	}
 	if ok {
 		ok = j.phase(ctx, summary.PhaseReady, j.ready)
+		j.modelCacheDone(cache, ok)
 	} else if p := j.sum.Phase(summary.PhaseTools); p != nil && p.Status != summary.StatusOK {
 		j.notRun(ctx, summary.PhaseReady, "tools not provisioned")
 	} else {
@@ -311,11 +347,27 @@ func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) e
 			p.Status = summary.StatusCanceled
 		}
 		p.Error = err.Error()
+		if j.cause == "" && j.serverGone() && j.server.tail != nil {
+			j.cause = j.server.tail.Cause() // the server's end took the phase down
+		}
+		p.Cause = j.cause
 		fmt.Fprintf(j.log, "runner: %s %s: %v\n", name, p.Status, err)
+		if p.Cause != "" {
+			fmt.Fprintf(j.log, "runner: %s cause: %s\n", name, strings.ReplaceAll(p.Cause, "\n", " ⏎ "))
+		}
 		buildlog.ExpandPrevious(j.log)
 	}
+	j.cause = ""
 	j.sum.Phases = append(j.sum.Phases, p)
 	return err == nil
+}
+
+// noteCause keeps a failed process's last error lines for the phase's
+// record; the first failure of a phase is kept.
+func (j *Job) noteCause(tail *proc.Tail) {
+	if j.cause == "" && tail != nil {
+		j.cause = tail.Cause()
+	}
 }
 
 // skip records a phase this run does not plan (bench only, an attached
@@ -415,6 +467,11 @@ func (j *Job) verdict(ctx context.Context) (string, []string) {
 		case summary.VerdictNoBaseline, summary.VerdictUnverified:
 			unverified = append(unverified, "not verified: "+g.Message)
 		}
+	}
+	if j.sum.Attached != "" && j.getenv != nil && (j.getenv("BUILDKITE_JOB_ID") != "" || j.getenv("BUILDKITE") == "true") {
+		// The job did not start what it measured: the image and flags
+		// the build asked for are not known to be what answered.
+		unverified = append(unverified, "not verified: attached to "+j.sum.Attached+", a server this job did not start; its image and flags are unknown")
 	}
 	problems := append(errs, unverified...)
 	switch {

@@ -83,13 +83,17 @@ type Summary struct {
 	// Fingerprint is what makes this run's numbers comparable with
 	// another's; history compares only nights with the same one.
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	// Attached is the server measured when the run started none
+	// (--base-url): its image is not known to be Image.
+	Attached string `json:"attached,omitempty"`
 	// Series names where this run's series of nights starts when a recipe
 	// change started a new one recently ("new series since build #N:
 	// serve args changed"); older nights are not compared.
 	Series string `json:"series,omitempty"`
 
-	Buildkite *BuildkiteInfo `json:"buildkite,omitempty"`
-	Tools     *Tools         `json:"tools,omitempty"`
+	Buildkite  *BuildkiteInfo `json:"buildkite,omitempty"`
+	Tools      *Tools         `json:"tools,omitempty"`
+	ModelCache *ModelCache    `json:"model_cache,omitempty"`
 
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
@@ -119,6 +123,20 @@ type BuildkiteInfo struct {
 	PullRequest string `json:"pull_request,omitempty"`
 }
 
+// ModelCache is where the model came from: the profile's cache, whether
+// it outlives the job, and what this run added to it while the server
+// started (a download, when DownloadedBytes > 0).
+type ModelCache struct {
+	Dir        string `json:"dir"`
+	Backing    string `json:"backing"`
+	Persistent bool   `json:"persistent"`
+	// DownloadedBytes is how much the cache grew from the server's start
+	// to ready; -1 when it could not be measured.
+	DownloadedBytes int64 `json:"downloaded_bytes"`
+	// ReadySeconds is the server's start to ready, the download included.
+	ReadySeconds float64 `json:"ready_seconds,omitempty"`
+}
+
 // Tools says how the evaluation tools (lm-eval, bfcl-eval) were found.
 type Tools struct {
 	Mode            string            `json:"mode"` // venv, user or path
@@ -134,9 +152,9 @@ type Phase struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Error    string    `json:"error,omitempty"`
-	// Cause is the line of the failed process's output that says why
-	// (torch.OutOfMemoryError, an NCCL error, a 401 from the Hub), when
-	// one was found; the annotation leads with it.
+	// Cause is why the phase's failed process failed, in its own words:
+	// the last error lines of its output (a traceback's last line, an
+	// out-of-memory message), capped.
 	Cause string `json:"cause,omitempty"`
 }
 
@@ -150,7 +168,10 @@ type BenchRun struct {
 	InputLen    int    `json:"input_len,omitempty"`
 	OutputLen   int    `json:"output_len,omitempty"`
 	Repetitions int    `json:"repetitions"`
-	Backend     string `json:"backend,omitempty"`
+	// Reruns are the repetitions run again on alarm (counted in
+	// Repetitions): the GPU time a flagged night cost.
+	Reruns  int    `json:"reruns,omitempty"`
+	Backend string `json:"backend,omitempty"`
 	// Temperature is the bench's sampling temperature (0: greedy), which
 	// speculative decoding's acceptance depends on.
 	Temperature *float64 `json:"temperature,omitempty"`
@@ -250,7 +271,9 @@ type Paired struct {
 	Alpha float64 `json:"alpha"`
 	Delta float64 `json:"delta"`
 	Fail  bool    `json:"fail"`
-	Why   string  `json:"why"`
+	// Unverified: too few questions paired to decide.
+	Unverified bool   `json:"unverified,omitempty"`
+	Why        string `json:"why"`
 	// Note is set when the night ran another image than tonight.
 	Note string `json:"note,omitempty"`
 }
@@ -286,6 +309,16 @@ type Detector struct {
 	// calibrated with; a step is caught less often.
 	ReducedPower bool   `json:"reduced_power,omitempty"`
 	Why          string `json:"why"`
+	// P is tonight's p-value (1 below the floor): a build's false-alarm
+	// budget is spent on it. RegimeNights are the nights the level came
+	// from; Autocorr the autocorrelation allowed for.
+	P            float64 `json:"p,omitempty"`
+	RegimeNights int     `json:"regime_nights,omitempty"`
+	Autocorr     float64 `json:"autocorr,omitempty"`
+	// OpenSince is the build a regression still open began with.
+	OpenSince int `json:"open_since,omitempty"`
+	// Accepted is the recipe's regression.accept record, when it applies.
+	Accepted string `json:"accepted,omitempty"`
 }
 
 // ChangePoint is where a flagged regression began: the last good and the
@@ -305,6 +338,9 @@ type ChangePoint struct {
 	After  float64 `json:"after"`
 	// Bisect are command lines, present only when both commits are known.
 	Bisect []string `json:"bisect,omitempty"`
+	// Widened says the evidence was weak and the range holds a night more
+	// on each side.
+	Widened bool `json:"widened,omitempty"`
 }
 
 // NightRef names one night of a series.

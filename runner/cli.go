@@ -265,6 +265,7 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 	fs.StringVar(&j.HistoryStep, "history-step", getenv("BENCHKITE_HISTORY_STEP"), "without --baselines: the key of the build's history step, whose files the gates download, waiting for it if it still runs (env BENCHKITE_HISTORY_STEP)")
 	fs.DurationVar(&j.HistoryWait, "history-wait", env.Duration("BENCHKITE_HISTORY_WAIT", 30*time.Minute), "how long the gates wait for a running history step (env BENCHKITE_HISTORY_WAIT)")
 	fs.StringVar(&j.IngestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
+	fs.BoolVar(&j.IngestNightlyOnly, "ingest-nightly-only", env.Bool("BENCHKITE_INGEST_NIGHTLY_ONLY"), "post only scheduled nights that did not fail and served their own model; other runs are sent marked (env BENCHKITE_INGEST_NIGHTLY_ONLY)")
 	fs.StringVar(&j.IngestSecret, "ingest-token-secret", env.String("BENCHKITE_INGEST_TOKEN_SECRET", "BENCHKITE_INGEST_TOKEN"), "Buildkite secret with the ingest bearer token, when env BENCHKITE_INGEST_TOKEN is unset (env BENCHKITE_INGEST_TOKEN_SECRET)")
 	return func(name string, positional []string) (config, error) {
 		var err error

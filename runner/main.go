@@ -13,9 +13,17 @@ import (
 
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/secrets"
 )
 
 func main() {
+	// Tokens leave the process image before anything else runs: a child
+	// of the runner's uid could read them from /proc/<pid>/environ.
+	env, err := secrets.Start(os.Args, os.Environ())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "runner: %v\n", err)
+		os.Exit(1)
+	}
 	// Buildkite cancels a job with SIGTERM; the context carries it, as the
 	// cause, to every phase, and cleanup runs on a context of its own.
 	// Processes that lose their parent (vLLM's engines) become the
@@ -28,7 +36,7 @@ func main() {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, os.Args[1:], cliutil.Streams{Stdout: os.Stdout, Stderr: os.Stderr}, os.Getenv, os.Environ())
+		done <- run(ctx, os.Args[1:], cliutil.Streams{Stdout: os.Stdout, Stderr: os.Stderr}, env.Getenv, env.Environ())
 	}()
 	c := &canceler{cancel: cancel, stderr: os.Stderr, now: time.Now, window: repeatWindow, budget: secondCancelBudget,
 		killAll: func() []int { return proc.KillAllVerified(killVerifyTimeout) }}

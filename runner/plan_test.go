@@ -113,9 +113,10 @@ func TestPlanContents(t *testing.T) {
 			wantNot: []string{"lm_eval", "pip install"},
 		},
 		{
-			name:    "tools from PATH install nothing",
-			args:    []string{seedRecipe, "--tools", "path"},
-			want:    []string{"1. vllm serve", "2. vllm bench serve", "3. lm_eval --model local-completions"},
+			name: "tools from PATH install nothing",
+			args: []string{seedRecipe, "--tools", "path"},
+			// Nothing installed; the versions that will run are asked for.
+			want:    []string{"1. python3 -c 'import sys", "lm-eval\n", "2. vllm serve", "3. vllm bench serve", "4. lm_eval --model local-completions"},
 			wantNot: []string{"pip install", "VIRTUAL_ENV"},
 		},
 		{

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrUnescapable reports a string that upload-time interpolation cannot
@@ -109,7 +110,37 @@ func CheckStep(s Step) error {
 // TextValue returns text in the form PrintTextCommand prints back exactly:
 // every backslash doubled. No odd run of backslashes is then left before a
 // "$", so any text, whatever a recipe holds, survives interpolation.
-func TextValue(text string) string { return strings.ReplaceAll(text, `\`, `\\`) }
+//
+// Text longer than MaxText is cut at a line break with a note saying how
+// much was left out: the agent refuses to start a job whose environment
+// is too large (one variable over 128 KiB keeps the step from starting).
+func TextValue(text string) string { return strings.ReplaceAll(CapText(text), `\`, `\\`) }
+
+// MaxText bounds the text TextValue carries; doubled backslashes at most
+// double it.
+const MaxText = 16 << 10
+
+// CapText returns text, or when it is longer than MaxText its first
+// lines that fit and a last line saying how many bytes were cut.
+func CapText(text string) string {
+	if len(text) <= MaxText {
+		return text
+	}
+	// The note's number has at most as many digits as len(text).
+	note := fmt.Sprintf("\n… %d more bytes cut: the text is longer than a step's environment should carry; the full text is in the job that made it", len(text))
+	cut := text[:MaxText-len(note)]
+	// Not in the middle of a character.
+	for i := 0; i < utf8.UTFMax && len(cut) > 0; i++ {
+		if r, size := utf8.DecodeLastRuneInString(cut); r != utf8.RuneError || size > 1 {
+			break
+		}
+		cut = cut[:len(cut)-1]
+	}
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i]
+	}
+	return cut + fmt.Sprintf("\n… %d more bytes cut: the text is longer than a step's environment should carry; the full text is in the job that made it", len(text)-len(cut))
+}
 
 // PrintTextCommand is the shell command that prints the env var name, set
 // to a TextValue, as the original text. printf's %b undoes the doubled

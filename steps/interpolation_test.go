@@ -2,6 +2,7 @@ package steps_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -72,4 +73,22 @@ func FuzzEscapeInterpolation(f *testing.F) {
 			t.Errorf("Interpolate(EscapeInterpolation(%q)) = %q, %v; want the input back", s, back, err)
 		}
 	})
+}
+
+// A text over steps.MaxText (a long blocked_by, many invalid recipes) is cut
+// with a note, so the step's environment stays small enough to start.
+func TestTextValueCapped(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("recipe é problem line \\ with a backslash\n", 2000)
+	v := steps.TextValue(long)
+	if len(v) > 2*steps.MaxText {
+		t.Fatalf("steps.TextValue() is %d bytes, over %d", len(v), 2*steps.MaxText)
+	}
+	back := strings.ReplaceAll(v, `\\`, `\`)
+	if !strings.Contains(back, "more bytes cut") || !strings.HasPrefix(long, back[:strings.LastIndex(back, "\n…")]) || !utf8.ValidString(back) {
+		t.Errorf("capped text is not a prefix of whole lines with a note:\n%s", back[len(back)-200:])
+	}
+	if short := "a\\b"; steps.TextValue(short) != `a\\b` {
+		t.Errorf("steps.TextValue(%q) = %q", short, steps.TextValue(short))
+	}
 }

@@ -182,7 +182,9 @@ func TestE2EDockerHappyPath(t *testing.T) {
 	var planned []string
 	for _, line := range strings.Split(e.plan("--health-timeout", "5m"), "\n") {
 		num, argv, ok := strings.Cut(line, ". ")
-		if ok && num != "" && strings.TrimLeft(num, "0123456789") == "" {
+		// The version query of tools from PATH runs the real python3,
+		// which records nothing; every stand-in does.
+		if ok && num != "" && strings.TrimLeft(num, "0123456789") == "" && !strings.HasPrefix(argv, "python3 -c 'import sys") {
 			planned = append(planned, strings.Replace(argv, "--style 'success|warning|error'", "--style success", 1))
 		}
 	}

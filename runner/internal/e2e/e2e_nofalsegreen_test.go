@@ -6,7 +6,9 @@ package e2e
 // verdict, the failing phase, the annotation style and the end of the log.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -149,13 +151,16 @@ func TestE2ENoFalseGreen(t *testing.T) {
 				}
 				e.setenv("FAKE_VLLM_PLANT_FROM", from, "FAKE_VLLM_PLANT_INTO", e.results("gsm8k"))
 			},
-			env:  []string{"FAKE_VLLM_ACCURACY", "0"},
+			// Slow answers: the server plants while lm_eval runs (or before
+			// it starts, into its fresh folder: refused too).
+			env:  []string{"FAKE_VLLM_ACCURACY", "0", "FAKE_VLLM_TOKEN_DELAY", "20ms"},
 			code: 1, verdict: summary.VerdictError, phase: "lm_eval", status: summary.StatusFailed, style: "error",
-			tail: []string{"lm_eval failed: gsm8k: find lm_eval results: ", "results_2099-01-01T00-00-00.000000.json"},
+			tail: []string{"lm_eval failed: gsm8k: ", "not the child's own result", "results_2099-01-01T00-00-00.000000.json"},
 		},
 		{
-			// The same server plants a bench result beside the bench's own:
-			// which numbers are the bench's cannot be told, so none count.
+			// The same server writes a bench result of its own where the
+			// bench writes (here the bench writes none): the file must say
+			// what the bench printed on its own stdout, and does not.
 			name:   "a bench result planted by the server is not taken",
 			recipe: func(n string) string { return tinyRecipe(n, 1) },
 			setup: func(t *testing.T, e *e2e) {
@@ -167,13 +172,23 @@ func TestE2ENoFalseGreen(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(from, "bench-short-run-9.json"), data, 0o644); err != nil {
+				var m map[string]any
+				if err := json.Unmarshal(bytes.ReplaceAll(data, []byte("NaN"), []byte("0")), &m); err != nil {
+					t.Fatal(err)
+				}
+				m["completed"], m["num_prompts"], m["failed"], m["output_throughput"] = 8, 8, 0, 99999.0
+				if data, err = json.Marshal(m); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(from, "bench-short.json"), data, 0o644); err != nil {
 					t.Fatal(err)
 				}
 				e.setenv("FAKE_VLLM_PLANT_FROM", from, "FAKE_VLLM_PLANT_INTO", e.results())
 			},
+			// Slow answers: the server plants while the bench runs.
+			env:  []string{"FAKE_VLLM_TOKEN_DELAY", "50ms", "FAKE_VLLM_BENCH_NO_OUTPUT", "true"},
 			code: 1, verdict: summary.VerdictError, phase: "bench", status: summary.StatusFailed, style: "error",
-			tail: []string{"bench failed: short: repetition 1: ", "bench-short-run-9.json"},
+			tail: []string{"bench failed: short: repetition 1: bench-short.json: not the child's own result: the result file says 8 requests at 99999.00 output tok/s, the bench printed 8 at "},
 		},
 		{
 			name:   "a zero score fails whatever the baseline",

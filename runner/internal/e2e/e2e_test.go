@@ -424,6 +424,10 @@ func TestE2ESIGTERMDuringBench(t *testing.T) {
 			if why := phaseError(s, "lm_eval"); why != "canceled" {
 				t.Errorf("lm_eval skipped for %q, want canceled", why)
 			}
+			// The bench entry the cancel cut short says so, not "failed".
+			if len(s.Bench) != 1 || s.Bench[0].Status != summary.StatusCanceled {
+				t.Errorf("bench entries %+v, want the one canceled", s.Bench)
+			}
 			if !slices.Contains(agentCommands(e.agentCalls()), "annotate") {
 				t.Errorf("no annotation published after the cancel")
 			}

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/shell"
@@ -57,7 +59,32 @@ func TestE2ETokensReachNoChild(t *testing.T) {
 	for k, v := range tokens {
 		e.setenv(k, v)
 	}
-	o := e.run("--health-timeout", "5m")
+	e.setenv("FAKE_VLLM_TOKEN_DELAY", "20ms")
+	r := e.start("--health-timeout", "5m")
+	// While it runs, the runner's own environ and command line hold no
+	// token (it re-executed itself without them) and it is not dumpable.
+	e.waitFor("running vllm bench serve", r, func() bool { return e.findProc("vllm bench serve") != 0 })
+	pid := strconv.Itoa(r.cmd.Process.Pid)
+	for _, f := range []string{"environ", "cmdline"} {
+		data, err := os.ReadFile("/proc/" + pid + "/" + f)
+		if err != nil {
+			if os.Geteuid() != 0 {
+				continue // not dumpable: not readable by its uid
+			}
+			t.Fatalf("read the runner's %s as root: %v", f, err)
+		}
+		for k, v := range tokens {
+			if strings.Contains(string(data), v) {
+				t.Errorf("the runner's /proc/%s/%s holds %s", pid, f, k)
+			}
+		}
+	}
+	if st, err := os.Stat("/proc/" + pid + "/environ"); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Uid != 0 {
+			t.Errorf("the runner's /proc files belong to uid %d: it is dumpable", sys.Uid)
+		}
+	}
+	o := r.wait()
 	checkCode(t, o, 0)
 	entries := read()
 	seen := map[string]bool{}
@@ -117,6 +144,9 @@ func TestE2EPlanIsWhatRunStarts(t *testing.T) {
 		}
 		planned = append(planned, argv)
 	}
+	// The version query of tools from PATH runs the real python3, which
+	// records nothing; every stand-in does.
+	planned = slices.DeleteFunc(planned, func(p string) bool { return strings.HasPrefix(p, "python3 -c 'import sys") })
 	// The annotation's style is chosen after the run; the plan says which.
 	for i, p := range planned {
 		planned[i] = strings.Replace(p, "--style 'success|warning|error'", "--style success", 1)

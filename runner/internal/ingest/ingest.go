@@ -15,9 +15,49 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
+// Provenance says which run a record comes from, so that a dashboard can
+// tell a nightly from a pull request's, a failed or an attached run.
+type Provenance struct {
+	BuildSource string `json:"build_source,omitempty"` // schedule, webhook, ui, api, trigger_job
+	Branch      string `json:"branch,omitempty"`
+	PullRequest string `json:"pull_request,omitempty"`
+	Verdict     string `json:"verdict"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Marks are what sets the run apart from a passing scheduled night
+	// served by the runner: pull_request, attached (a server the runner
+	// did not start), failed (verdict fail or error), not_scheduled.
+	Marks []string `json:"marks,omitempty"`
+}
+
+// ProvenanceOf is s's Provenance.
+func ProvenanceOf(s summary.Summary) Provenance {
+	p := Provenance{Verdict: s.Verdict}
+	if s.Fingerprint != nil {
+		p.Fingerprint = s.Fingerprint.Hash
+	}
+	if b := s.Buildkite; b != nil {
+		p.BuildSource, p.Branch = b.Source, b.Branch
+		if b.PullRequest != "" && b.PullRequest != "false" {
+			p.PullRequest = b.PullRequest
+			p.Marks = append(p.Marks, "pull_request")
+		}
+	}
+	if ph := s.Phase(summary.PhaseServe); ph != nil && ph.Status == summary.StatusSkipped && strings.HasPrefix(ph.Error, "attached to ") {
+		p.Marks = append(p.Marks, "attached")
+	}
+	if s.Verdict == summary.VerdictFail || s.Verdict == summary.VerdictError {
+		p.Marks = append(p.Marks, "failed")
+	}
+	if p.BuildSource != "schedule" {
+		p.Marks = append(p.Marks, "not_scheduled")
+	}
+	return p
+}
+
 // Record is one bench run in the dashboard's shape: the fields the
 // perf dashboards of the system we replace read, latencies in seconds.
 type Record struct {
+	Provenance
 	Recipe         string  `json:"recipe"`
 	Device         string  `json:"device"`
 	Conc           int     `json:"conc"`
@@ -48,6 +88,7 @@ type Record struct {
 // with lm_eval's metric names: BFCL's acc is "acc,none", as the dashboards
 // of the system benchkite replaces read it.
 type AccuracyRecord struct {
+	Provenance
 	Recipe     string                        `json:"recipe"`
 	Device     string                        `json:"device"`
 	Model      string                        `json:"model"`
@@ -76,7 +117,8 @@ func AccuracyRecords(s summary.Summary) []AccuracyRecord {
 			metrics[k] = v
 		}
 		rec := AccuracyRecord{
-			Recipe: s.Recipe, Device: s.Device, Model: s.Model, Image: s.Image, Framework: "vllm",
+			Provenance: ProvenanceOf(s),
+			Recipe:     s.Recipe, Device: s.Device, Model: s.Model, Image: s.Image, Framework: "vllm",
 			Precision: s.Precision, TP: s.TP, VLLMCommit: s.VLLMCommit, Date: s.Finished.UTC().Format(time.RFC3339),
 			Results: map[string]map[string]float64{a.Task: metrics},
 		}
@@ -96,7 +138,8 @@ func Records(s summary.Summary) []Record {
 			continue
 		}
 		rec := Record{
-			Recipe: s.Recipe, Device: s.Device, Conc: r.Concurrency, Image: s.Image, Model: s.Model,
+			Provenance: ProvenanceOf(s),
+			Recipe:     s.Recipe, Device: s.Device, Conc: r.Concurrency, Image: s.Image, Model: s.Model,
 			Framework: "vllm", Precision: s.Precision, ISL: r.InputLen, OSL: r.OutputLen, TP: s.TP,
 			TputPerGPU: r.TotalThroughputPerGPU, OutputTputGPU: r.OutputThroughputPerGPU,
 			MedianTTFT: r.TTFT.Median / 1000, MedianTPOT: r.TPOT.Median / 1000, MedianITL: r.ITL.Median / 1000,
@@ -118,6 +161,20 @@ func Records(s summary.Summary) []Record {
 // caller logs a failure as a warning and the step's verdict is unchanged.
 // The token goes only into the Authorization header, never into a message.
 func Post(ctx context.Context, client *http.Client, url, token string, s summary.Summary) error {
+	return PostRecords(ctx, client, url, token, s, false)
+}
+
+// ErrNotSent says a run was not posted because it is not a plain
+// scheduled night (nightlyOnly).
+var ErrNotSent = fmt.Errorf("ingest: not sent")
+
+// PostRecords is Post; with nightlyOnly a run with any mark (a pull
+// request's, a failed or attached run, one not scheduled) is not sent
+// and ErrNotSent says why.
+func PostRecords(ctx context.Context, client *http.Client, url, token string, s summary.Summary, nightlyOnly bool) error {
+	if marks := ProvenanceOf(s).Marks; nightlyOnly && len(marks) > 0 {
+		return fmt.Errorf("%w: the run is %s, and only scheduled nights that did not fail are sent", ErrNotSent, strings.Join(marks, ", "))
+	}
 	var records []any
 	for _, r := range Records(s) {
 		records = append(records, r)

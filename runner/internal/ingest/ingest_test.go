@@ -19,6 +19,8 @@ func ingestSummary() summary.Summary {
 	return summary.Summary{
 		Recipe: "minimax_m3-mi355x", Device: "mi355x", Model: "MiniMaxAI/MiniMax-M3-MXFP8", Image: "vllm/vllm-openai-rocm:nightly-abc1234",
 		Precision: "fp8", TP: 8, VLLMCommit: "abc1234", Finished: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC),
+		Verdict: summary.VerdictPass, Fingerprint: &summary.Fingerprint{Hash: "f00d"},
+		Buildkite: &summary.BuildkiteInfo{Source: "schedule", Branch: "main", PullRequest: "false"},
 		Bench: []summary.BenchRun{
 			{Name: "8k-in-1k-out-conc-128", Status: summary.StatusOK, Concurrency: 128, InputLen: 8192, OutputLen: 1024,
 				TotalThroughputPerGPU: 1200, OutputThroughputPerGPU: 150,
@@ -44,7 +46,8 @@ func TestIngestPostsDashboardRecords(t *testing.T) {
 		t.Fatalf("ingest: %v", err)
 	}
 	want := []Record{{
-		Recipe: "minimax_m3-mi355x", Device: "mi355x", Conc: 128, Image: "vllm/vllm-openai-rocm:nightly-abc1234",
+		Provenance: Provenance{BuildSource: "schedule", Branch: "main", Verdict: "pass", Fingerprint: "f00d"},
+		Recipe:     "minimax_m3-mi355x", Device: "mi355x", Conc: 128, Image: "vllm/vllm-openai-rocm:nightly-abc1234",
 		Model: "MiniMaxAI/MiniMax-M3-MXFP8", Framework: "vllm", Precision: "fp8", ISL: 8192, OSL: 1024, TP: 8,
 		TputPerGPU: 1200, OutputTputGPU: 150, MedianTTFT: 0.25, MedianTPOT: 0.02, MedianITL: 0.04, MedianE2EL: 21, P99TTFT: 0.9,
 		VLLMCommit: "abc1234", Date: "2026-11-29T03:00:00Z", SpecAcceptRate: 60,
@@ -94,5 +97,50 @@ func TestAccuracyRecordsAreLMEvalShaped(t *testing.T) {
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("AccuracyRecords() results diff (-got +want):\n%s", diff)
+	}
+}
+
+// A dashboard tells a nightly from a pull request's, a failed or an
+// attached run: each is marked, and with nightlyOnly not sent at all.
+func TestIngestMarksRunsThatAreNotNights(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		edit  func(s *summary.Summary)
+		marks []string
+	}{
+		{"a passing night", func(s *summary.Summary) {}, nil},
+		{"a pull request", func(s *summary.Summary) { s.Buildkite.Source, s.Buildkite.PullRequest = "webhook", "42" }, []string{"pull_request", "not_scheduled"}},
+		{"a failed night", func(s *summary.Summary) { s.Verdict = summary.VerdictFail }, []string{"failed"}},
+		{"an attached run", func(s *summary.Summary) {
+			s.Phases = []summary.Phase{{Name: summary.PhaseServe, Status: summary.StatusSkipped, Error: "attached to http://10.0.0.1:8000"}}
+		}, []string{"attached"}},
+		{"outside Buildkite", func(s *summary.Summary) { s.Buildkite = nil }, []string{"not_scheduled"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := ingestSummary()
+			tt.edit(&s)
+			var posts atomic.Int32
+			var got []Record
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				posts.Add(1)
+				if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+					t.Errorf("decode body: %v", err)
+				}
+			}))
+			defer srv.Close()
+			if err := PostRecords(context.Background(), srv.Client(), srv.URL, "", s, false); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || !cmp.Equal(got[0].Marks, tt.marks) || got[0].Verdict != s.Verdict {
+				t.Errorf("posted %+v, want marks %q", got, tt.marks)
+			}
+			err := PostRecords(context.Background(), srv.Client(), srv.URL, "", s, true)
+			if sent := posts.Load() == 2; sent != (len(tt.marks) == 0) || (err != nil) == (len(tt.marks) == 0) {
+				t.Errorf("nightly only: sent %v, error %v; want sent only without marks", sent, err)
+			}
+		})
 	}
 }

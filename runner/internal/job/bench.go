@@ -159,6 +159,9 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	}
 	fail := func(err error) (summary.BenchRun, error) {
 		br.Error = err.Error()
+		if ctx.Err() != nil {
+			br.Status = summary.StatusCanceled
+		}
 		return br, err
 	}
 	logf, err := os.Create(filepath.Join(j.dir, "bench-"+run.Name+".log"))
@@ -177,7 +180,10 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		if err != nil {
 			return fail(err)
 		}
-		spec.Stdout, spec.Stderr = out, out
+		// What the bench prints of its result reaches the runner only
+		// through this pipe: the file must say the same.
+		printed := &results.Printed{}
+		spec.Stdout, spec.Stderr = io.MultiWriter(out, printed), out
 		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
 		before, err := dirNames(j.benchDir())
 		if err != nil {
@@ -201,6 +207,9 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		// numbers are not comparable, whatever they say.
 		if err := b.Valid(run.NumPrompts); err != nil {
 			return fail(fmt.Errorf("repetition %d: %w", rep, err))
+		}
+		if err := printed.Check(b); err != nil {
+			return fail(fmt.Errorf("repetition %d: %s: %w", rep, filepath.Base(j.benchFile(run, rep)), err))
 		}
 		reps = append(reps, b)
 	}

@@ -67,7 +67,11 @@ func (j *Job) bfclPhase(ctx context.Context) error {
 
 func (j *Job) bfclRun(ctx context.Context, p bfcl.Plan) ([]summary.TaskResult, error) {
 	fail := func(err error) ([]summary.TaskResult, error) {
-		return []summary.TaskResult{bfcl.FailedTaskResult(p, err)}, err
+		tr := bfcl.FailedTaskResult(p, err)
+		if ctx.Err() != nil {
+			tr.Status = summary.StatusCanceled
+		}
+		return []summary.TaskResult{tr}, err
 	}
 	fmt.Fprintf(j.log, "runner: %s\n", p.String())
 	if torch := p.NeedsTorch(); len(torch) > 0 && j.tools.Mode != tools.ModePath {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
 	"github.com/benchkite/benchkite/workloads"
@@ -13,6 +14,12 @@ import (
 // summary.Fingerprint), read from the resolved recipe, the same values
 // the serve, bench and lm_eval specs are built from.
 func fingerprint(res *workloads.Resolved) *summary.Fingerprint {
+	return fingerprintWith(res, nil)
+}
+
+// fingerprintWith is fingerprint with the tool versions that ran, where
+// they are not the pinned ones (tools from PATH); nil takes the pins.
+func fingerprintWith(res *workloads.Resolved, versions map[string]string) *summary.Fingerprint {
 	r := res.Recipe
 	p := summary.FingerprintParts{
 		Model:     r.VLLM.Model,
@@ -29,6 +36,9 @@ func fingerprint(res *workloads.Resolved) *summary.Fingerprint {
 	for _, e := range res.Env {
 		p.ServeEnv = append(p.ServeEnv, e.Name+"="+e.Value)
 	}
+	// summary.json is an artifact anyone with the build can read: a
+	// secret-looking value is masked, as `runner plan` prints it.
+	p.ServeEnv = proc.MaskEnv(p.ServeEnv)
 	for _, b := range res.BenchRuns {
 		p.Bench = append(p.Bench, fmt.Sprintf("%s backend=%s in=%d out=%d prompts=%d conc=%d reps=%d temperature=%g args=%s",
 			b.Name, b.Backend, b.InputLen, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, b.Temperature, strings.Join(b.Args, " ")))
@@ -65,6 +75,14 @@ func fingerprint(res *workloads.Resolved) *summary.Fingerprint {
 		}
 		if res.BFCL != nil {
 			p.Tools[tools.BFCLEval.Name] = tools.BFCLEval.Version
+		}
+		if versions != nil {
+			for name := range p.Tools {
+				p.Tools[name] = versions[name]
+				if p.Tools[name] == "" {
+					p.Tools[name] = unknownVersion
+				}
+			}
 		}
 	}
 	return summary.NewFingerprint(p)

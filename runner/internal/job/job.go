@@ -55,6 +55,9 @@ type Config struct {
 	HistoryPoll  time.Duration // between looks at it; baseline.DefaultHistoryPoll when zero
 	IngestURL    string        // best-effort dashboard sink; "" for none
 	IngestSecret string        // Buildkite secret with the ingest token
+	// IngestNightlyOnly sends only scheduled nights that did not fail and
+	// ran their own server; other runs are marked when sent.
+	IngestNightlyOnly bool
 	// PortAuto: no port was asked for. On a host-network pod the port is
 	// a port of the node, so the runner picks a free one.
 	PortAuto bool
@@ -237,6 +240,7 @@ func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
 		Branch:      getenv("BUILDKITE_BRANCH"),
 		Commit:      getenv("BUILDKITE_COMMIT"),
 		Source:      getenv("BUILDKITE_SOURCE"),
+		PullRequest: getenv("BUILDKITE_PULL_REQUEST"),
 	}
 }
 

@@ -79,6 +79,9 @@ func (j *Job) lmevalTask(ctx context.Context, t taskEntry) (summary.TaskResult, 
 	tr := summary.TaskResult{Task: t.Name, Entry: t.Dir, NumFewshot: t.NumFewshot, Status: summary.StatusFailed}
 	fail := func(err error) (summary.TaskResult, error) {
 		tr.Error = err.Error()
+		if ctx.Err() != nil {
+			tr.Status = summary.StatusCanceled
+		}
 		return tr, err
 	}
 	// A folder of its own, empty when lm_eval starts: only what this

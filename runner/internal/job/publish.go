@@ -93,6 +93,10 @@ func (j *Job) ingest(ctx context.Context) {
 	if j.cfg.IngestURL == "" {
 		return
 	}
+	if marks := ingest.ProvenanceOf(j.sum).Marks; j.cfg.IngestNightlyOnly && len(marks) > 0 {
+		fmt.Fprintf(j.log, "runner: not posted to %s: the run is %s (--ingest-nightly-only)\n", j.cfg.IngestURL, strings.Join(marks, ", "))
+		return
+	}
 	token, err := bkapi.TokenFromEnvOrSecret(ctx, j.getenv, j.secret, "BENCHKITE_INGEST_TOKEN", j.cfg.IngestSecret)
 	if err != nil {
 		fmt.Fprintf(j.log, "runner: warning: ingest skipped: %v\n", err)

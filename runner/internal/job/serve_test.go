@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/proc/proctest"
+	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/benchkite/benchkite/workloads/workloadstest"
 )
@@ -102,5 +103,21 @@ func TestRemoveStaleContainers(t *testing.T) {
 				t.Errorf("last command = %q, want rm of %q", last, tt.wantRm)
 			}
 		})
+	}
+}
+
+// summary.json is readable by anyone with the build: a secret-looking
+// recipe env value is masked in it, as `runner plan` masks it.
+func TestSummaryMasksSecretEnv(t *testing.T) {
+	t.Parallel()
+	res := workloadstest.Resolve(t, dockerRecipe, nil)
+	res.Env = append(res.Env, workloads.EnvVar{Name: "MY_API_KEY", Value: "sk-live-123"}, workloads.EnvVar{Name: "VLLM_LOGGING_LEVEL", Value: "DEBUG"})
+	j := New(Config{Port: 8000}, res, Deps{Getenv: mapGetenv(nil), Environ: []string{"PATH=/bin"}})
+	var b strings.Builder
+	if err := summary.Encode(&b, j.sum); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "sk-live-123") || !strings.Contains(b.String(), "MY_API_KEY=***") || !strings.Contains(b.String(), "VLLM_LOGGING_LEVEL=DEBUG") {
+		t.Errorf("summary.json:\n%s\nwant MY_API_KEY masked, the plain variable kept", b.String())
 	}
 }

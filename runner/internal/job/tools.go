@@ -48,6 +48,11 @@ func (j *Job) provision(ctx context.Context) error {
 		return err
 	}
 	j.tools = t
+	if t.Mode == tools.ModePath && j.runsAccuracy() {
+		// Nothing was installed: what ran is what the interpreter has.
+		t.Versions = j.pathVersions(ctx)
+		j.sum.Fingerprint = fingerprintWith(j.res, t.Versions)
+	}
 	j.sum.Tools = &summary.Tools{
 		Mode:            string(t.Mode),
 		Lock:            t.Lock,
@@ -58,11 +63,19 @@ func (j *Job) provision(ctx context.Context) error {
 	return nil
 }
 
-// toolsPlan are the install commands, for `runner plan`.
+// toolsPlan are the install commands, for `runner plan`, or with
+// --tools path the question of which versions are there.
 func (j *Job) toolsPlan() ([]proc.Spec, error) {
 	specs, err := tools.Plan(j.toolsRequest())
 	if err != nil {
 		return nil, fmt.Errorf("plan tools: %w", err)
+	}
+	if j.cfg.Tools == tools.ModePath {
+		s, err := j.versionSpec()
+		if err != nil {
+			return nil, fmt.Errorf("plan tools: %w", err)
+		}
+		specs = append(specs, s)
 	}
 	return specs, nil
 }

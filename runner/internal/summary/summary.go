@@ -121,6 +121,9 @@ type BuildkiteInfo struct {
 	Branch      string `json:"branch,omitempty"`
 	Commit      string `json:"commit,omitempty"`
 	Source      string `json:"source,omitempty"`
+	// PullRequest is the pull request number, "false" or empty when the
+	// build is not one's.
+	PullRequest string `json:"pull_request,omitempty"`
 }
 
 // ModelCache is where the model came from: the profile's cache, whether

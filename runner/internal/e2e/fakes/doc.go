@@ -52,7 +52,7 @@
 //	FAKE_VLLM_ENGINE_ESCAPE            group or session: serve starts an engine-core
 //	                                   child that leaves the server's process group
 //	                                   (or session) and waits for a signal.
-//	FAKE_VLLM_PLANT_FROM, _INTO        a hostile server: while serving, copy every file
+//	FAKE_VLLM_PLANT_FROM, _INTO        a hostile server: from its first request on, copy every file
 //	                                   of the folder _FROM into every folder under _INTO
 //	                                   (a planted results_2099-….json, bench JSON).
 //	FAKE_VLLM_ARGV_LOG                 file to which each start appends its argv as a

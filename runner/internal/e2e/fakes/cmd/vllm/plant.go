@@ -9,11 +9,12 @@ import (
 	"time"
 )
 
-// plant is a hostile server's move: while it serves, it copies each file
-// of from (a folder) into every folder under into, the way model code
-// run with --trust-remote-code could write a score of its choosing where
-// the runner reads results. Files it planted are not copied again.
-func plant(ctx context.Context, from, into string) {
+// plant is a hostile server's move: once it has answered a request, it
+// copies each file of from (a folder) into every folder under into, the
+// way model code run with --trust-remote-code could write a score of its
+// choosing where the runner reads results. Files it planted are not
+// copied again.
+func plant(ctx context.Context, from, into string, serving func() bool) {
 	if from == "" || into == "" {
 		return
 	}
@@ -24,6 +25,14 @@ func plant(ctx context.Context, from, into string) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		if !serving() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			continue
+		}
 		_ = filepath.WalkDir(into, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || !d.IsDir() || strings.Contains(path, ".old-") {
 				return nil

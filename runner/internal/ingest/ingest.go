@@ -15,9 +15,9 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
-// Provenance says which run a record comes from, so that a dashboard can
+// Origin says which run a record comes from, so that a dashboard can
 // tell a nightly from a pull request's, a failed or an attached run.
-type Provenance struct {
+type Origin struct {
 	BuildSource string `json:"build_source,omitempty"` // schedule, webhook, ui, api, trigger_job
 	Branch      string `json:"branch,omitempty"`
 	PullRequest string `json:"pull_request,omitempty"`
@@ -29,9 +29,9 @@ type Provenance struct {
 	Marks []string `json:"marks,omitempty"`
 }
 
-// ProvenanceOf is s's Provenance.
-func ProvenanceOf(s summary.Summary) Provenance {
-	p := Provenance{Verdict: s.Verdict}
+// OriginOf is where s came from.
+func OriginOf(s summary.Summary) Origin {
+	p := Origin{Verdict: s.Verdict}
 	if s.Fingerprint != nil {
 		p.Fingerprint = s.Fingerprint.Hash
 	}
@@ -57,7 +57,7 @@ func ProvenanceOf(s summary.Summary) Provenance {
 // Record is one bench run in the dashboard's shape: the fields the
 // perf dashboards of the system we replace read, latencies in seconds.
 type Record struct {
-	Provenance
+	Origin
 	Recipe         string  `json:"recipe"`
 	Device         string  `json:"device"`
 	Conc           int     `json:"conc"`
@@ -88,7 +88,7 @@ type Record struct {
 // with lm_eval's metric names: BFCL's acc is "acc,none", as the dashboards
 // of the system benchkite replaces read it.
 type AccuracyRecord struct {
-	Provenance
+	Origin
 	Recipe     string                        `json:"recipe"`
 	Device     string                        `json:"device"`
 	Model      string                        `json:"model"`
@@ -117,8 +117,8 @@ func AccuracyRecords(s summary.Summary) []AccuracyRecord {
 			metrics[k] = v
 		}
 		rec := AccuracyRecord{
-			Provenance: ProvenanceOf(s),
-			Recipe:     s.Recipe, Device: s.Device, Model: s.Model, Image: s.Image, Framework: "vllm",
+			Origin: OriginOf(s),
+			Recipe: s.Recipe, Device: s.Device, Model: s.Model, Image: s.Image, Framework: "vllm",
 			Precision: s.Precision, TP: s.TP, VLLMCommit: s.VLLMCommit, Date: s.Finished.UTC().Format(time.RFC3339),
 			Results: map[string]map[string]float64{a.Task: metrics},
 		}
@@ -138,8 +138,8 @@ func Records(s summary.Summary) []Record {
 			continue
 		}
 		rec := Record{
-			Provenance: ProvenanceOf(s),
-			Recipe:     s.Recipe, Device: s.Device, Conc: r.Concurrency, Image: s.Image, Model: s.Model,
+			Origin: OriginOf(s),
+			Recipe: s.Recipe, Device: s.Device, Conc: r.Concurrency, Image: s.Image, Model: s.Model,
 			Framework: "vllm", Precision: s.Precision, ISL: r.InputLen, OSL: r.OutputLen, TP: s.TP,
 			TputPerGPU: r.TotalThroughputPerGPU, OutputTputGPU: r.OutputThroughputPerGPU,
 			MedianTTFT: r.TTFT.Median / 1000, MedianTPOT: r.TPOT.Median / 1000, MedianITL: r.ITL.Median / 1000,
@@ -172,7 +172,7 @@ var ErrNotSent = fmt.Errorf("ingest: not sent")
 // request's, a failed or attached run, one not scheduled) is not sent
 // and ErrNotSent says why.
 func PostRecords(ctx context.Context, client *http.Client, url, token string, s summary.Summary, nightlyOnly bool) error {
-	if marks := ProvenanceOf(s).Marks; nightlyOnly && len(marks) > 0 {
+	if marks := OriginOf(s).Marks; nightlyOnly && len(marks) > 0 {
 		return fmt.Errorf("%w: the run is %s, and only scheduled nights that did not fail are sent", ErrNotSent, strings.Join(marks, ", "))
 	}
 	var records []any

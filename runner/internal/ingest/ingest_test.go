@@ -46,7 +46,7 @@ func TestIngestPostsDashboardRecords(t *testing.T) {
 		t.Fatalf("ingest: %v", err)
 	}
 	want := []Record{{
-		Provenance: Provenance{BuildSource: "schedule", Branch: "main", Verdict: "pass", Fingerprint: "f00d"},
+		Origin: Origin{BuildSource: "schedule", Branch: "main", Verdict: "pass", Fingerprint: "f00d"},
 		Recipe:     "minimax_m3-mi355x", Device: "mi355x", Conc: 128, Image: "vllm/vllm-openai-rocm:nightly-abc1234",
 		Model: "MiniMaxAI/MiniMax-M3-MXFP8", Framework: "vllm", Precision: "fp8", ISL: 8192, OSL: 1024, TP: 8,
 		TputPerGPU: 1200, OutputTputGPU: 150, MedianTTFT: 0.25, MedianTPOT: 0.02, MedianITL: 0.04, MedianE2EL: 21, P99TTFT: 0.9,

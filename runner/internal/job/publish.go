@@ -93,7 +93,7 @@ func (j *Job) ingest(ctx context.Context) {
 	if j.cfg.IngestURL == "" {
 		return
 	}
-	if marks := ingest.ProvenanceOf(j.sum).Marks; j.cfg.IngestNightlyOnly && len(marks) > 0 {
+	if marks := ingest.OriginOf(j.sum).Marks; j.cfg.IngestNightlyOnly && len(marks) > 0 {
 		fmt.Fprintf(j.log, "runner: not posted to %s: the run is %s (--ingest-nightly-only)\n", j.cfg.IngestURL, strings.Join(marks, ", "))
 		return
 	}

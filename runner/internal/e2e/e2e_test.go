@@ -226,8 +226,13 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 	if !ok || !strings.Contains(after, rootCause) {
 		t.Errorf("the log does not show the server's last lines with %q:\n%s", rootCause, o.stdout)
 	}
+	// The engine's root cause, from the server's last lines, classes the
+	// night: the summary, the annotation's first line.
+	if f := s.Failure; f == nil || f.Class != "vllm" || f.Signature != "gpu-oom" || f.Phase != "ready" || f.Line != rootCause || f.Source == "" {
+		t.Errorf("failure = %+v, want class vllm/gpu-oom in ready with the line %q", f, rootCause)
+	}
 	e.checkUploaded("summary.json", "server.log", "annotation.md")
-	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error", "**ready** failed: ready: server exited before it was ready")
+	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error (vllm: gpu-oom) — **ready** failed: ready: server exited before it was ready")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-load-crash: error", "ready failed: ready: server exited before it was ready: vllm exited with code 1")
 	e.checkNoLeftovers()
 }

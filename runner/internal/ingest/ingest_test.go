@@ -96,3 +96,34 @@ func TestAccuracyRecordsAreLMEvalShaped(t *testing.T) {
 		t.Errorf("AccuracyRecords() results diff (-got +want):\n%s", diff)
 	}
 }
+
+// A red night's class goes on every record, and once on its own record,
+// so that a night that measured nothing still reaches the dashboard.
+func TestIngestCarriesTheFailureClass(t *testing.T) {
+	t.Parallel()
+	var got []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Errorf("decode body: %v", err)
+		}
+	}))
+	defer srv.Close()
+	s := ingestSummary()
+	s.Verdict = summary.VerdictFail
+	s.Failure = &summary.Failure{Class: "perf", Signature: "regression gate"}
+	if err := Post(context.Background(), srv.Client(), srv.URL, "", s); err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	if len(got) != 2 || got[0]["failure_class"] != "perf" || got[1]["failure_class"] != "perf" || got[1]["verdict"] != "fail" || got[1]["failure_signature"] != "regression gate" {
+		t.Errorf("posted %v, want a bench record and a failure record, both of class perf", got)
+	}
+	s.Bench = nil
+	s.Verdict, s.Failure = summary.VerdictError, &summary.Failure{Class: "vllm", Signature: "gpu-oom", Phase: "ready", Line: "torch.OutOfMemoryError: HIP out of memory."}
+	got = nil
+	if err := Post(context.Background(), srv.Client(), srv.URL, "", s); err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	if len(got) != 1 || got[0]["failure_signature"] != "gpu-oom" || got[0]["failure_line"] != "torch.OutOfMemoryError: HIP out of memory." {
+		t.Errorf("posted %v, want the one failure record", got)
+	}
+}

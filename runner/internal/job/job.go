@@ -209,6 +209,7 @@ func (j *Job) Run(ctx context.Context) Result {
 		fmt.Fprintf(j.log, "runner: %v\n", err)
 		j.sum.Finished = j.now()
 		j.sum.Verdict, j.sum.Problems = summary.VerdictError, []string{err.Error()}
+		j.sum.Failure = j.failure()
 		j.phase(context.WithoutCancel(ctx), summary.PhasePublish, j.publish)
 		j.finish()
 		return Result{Summary: j.sum, Failed: true, Verdict: summary.VerdictError}
@@ -263,6 +264,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	}
 	j.sum.Finished = j.now()
 	j.sum.Verdict, j.sum.Problems = j.verdict(ctx)
+	j.sum.Failure = j.failure()
 	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
 		fmt.Fprintf(j.log, "runner: write summary: %v\n", err)
 	}

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/classify"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -54,7 +57,21 @@ type Config struct {
 }
 
 // JobStates gives the state of each job of this build by step key.
-type JobStates func(ctx context.Context) (map[string]string, error)
+type JobStates func(ctx context.Context) (map[string]JobState, error)
+
+// JobState is what the Buildkite API says of a job.
+type JobState struct {
+	State string
+	// ExitStatus is nil before the command ends; -1 when the agent was lost.
+	ExitStatus *int
+}
+
+func (s JobState) String() string {
+	if s.ExitStatus != nil {
+		return fmt.Sprintf("%s (exit status %d)", s.State, *s.ExitStatus)
+	}
+	return s.State
+}
 
 // Run is `runner report`: it writes the build-wide annotation and fails
 // only for regressions it found.
@@ -284,6 +301,9 @@ func rowsOf(sums []summary.Summary, same []sameBuild) []row {
 	var rows []row
 	for _, s := range sums {
 		r := row{s: s, verdict: s.Verdict, reason: annotate.Reason(s)}
+		if s.Failure != nil && s.Failure.Class != "" {
+			r.reason = strings.TrimSpace(annotate.ClassTag(s.Failure)) + " " + r.reason
+		}
 		switch s.Verdict {
 		case summary.VerdictPass, summary.VerdictFail, summary.VerdictUnverified:
 		default:
@@ -362,6 +382,30 @@ func judged(g *summary.GateResult) string {
 	return out
 }
 
+// writeClasses counts the build's red nights by class, the furthest from
+// the code under test first: infra before harness before vLLM.
+func writeClasses(b *strings.Builder, sums []summary.Summary) {
+	counts := map[string]int{}
+	for _, s := range sums {
+		if s.Failure != nil && s.Failure.Class != "" {
+			counts[s.Failure.Class]++
+		}
+	}
+	var parts []string
+	for _, c := range []classify.Class{classify.ClassInfra, classify.ClassHarness, classify.ClassVLLM, classify.ClassModel, classify.ClassAccuracy, classify.ClassPerf} {
+		if n := counts[string(c)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+			delete(counts, string(c))
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", annotate.Text(c), counts[c]))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(b, "Red nights by class: %s.\n\n", strings.Join(parts, " · "))
+	}
+}
+
 func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
 	rows := rowsOf(sums, same)
@@ -388,6 +432,7 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 		fmt.Fprintf(&b, "; %d unreadable", len(problems))
 	}
 	b.WriteString("\n\n")
+	writeClasses(&b, sums)
 	if len(rows) > 0 {
 		fmt.Fprintf(&b, "Worst first. <a href=\"artifact://%s\">The nights of every recipe</a> (trends, baselines, limits).\n\n", annotate.TrendPage)
 		b.WriteString("| recipe | verdict | why | GPU | output tok/s per GPU | Δ (limit) | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | Δ (limit) | BFCL |\n")

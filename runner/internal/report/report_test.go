@@ -160,8 +160,9 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 	t.Parallel()
 	dir := resultsWith(t, "gpt_oss_120b-h200")
 	env := map[string]string{contract.SelectedEnv: contract.EncodeSelected([]string{"gpt_oss_120b-h200", "kimi_k2_5-b200", "lost-mi355x"})}
-	states := func(context.Context) (map[string]string, error) {
-		return map[string]string{"recipe:gpt_oss_120b-h200": "passed (exit status 0)", "recipe:kimi_k2_5-b200": "expired", "recipe:lost-mi355x": "failed (exit status -1)"}, nil
+	zero, lostAgent := 0, -1
+	states := func(context.Context) (map[string]JobState, error) {
+		return map[string]JobState{"recipe:gpt_oss_120b-h200": {"passed", &zero}, "recipe:kimi_k2_5-b200": {State: "expired"}, "recipe:lost-mi355x": {"failed", &lostAgent}}, nil
 	}
 	var stdout, stderr strings.Builder
 	err := Run(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil)
@@ -174,6 +175,10 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 		"| `kimi_k2_5-b200` | 💥 error | ",
 		"no summary.json: the step is expired",
 		"no summary.json: the step is failed (exit status -1)",
+		// The step's state classifies a night without a summary.
+		"Red nights by class: infra 2.",
+		"(infra: agent lost: job failed) ",
+		"(infra: job expired) ",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("report lacks %q:\n%s", w, out)
@@ -185,7 +190,7 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 
 	// Without an API answer the state is unknown, and the report says why.
 	stdout.Reset()
-	noAPI := func(context.Context) (map[string]string, error) { return nil, errors.New("no Buildkite API token") }
+	noAPI := func(context.Context) (map[string]JobState, error) { return nil, errors.New("no Buildkite API token") }
 	if err := Run(context.Background(), Config{Results: dir, states: noAPI}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil); err != nil {
 		t.Fatal(err)
 	}

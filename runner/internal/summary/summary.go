@@ -97,11 +97,28 @@ type Summary struct {
 	// Problems are what kept the verdict from pass other than a failed
 	// gate: each names the phase, metric, file or key; optional.
 	Problems []string `json:"problems,omitempty"`
+	// Failure says why a red night was red; nil for a pass or an
+	// unverified run.
+	Failure *Failure `json:"failure,omitempty"`
 
 	Phases   []Phase      `json:"phases"`
 	Bench    []BenchRun   `json:"bench"`
 	Accuracy []TaskResult `json:"accuracy"`
 	Gates    []GateResult `json:"gates"`
+}
+
+// Failure is a red night's class (infra, harness, vllm, model, accuracy,
+// perf) and what decided it: a known message of a tool, with its line and
+// where the text comes from, or a rule.
+type Failure struct {
+	Class     string `json:"class"`
+	Signature string `json:"signature"`
+	Line      string `json:"line,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Phase     string `json:"phase,omitempty"`
+	// BlockedBy names the recipe's blocked_by when the failure is of the
+	// kind it waits on (vllm or model): an expected red.
+	BlockedBy string `json:"blocked_by,omitempty"`
 }
 
 // BuildkiteInfo identifies the Buildkite job that produced a summary.

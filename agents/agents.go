@@ -59,6 +59,10 @@ type Profile struct {
 	ImageRewrite *ImageRewrite
 	// K8s is the pod a native profile's job runs in; nil for docker.
 	K8s *K8s
+	// GPUHourPrice is what one GPU-hour of this kind costs, in whatever
+	// currency the reader uses; 0 when unset: GPU time is then reported
+	// without a cost.
+	GPUHourPrice float64
 }
 
 // EnvVar is one environment variable, kept in file order.
@@ -209,6 +213,7 @@ func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 			}
 		}},
 		{Name: "env", Decode: func(_, n *yaml.Node) { p.Env = l.env(n, "env", true) }},
+		{Name: "gpu_hour_price", Decode: func(_, n *yaml.Node) { p.GPUHourPrice, _ = d.Float(n, "gpu_hour_price", 0, 1e6) }},
 		{Name: "k8s", Decode: func(key, n *yaml.Node) {
 			k8sNode = key
 			p.K8s = l.decodeK8s(n, gpu)

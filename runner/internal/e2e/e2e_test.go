@@ -231,6 +231,10 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 	if f := s.Failure; f == nil || f.Class != "vllm" || f.Signature != "gpu-oom" || f.Phase != "ready" || f.Line != rootCause || f.Source == "" {
 		t.Errorf("failure = %+v, want class vllm/gpu-oom in ready with the line %q", f, rootCause)
 	}
+	// The GPU time it held went to loading, and bought no verdict.
+	if g := s.GPUTime; g == nil || g.GPUs != 1 || g.Phases["load"] <= 0 || g.Total < g.Phases["load"] || g.Lost != g.Total {
+		t.Errorf("gpu_time = %+v, want load time, all of it lost", g)
+	}
 	e.checkUploaded("summary.json", "server.log", "annotation.md")
 	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error (vllm: gpu-oom) — **ready** failed: ready: server exited before it was ready")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-load-crash: error", "ready failed: ready: server exited before it was ready: vllm exited with code 1")

@@ -1,7 +1,10 @@
 package job
 
 import (
+	"fmt"
+
 	"github.com/benchkite/benchkite/runner/internal/classify"
+	"github.com/benchkite/benchkite/runner/internal/gputime"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -16,4 +19,18 @@ func (j *Job) failure() *summary.Failure {
 		}
 	}
 	return r.Summary(j.res.Recipe.BlockedBy)
+}
+
+// account records the run's GPU time, keeping what a skipped sweep saved,
+// and says it in the log.
+func (j *Job) account() {
+	saved := 0.0
+	if j.sum.GPUTime != nil {
+		saved = j.sum.GPUTime.Saved
+	}
+	j.sum.GPUTime = gputime.Of(&j.sum, j.res.Profile.GPUHourPrice)
+	if g := j.sum.GPUTime; g != nil {
+		g.Saved = saved
+		fmt.Fprintf(j.log, "runner: GPU time %.2f GPU-h on %d GPU(s)\n", g.Total/3600, g.GPUs)
+	}
 }

@@ -265,6 +265,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	j.sum.Finished = j.now()
 	j.sum.Verdict, j.sum.Problems = j.verdict(ctx)
 	j.sum.Failure = j.failure()
+	j.account()
 	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
 		fmt.Fprintf(j.log, "runner: write summary: %v\n", err)
 	}

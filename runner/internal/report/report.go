@@ -23,6 +23,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/classify"
 	"github.com/benchkite/benchkite/runner/internal/gate"
+	"github.com/benchkite/benchkite/runner/internal/gputime"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -406,6 +407,44 @@ func writeClasses(b *strings.Builder, sums []summary.Summary) {
 	}
 }
 
+// writeGPUTime is the build's GPU time: the total, each phase's share
+// with the largest named, what red nights lost and a skipped sweep saved,
+// and the cost where the profiles give a price.
+func writeGPUTime(b *strings.Builder, sums []summary.Summary) {
+	t := gputime.Sum(sums)
+	if t.Runs == 0 || t.Total <= 0 {
+		return
+	}
+	gpuh := func(s float64) string { return fmt.Sprintf("%.1f GPU-h", s/3600) }
+	fmt.Fprintf(b, "**GPU time:** %s over %d run(s)", gpuh(t.Total), t.Runs)
+	if d := t.Dominant(); d != "" {
+		fmt.Fprintf(b, "; most in **%s** (%.0f%%)", d, t.Phases[d]/t.Total*100)
+	}
+	if t.Lost > 0 {
+		fmt.Fprintf(b, "; %s lost to runs that could not be judged", gpuh(t.Lost))
+	}
+	if t.Saved > 0 {
+		fmt.Fprintf(b, "; about %s saved by stopping sweeps after a failed first point", gpuh(t.Saved))
+	}
+	if t.Priced > 0 {
+		fmt.Fprintf(b, "; cost %.2f", t.Cost)
+		if t.Priced < t.Runs {
+			fmt.Fprintf(b, " (%d of %d runs priced)", t.Priced, t.Runs)
+		}
+	}
+	b.WriteString(".\n\n| phase |")
+	for _, p := range gputime.Phases {
+		fmt.Fprintf(b, " %s |", p)
+	}
+	b.WriteString("\n|---|")
+	b.WriteString(strings.Repeat("--:|", len(gputime.Phases)))
+	b.WriteString("\n| GPU-h |")
+	for _, p := range gputime.Phases {
+		fmt.Fprintf(b, " %.1f |", t.Phases[p]/3600)
+	}
+	b.WriteString("\n\n")
+}
+
 func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
 	rows := rowsOf(sums, same)
@@ -468,6 +507,7 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 		}
 		b.WriteString("\n")
 	}
+	writeGPUTime(&b, sums)
 	writeSameBuild(&b, same)
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")

@@ -226,3 +226,25 @@ func TestSelectedRoundTrip(t *testing.T) {
 		t.Errorf("parsed %d names and %d left, want %d in all", len(names), left, len(many))
 	}
 }
+
+// The report totals the build's GPU time, names the phase that took the
+// most, what red nights lost, and prices it where the profiles say.
+func TestReportAccountsGPUTime(t *testing.T) {
+	t.Parallel()
+	sums := []summary.Summary{
+		{Recipe: "a", Verdict: summary.VerdictPass, NumGPUs: 8, GPUTime: &summary.GPUTime{GPUs: 8, Total: 7200, HourPrice: 2,
+			Phases: map[string]float64{"load": 4000, "bench": 3000}}},
+		{Recipe: "b", Verdict: summary.VerdictError, NumGPUs: 4, Failure: &summary.Failure{Class: "vllm", Signature: "gpu-oom"},
+			GPUTime: &summary.GPUTime{GPUs: 4, Total: 3600, Lost: 3600, Saved: 1800, Phases: map[string]float64{"load": 3600}}},
+	}
+	out := renderReport(sums, nil, nil, nil, "")
+	for _, w := range []string{
+		"Red nights by class: vllm 1.",
+		"**GPU time:** 3.0 GPU-h over 2 run(s); most in **load** (70%); 1.0 GPU-h lost to runs that could not be judged; about 0.5 GPU-h saved by stopping sweeps after a failed first point; cost 4.00 (1 of 2 runs priced).",
+		"| GPU-h | 0.0 | 2.1 | 0.8 | 0.0 | 0.0 | 0.0 |",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report lacks %q:\n%s", w, out)
+		}
+	}
+}

@@ -100,6 +100,8 @@ type Summary struct {
 	// Failure says why a red night was red; nil for a pass or an
 	// unverified run.
 	Failure *Failure `json:"failure,omitempty"`
+	// GPUTime is what the run held its GPUs for, by phase.
+	GPUTime *GPUTime `json:"gpu_time,omitempty"`
 
 	Phases   []Phase      `json:"phases"`
 	Bench    []BenchRun   `json:"bench"`
@@ -119,6 +121,24 @@ type Failure struct {
 	// BlockedBy names the recipe's blocked_by when the failure is of the
 	// kind it waits on (vllm or model): an expected red.
 	BlockedBy string `json:"blocked_by,omitempty"`
+}
+
+// GPUTime is GPUs × wall time, in GPU-seconds. Phases are tools, load
+// (serve and ready), bench, lm_eval, bfcl and teardown (from the end of
+// the last phase before it to the gates).
+type GPUTime struct {
+	GPUs   int                `json:"gpus"`
+	Phases map[string]float64 `json:"phases_gpu_s"`
+	// Total is the whole run, start to finish.
+	Total float64 `json:"total_gpu_s"`
+	// Lost is Total for a run that could not be judged (failed or
+	// canceled): GPU time that bought no verdict.
+	Lost float64 `json:"lost_gpu_s,omitempty"`
+	// Saved is what skipping bench points after a failed canary point
+	// saved, estimated from the canary's own time.
+	Saved float64 `json:"saved_gpu_s,omitempty"`
+	// HourPrice is the profile's gpu_hour_price, 0 when unset.
+	HourPrice float64 `json:"gpu_hour_price,omitempty"`
 }
 
 // BuildkiteInfo identifies the Buildkite job that produced a summary.

@@ -10,7 +10,9 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
-func at(min int) time.Time { return time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC).Add(time.Duration(min) * time.Minute) }
+func at(min int) time.Time {
+	return time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC).Add(time.Duration(min) * time.Minute)
+}
 
 // A night on 8 GPUs: 2 min tools, 20 min load, 30 min bench, 10 min
 // lm_eval, 3 min teardown, 1 min gates.

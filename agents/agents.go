@@ -312,6 +312,19 @@ func (p Profile) HFCacheVolume(env Env) (json.RawMessage, string, error) {
 		if len(v) != 1 {
 			return nil, name, fmt.Errorf("%s must hold exactly one volume source (such as persistentVolumeClaim or hostPath), got %d keys", name, len(v))
 		}
+		if hp, ok := v["hostPath"]; ok {
+			// A build variable must not mount the node's system.
+			var src struct {
+				Path string `json:"path"`
+			}
+			if err := json.Unmarshal(hp, &src); err != nil {
+				return nil, name, fmt.Errorf("%s hostPath must be an object with a path: %w", name, err)
+			}
+			// No path at all is the pod builder's strict decoding's to name.
+			if err := checkHostDir(src.Path); src.Path != "" && err != nil {
+				return nil, name, fmt.Errorf("%s hostPath.path %w", name, err)
+			}
+		}
 		return json.RawMessage(raw), name, nil
 	}
 	var k K8s

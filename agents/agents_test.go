@@ -264,6 +264,42 @@ func TestHFCacheVolume(t *testing.T) {
 			wantErr: "MI300X_HF_CACHE_VOLUME must hold exactly one volume source (such as persistentVolumeClaim or hostPath), got 2 keys",
 		},
 		{
+			name:    "override mounts the node's root",
+			gpu:     "B200",
+			env:     map[string]string{"B200_HF_CACHE_VOLUME": `{"hostPath": {"path": "/"}}`},
+			wantErr: "B200_HF_CACHE_VOLUME hostPath.path must be an absolute directory",
+		},
+		{
+			name:    "override mounts a relative path",
+			gpu:     "B200",
+			env:     map[string]string{"B200_HF_CACHE_VOLUME": `{"hostPath": {"path": "hf"}}`},
+			wantErr: "B200_HF_CACHE_VOLUME hostPath.path must be an absolute directory",
+		},
+		{
+			name:    "override mounts the kubelet's state",
+			gpu:     "B200",
+			env:     map[string]string{"B200_HF_CACHE_VOLUME": `{"hostPath": {"path": "/var/lib/kubelet/pods"}}`},
+			wantErr: "must not be a system directory",
+		},
+		{
+			name:    "override mounts a directory holding system state",
+			gpu:     "B200",
+			env:     map[string]string{"B200_HF_CACHE_VOLUME": `{"hostPath": {"path": "/var"}}`},
+			wantErr: "must not be a system directory",
+		},
+		{
+			name:    "override mounts /etc",
+			gpu:     "B200",
+			env:     map[string]string{"B200_HF_CACHE_VOLUME": `{"hostPath": {"path": "/etc", "type": "Directory"}}`},
+			wantErr: "must not be a system directory",
+		},
+		{
+			name:    "override hostPath without a path object",
+			gpu:     "B200",
+			env:     map[string]string{"B200_HF_CACHE_VOLUME": `{"hostPath": "/raid"}`},
+			wantErr: "hostPath must be an object with a path",
+		},
+		{
 			name:    "override is empty object",
 			gpu:     "MI300X",
 			env:     map[string]string{"MI300X_HF_CACHE_VOLUME": `{}`},

@@ -104,6 +104,26 @@ func checkAbsPath(s string) error {
 	return nil
 }
 
+// systemDirs are node directories no job may mount: the system's own
+// files, the kernel's, and the runtimes' state (a job that mounts them
+// owns the node).
+var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/root",
+	"/run", "/sbin", "/sys", "/usr", "/var/run", "/var/lib/docker", "/var/lib/containerd", "/var/lib/kubelet", "/var/log"}
+
+// checkHostDir is checkAbsPath, and not a system directory, one inside
+// it, or one holding it (/var holds /var/lib/kubelet).
+func checkHostDir(s string) error {
+	if err := checkAbsPath(s); err != nil {
+		return err
+	}
+	for _, d := range systemDirs {
+		if s == d || strings.HasPrefix(s, d+"/") || strings.HasPrefix(d, s+"/") {
+			return fmt.Errorf("must not be a system directory, one inside it or one holding it (%s), got %q", d, s)
+		}
+	}
+	return nil
+}
+
 func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 	d := l.d
 	k := &K8s{}
@@ -176,12 +196,12 @@ func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 				if !ok {
 					return
 				}
-				if err := checkAbsPath(s); err != nil {
-					d.Errorf(item, "%s.host_paths entry %v", what, err)
-					return
-				}
 				if s == "/dev/shm" {
 					d.Errorf(item, "%s.host_paths: /dev/shm is always a memory-backed emptyDir", what)
+					return
+				}
+				if err := checkHostDir(s); err != nil {
+					d.Errorf(item, "%s.host_paths entry %v", what, err)
 					return
 				}
 				if seen[s] {

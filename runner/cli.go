@@ -225,7 +225,19 @@ func parseConfig(name string, args []string, stderr io.Writer, getenv func(strin
 	if err != nil {
 		return config{}, err
 	}
-	return finish(name, positional)
+	c, err := finish(name, positional)
+	if err == nil {
+		warnAttachVariable(c, stderr, getenv)
+	}
+	return c, err
+}
+
+// warnAttachVariable says that BENCHKITE_BASE_URL, which older versions
+// read, no longer attaches: only --base-url does.
+func warnAttachVariable(c config, stderr io.Writer, getenv func(string) string) {
+	if v := strings.TrimSpace(getenv("BENCHKITE_BASE_URL")); v != "" && c.job.BaseURL == "" {
+		fmt.Fprintf(stderr, "runner: warning: BENCHKITE_BASE_URL=%s is ignored: attaching to a server takes --base-url\n", v)
+	}
 }
 
 // jobFlags registers the flags of run and plan; finish checks them once
@@ -237,7 +249,10 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 	fs.StringVar(&j.ResultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
 	fs.IntVar(&j.Port, "port", env.Int("BENCHKITE_PORT", 8000), "server port (env BENCHKITE_PORT)")
 	fs.DurationVar(&j.HealthTimeout, "health-timeout", env.Duration("BENCHKITE_HEALTH_TIMEOUT", 60*time.Minute), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT)")
-	fs.StringVar(&j.BaseURL, "base-url", getenv("BENCHKITE_BASE_URL"), "use a server that is already up instead of starting one (env BENCHKITE_BASE_URL)")
+	// Attaching is a flag only, the one flag with no variable: a variable
+	// left in a build's or an agent's environment must not turn every job
+	// into a green run of a server nobody started.
+	fs.StringVar(&j.BaseURL, "base-url", "", "use a server that is already up instead of starting one; inside a Buildkite job such a run is at most unverified (no env variable, on purpose)")
 	fs.BoolVar(&j.BenchOnly, "bench-only", env.Bool("BENCH_ONLY"), "skip accuracy tasks (env BENCH_ONLY)")
 	fs.DurationVar(&j.Grace, "grace", env.Duration("BENCHKITE_GRACE", proc.DefaultGrace), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
 	toolsMode := fs.String("tools", env.String("BENCHKITE_TOOLS", string(tools.ModeVenv)), "venv: install the pinned lm-eval (and bfcl-eval) into --tools-dir; path: install nothing, use lm_eval, vllm and python3 from PATH (env BENCHKITE_TOOLS)")
@@ -304,6 +319,7 @@ func runFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		if err != nil {
 			return err
 		}
+		warnAttachVariable(c, x.io.Stderr, x.getenv)
 		return runRun(ctx, c, x.io, x.getenv, x.environ)
 	}
 }
@@ -315,6 +331,7 @@ func planFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		if err != nil {
 			return err
 		}
+		warnAttachVariable(c, x.io.Stderr, x.getenv)
 		return runPlan(c, x.io, x.getenv, x.environ)
 	}
 }

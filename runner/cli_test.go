@@ -43,8 +43,9 @@ func TestParseConfig(t *testing.T) {
 			args: []string{"r.yaml"},
 			env: map[string]string{"BENCHKITE_PORT": " 9001 ", "BENCHKITE_HEALTH_TIMEOUT": "90m", "BENCH_ONLY": "1",
 				"BENCHKITE_RESULTS": "out/r", "BENCHKITE_GRACE": "30s", "BENCHKITE_BASE_URL": "http://127.0.0.1:7000"},
+			// Attaching takes the flag: the variable is ignored.
 			want: with(func(p *parsed) {
-				p.Port, p.HealthTimeout, p.BenchOnly, p.ResultsDir, p.Grace, p.BaseURL = 9001, 90*time.Minute, true, "out/r", 30*time.Second, "http://127.0.0.1:7000"
+				p.Port, p.HealthTimeout, p.BenchOnly, p.ResultsDir, p.Grace = 9001, 90*time.Minute, true, "out/r", 30*time.Second
 			}),
 		},
 		{"BENCH_ONLY spelled true", []string{"r.yaml"}, map[string]string{"BENCH_ONLY": "TRUE"}, with(func(p *parsed) { p.BenchOnly = true })},
@@ -290,6 +291,14 @@ func TestEveryFlagHasItsEnv(t *testing.T) {
 		fs, _, _ := c.flagSet(io.Discard, mapGetenv(nil))
 		fs.VisitAll(func(f *flag.Flag) {
 			m := envRE.FindStringSubmatch(f.Usage)
+			if f.Name == "base-url" && (c.name == "run" || c.name == "plan") {
+				// The one exception: attaching must be asked for on the
+				// command line, never by a variable left in the environment.
+				if m != nil {
+					t.Errorf("runner %s --base-url names a variable: %q", c.name, f.Usage)
+				}
+				return
+			}
 			if m == nil {
 				t.Errorf("runner %s --%s names no environment variable: %q", c.name, f.Name, f.Usage)
 				return

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/runner/internal/proc"
@@ -23,22 +24,15 @@ func main() {
 		fmt.Fprintf(os.Stderr, "runner: warning: %v; orphaned grandchildren may outlive the run\n", err)
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 2)
+	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan int, 1)
 	go func() {
-		sig, ok := <-sigs
-		if !ok {
-			return
-		}
-		cancel(signalError{sig})
-		// A second signal: no more cleanup, end everything now.
-		if sig, ok = <-sigs; ok {
-			fmt.Fprintf(os.Stderr, "runner: second signal (%s): killing every process and exiting\n", sig)
-			proc.KillAll()
-			os.Exit(128 + signalNumber(sig))
-		}
+		done <- run(ctx, os.Args[1:], cliutil.Streams{Stdout: os.Stdout, Stderr: os.Stderr}, os.Getenv, os.Environ())
 	}()
-	code := run(ctx, os.Args[1:], cliutil.Streams{Stdout: os.Stdout, Stderr: os.Stderr}, os.Getenv, os.Environ())
+	c := &canceler{cancel: cancel, stderr: os.Stderr, now: time.Now, window: repeatWindow, budget: secondCancelBudget,
+		killAll: func() []int { return proc.KillAllVerified(killVerifyTimeout) }}
+	code := c.wait(sigs, done)
 	signal.Stop(sigs)
 	os.Exit(code)
 }

@@ -48,6 +48,7 @@ func (l *loader) decodeBFCL(n *yaml.Node) *BFCL {
 			})
 		}},
 		{Name: "num_threads", Decode: func(_, v *yaml.Node) { b.NumThreads, _ = d.Int(v, "bfcl.num_threads", 1, 1024) }},
+		{Name: "timeout_minutes", Decode: func(_, v *yaml.Node) { b.TimeoutMinutes, _ = d.Int(v, "bfcl.timeout_minutes", 1, 24*60) }},
 		{Name: "temperature", Decode: func(_, v *yaml.Node) {
 			b.Temperature = l.optFloat(v, "bfcl.temperature", 0, 2)
 		}},

@@ -57,6 +57,7 @@ func (l *loader) decodeLMEval(n *yaml.Node) *LMEval {
 	var sawTasks bool
 	d.Fields(n, "lm_eval", []strictyaml.Field{
 		{Name: "model_args", Decode: func(_, v *yaml.Node) { e.ModelArgs = l.decodeModelArgs(v, "lm_eval.model_args") }},
+		{Name: "timeout_minutes", Decode: func(_, v *yaml.Node) { e.TimeoutMinutes, _ = d.Int(v, "lm_eval.timeout_minutes", 1, 24*60) }},
 		{Name: "tasks", Decode: func(_, v *yaml.Node) {
 			sawTasks = true
 			seen := map[string]int{}

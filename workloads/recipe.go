@@ -3,6 +3,7 @@ package workloads
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Recipe is one (model, GPU) combination, decoded and validated. Everything
@@ -71,7 +72,18 @@ type Arg struct {
 type LMEval struct {
 	ModelArgs []Arg
 	Tasks     []Task
+	// TimeoutMinutes bounds each task's lm_eval run; 0 means
+	// DefaultLMEvalTimeout.
+	TimeoutMinutes int
 }
+
+// Time limits of one lm_eval task and one BFCL category when the recipe
+// sets none: well inside the step's default timeout, so that a hung tool
+// ends with its own error, and the rest still runs and is published.
+const (
+	DefaultLMEvalTimeout = 60
+	DefaultBFCLTimeout   = 30
+)
 
 // Task is one lm_eval task.
 type Task struct {
@@ -211,6 +223,9 @@ type BFCL struct {
 	MaxTestCases map[string]int
 	// Gates are accuracy gates on bfcl_<category> acc, in file order.
 	Gates []BFCLGate
+	// TimeoutMinutes bounds each category's run; 0 means
+	// DefaultBFCLTimeout.
+	TimeoutMinutes int
 }
 
 // BFCLGate is one gate on the accuracy (a fraction) of a listed category or
@@ -234,4 +249,20 @@ func (b *Bench) RegressionFor(c *BenchConfig) *Regression {
 		return c.Regression
 	}
 	return b.Regression
+}
+
+// LMEvalTimeout bounds one lm_eval task's run.
+func (r *Recipe) LMEvalTimeout() time.Duration {
+	if r.LMEval != nil && r.LMEval.TimeoutMinutes > 0 {
+		return time.Duration(r.LMEval.TimeoutMinutes) * time.Minute
+	}
+	return DefaultLMEvalTimeout * time.Minute
+}
+
+// BFCLTimeout bounds one BFCL category's run.
+func (r *Recipe) BFCLTimeout() time.Duration {
+	if r.BFCL != nil && r.BFCL.TimeoutMinutes > 0 {
+		return time.Duration(r.BFCL.TimeoutMinutes) * time.Minute
+	}
+	return DefaultBFCLTimeout * time.Minute
 }

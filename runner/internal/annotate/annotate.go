@@ -120,7 +120,9 @@ func writeContext(b *strings.Builder, s summary.Summary) {
 		}
 	}
 	fmt.Fprintf(b, " · %s", InlineCode(s.Model))
-	if s.Image != "" {
+	if s.Attached != "" {
+		fmt.Fprintf(b, " · measured the attached server %s, not started by this run (image unknown)", InlineCode(s.Attached))
+	} else if s.Image != "" {
 		fmt.Fprintf(b, " · image %s", InlineCode(s.Image))
 		if s.ImageDigest == "" {
 			b.WriteString(" (tag, not pinned)")

@@ -320,7 +320,7 @@ func TestE2EDockerNameConflict(t *testing.T) {
 	if left := e.containers(); len(left) != 0 {
 		t.Errorf("containers left: %q", left)
 	}
-	e.checkAnnotation("error", "**serve** failed: start container: docker exited with code 125")
+	e.checkAnnotation("error", "**serve** failed: docker: Error response from daemon: Conflict.")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-docker-conflict: error", "serve failed: start container: docker exited with code 125")
 	e.checkNoLeftovers()
 }

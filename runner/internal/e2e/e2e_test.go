@@ -217,6 +217,11 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 	if s.Verdict != summary.VerdictError {
 		t.Errorf("verdict = %q, want error", s.Verdict)
 	}
+	// The cause travels: the summary, the annotation and the log name it,
+	// not only "exited with code 1".
+	if p := s.Phase("ready"); p == nil || !strings.Contains(p.Cause, rootCause) {
+		t.Errorf("ready phase = %+v, want the cause %q", p, rootCause)
+	}
 	log, err := os.ReadFile(e.results("server.log"))
 	if err != nil || !strings.Contains(string(log), rootCause) {
 		t.Errorf("server.log (err %v) lacks the root cause %q", err, rootCause)
@@ -236,7 +241,7 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 		t.Errorf("gpu_time = %+v, want load time, all of it lost", g)
 	}
 	e.checkUploaded("summary.json", "server.log", "annotation.md")
-	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error (vllm: gpu-oom) — **ready** failed: ready: server exited before it was ready")
+	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error (vllm: gpu-oom) — **ready** failed: "+rootCause)
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-load-crash: error", "ready failed: ready: server exited before it was ready: vllm exited with code 1")
 	e.checkNoLeftovers()
 }
@@ -292,7 +297,7 @@ func TestE2EServerDiesMidBench(t *testing.T) {
 		t.Errorf("the log does not report the server's exit:\n%s", o.stdout)
 	}
 	e.checkUploaded("summary.json", "server.log", "bench/bench-short-run-1.json", "bench/bench-short-run-2.json", "bench-short.log")
-	e.checkAnnotation("error", "**bench** failed: short: repetition 2", "| short | 2 | | | | | | | | | ❌ failed")
+	e.checkAnnotation("error", "**bench** failed: ", "EngineDeadError", "| short | 2 | | | | | | | | | ❌ failed")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-bench-crash: error", "bench failed: short: repetition 2",
 		"server exited during the run: vllm exited with code 1")
 	e.checkNoLeftovers()
@@ -375,7 +380,7 @@ func TestE2ELMEvalFails(t *testing.T) {
 	}
 	e.checkUploaded("summary.json", "bench/bench-short.json", "lm_eval-gsm8k.log")
 	// lm_eval is named by the path it was found at (the tools phase).
-	e.checkAnnotation("error", "**lm_eval** failed: gsm8k: ", "/lm_eval exited with code 3", "| short | 2 |", "| ok |")
+	e.checkAnnotation("error", "**lm_eval** failed: RuntimeError: injected failure (FAKE_LMEVAL_EXIT)", "| short | 2 |", "| ok |")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-lmeval-fails: error", "lm_eval failed: gsm8k: ", "/lm_eval exited with code 3")
 	e.checkNoLeftovers()
 }
@@ -741,7 +746,8 @@ func (e *e2e) history(tokenEnv []string, needs ...contract.Need) string {
 }
 
 // TestE2EAttachedServer: with --base-url the runner uses a server that is
-// already up, starts none and leaves it running.
+// already up, starts none and leaves it running. Inside a Buildkite job
+// that run is at most unverified: the job did not start what it measured.
 func TestE2EAttachedServer(t *testing.T) {
 	t.Parallel()
 	const name = "e2e-attached"
@@ -756,7 +762,7 @@ func TestE2EAttachedServer(t *testing.T) {
 	}
 	e := newE2E(t, name, tinyRecipe(name, 1))
 	o := e.run("--base-url", srv.URL()+"/", "--health-timeout", "1m")
-	checkCode(t, o, 0)
+	checkCode(t, o, contract.ExitUnverified)
 
 	s := e.summary()
 	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "skipped", "ready": "ok", "bench": "ok", "lm_eval": "ok", "gate": "ok"})
@@ -788,11 +794,39 @@ func TestE2EAttachedServer(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("attached server /health = %d after the run", resp.StatusCode)
 	}
-	e.checkAnnotation("success", "### ✅ `e2e-attached`: pass")
 	// lm_eval's samples reduced to the compact per-question file.
 	e.checkUploaded("gsm8k/" + baseline.OutcomesFile)
 	if o, err := baseline.ReadOutcomesFile(e.results("gsm8k", baseline.OutcomesFile)); err != nil || len(o.DocHashes) != 10 {
 		t.Errorf("outcomes file: %d documents, %v; want 10", len(o.DocHashes), err)
+	}
+	if s.Verdict != summary.VerdictUnverified || s.Attached != srv.URL() {
+		t.Errorf("verdict %q, attached %q; want unverified, attached to %s", s.Verdict, s.Attached, srv.URL())
+	}
+	if !slices.ContainsFunc(s.Problems, func(p string) bool { return strings.Contains(p, "a server this job did not start") }) {
+		t.Errorf("problems %q do not say the server was not the job's", s.Problems)
+	}
+	e.checkAnnotation("warning", "`e2e-attached`: unverified", "measured the attached server `"+srv.URL()+"`")
+	e.checkNoLeftovers()
+}
+
+// TestE2EAttachOnlyByFlag: BENCHKITE_BASE_URL left in a build's or an
+// agent's environment does not skip serving: the job starts and measures
+// its own server, and says the variable was ignored.
+func TestE2EAttachOnlyByFlag(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-attach-env"
+	e := newE2E(t, name, tinyRecipe(name, 1))
+	e.setenv("BENCHKITE_BASE_URL", "http://127.0.0.1:1")
+	o := e.run("--health-timeout", "5m")
+	checkCode(t, o, 0)
+	if starts := e.serverStarts(); len(starts) != 1 {
+		t.Errorf("vllm serve started %d times, want 1", len(starts))
+	}
+	if s := e.summary(); s.Attached != "" || s.Verdict != summary.VerdictPass {
+		t.Errorf("attached %q, verdict %q; want its own server and pass", s.Attached, s.Verdict)
+	}
+	if !strings.Contains(o.stderr, "BENCHKITE_BASE_URL=http://127.0.0.1:1 is ignored") {
+		t.Errorf("stderr does not say the variable was ignored:\n%s", o.stderr)
 	}
 	e.checkNoLeftovers()
 }

@@ -161,7 +161,8 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		return fail(fmt.Errorf("create bench log: %w", err))
 	}
 	defer logf.Close()
-	out := io.MultiWriter(j.log, logf)
+	tail := proc.NewTail(40)
+	out := io.MultiWriter(j.log, logf, tail)
 	if err := os.MkdirAll(j.benchDir(), 0o755); err != nil {
 		return fail(fmt.Errorf("create bench folder: %w", err))
 	}
@@ -181,6 +182,7 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		err = j.procs.Run(ctx, spec)
 		w.End = time.Now()
 		if err != nil {
+			j.noteCause(tail)
 			return fail(fmt.Errorf("repetition %d: %w", rep, err))
 		}
 		if err := ownBenchFile(j.benchFile(run, rep), before, w); err != nil {

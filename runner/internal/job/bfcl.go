@@ -86,7 +86,11 @@ func (j *Job) bfclRun(ctx context.Context, p bfcl.Plan) ([]summary.TaskResult, e
 	out := io.MultiWriter(proc.NewPrefixWriter(j.log, "[bfcl] "), logf, tail)
 	spec.Stdout, spec.Stderr = out, out
 	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
-	if err := j.procs.Run(ctx, spec); err != nil {
+	limit := j.res.Recipe.BFCLTimeout()
+	runCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w: BFCL %s ran past its %s limit (bfcl.timeout_minutes)", errTimeLimit, p.Category, limit))
+	defer cancel()
+	if err := j.procs.Run(runCtx, spec); err != nil {
+		j.noteCause(tail)
 		// BFCL's traceback says why; its last lines go with the error.
 		return fail(fmt.Errorf("%w\n%s", err, strings.Join(tail.Lines(), "\n")))
 	}

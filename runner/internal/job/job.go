@@ -97,8 +97,11 @@ type Job struct {
 	serverExit string
 	// unserving says why a server still running stopped serving.
 	unserving string
-	sum       summary.Summary
-	history   *baseline.History
+	// cause is the failed process's own words for the phase running now
+	// (noteCause); the phase's record takes it.
+	cause   string
+	sum     summary.Summary
+	history *baseline.History
 }
 
 // Result is what a run ends with; main turns it into an exit code.
@@ -227,6 +230,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	case j.cfg.BaseURL == "":
 		ok = j.phase(ctx, summary.PhaseServe, j.serve)
 	default:
+		j.sum.Attached = j.baseURL
 		j.skip(summary.PhaseServe, "attached to "+j.baseURL)
 	}
 	if ok {
@@ -310,11 +314,27 @@ func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) e
 			p.Status = summary.StatusCanceled
 		}
 		p.Error = err.Error()
+		if j.cause == "" && j.serverGone() && j.server.tail != nil {
+			j.cause = j.server.tail.Cause() // the server's end took the phase down
+		}
+		p.Cause = j.cause
 		fmt.Fprintf(j.log, "runner: %s %s: %v\n", name, p.Status, err)
+		if p.Cause != "" {
+			fmt.Fprintf(j.log, "runner: %s cause: %s\n", name, strings.ReplaceAll(p.Cause, "\n", " ⏎ "))
+		}
 		buildlog.ExpandPrevious(j.log)
 	}
+	j.cause = ""
 	j.sum.Phases = append(j.sum.Phases, p)
 	return err == nil
+}
+
+// noteCause keeps a failed process's last error lines for the phase's
+// record; the first failure of a phase is kept.
+func (j *Job) noteCause(tail *proc.Tail) {
+	if j.cause == "" && tail != nil {
+		j.cause = tail.Cause()
+	}
 }
 
 // skip records a phase this run does not plan (bench only, an attached
@@ -414,6 +434,11 @@ func (j *Job) verdict(ctx context.Context) (string, []string) {
 		case summary.VerdictNoBaseline, summary.VerdictUnverified:
 			unverified = append(unverified, "not verified: "+g.Message)
 		}
+	}
+	if j.sum.Attached != "" && j.getenv != nil && (j.getenv("BUILDKITE_JOB_ID") != "" || j.getenv("BUILDKITE") == "true") {
+		// The job did not start what it measured: the image and flags
+		// the build asked for are not known to be what answered.
+		unverified = append(unverified, "not verified: attached to "+j.sum.Attached+", a server this job did not start; its image and flags are unknown")
 	}
 	problems := append(errs, unverified...)
 	switch {

@@ -92,17 +92,22 @@ func (j *Job) lmevalTask(ctx context.Context, t taskEntry) (summary.TaskResult, 
 		return fail(fmt.Errorf("create lm_eval log: %w", err))
 	}
 	defer logf.Close()
-	out := io.MultiWriter(proc.NewPrefixWriter(j.log, "[lm_eval] "), logf)
+	tail := proc.NewTail(40)
+	out := io.MultiWriter(proc.NewPrefixWriter(j.log, "[lm_eval] "), logf, tail)
 	spec, err := j.lmevalSpec(t.ResolvedTask, t.Dir)
 	if err != nil {
 		return fail(err)
 	}
 	spec.Stdout, spec.Stderr = out, out
 	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
+	limit := j.res.Recipe.LMEvalTimeout()
+	runCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w: lm_eval %s ran past its %s limit (lm_eval.timeout_minutes)", errTimeLimit, t.Name, limit))
+	defer cancel()
 	w := results.Window{Start: time.Now()}
-	err = j.procs.Run(ctx, spec)
+	err = j.procs.Run(runCtx, spec)
 	w.End = time.Now()
 	if err != nil {
+		j.noteCause(tail)
 		return fail(err)
 	}
 	// lm_eval writes <output_path>/<model>/results_<date>.json: exactly
@@ -174,3 +179,6 @@ func keepOutcomes(t taskEntry, outDir, resultsDir string, w results.Window) (int
 	}
 	return len(o.DocHashes), nil
 }
+
+// errTimeLimit marks a tool stopped by its own time limit from the recipe.
+var errTimeLimit = errors.New("time limit")

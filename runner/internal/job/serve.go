@@ -225,6 +225,7 @@ func (j *Job) serve(ctx context.Context) error {
 		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(first.Argv))
 		if err := j.procs.Run(ctx, first); err != nil {
 			j.server = s
+			j.noteCause(s.tail)
 			// docker's reason (a name conflict, a missing image) is its
 			// last words; they belong in the summary, not only the log.
 			if why := lastError(s.tail.Lines()); why != "" {
@@ -270,6 +271,14 @@ func (j *Job) ready(ctx context.Context) error {
 		return nil
 	}
 	if j.server != nil && (errors.Is(err, ready.ErrServerExited) || errors.Is(err, ready.ErrTimeout)) {
+		if errors.Is(err, ready.ErrTimeout) {
+			// Still running: only an error it printed is a cause.
+			if j.cause == "" {
+				j.cause = j.server.tail.ErrorCause()
+			}
+		} else {
+			j.noteCause(j.server.tail)
+		}
 		fmt.Fprintf(j.log, "+++ :warning: last %d lines of the server log\n", serverLogTail)
 		for _, line := range j.server.tail.Lines() {
 			fmt.Fprintln(j.log, line)
@@ -326,7 +335,7 @@ func (j *Job) checkOurs(ctx context.Context) error {
 		return nil
 	}
 	root := s.proc.Pid()
-	return ready.CheckOwner(j.cfg.Port, func(pid int) bool { return ready.InTree(root, pid) })
+	return ready.CheckOwner(j.port, func(pid int) bool { return ready.InTree(root, pid) })
 }
 
 func orText(s string, err error) string {

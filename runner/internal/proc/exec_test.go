@@ -409,3 +409,38 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// A server may read a second SIGTERM as "exit now, skip the drain": each
+// process of the group, and of the session outside the group, gets
+// exactly one before the grace period ends in SIGKILL.
+func TestStopSendsOneTERMPerProcess(t *testing.T) {
+	t.Parallel()
+	var out syncBuffer
+	s := helper("count-term", "PROC_TEST_KIDS=1")
+	s.Stdout = &out
+	p, err := Exec{Grace: 700 * time.Millisecond}.Start(context.Background(), s)
+	if err != nil {
+		t.Fatalf("Start() error = %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(out.String(), "ready ") < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("helpers not ready: %q", out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := p.Stop(context.Background()); err != nil {
+		t.Errorf("Stop() error = %v", err)
+	}
+	assertGroupGone(t, p.Pid())
+	got := out.String()
+	for _, line := range strings.Split(got, "\n") {
+		pid, ok := strings.CutPrefix(line, "ready ")
+		if !ok {
+			continue
+		}
+		if n := strings.Count(got, pid+" TERM "); n != 1 {
+			t.Errorf("process %s got %d SIGTERMs, want 1; output:\n%s", pid, n, got)
+		}
+	}
+}

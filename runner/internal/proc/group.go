@@ -6,15 +6,16 @@ import (
 )
 
 // signalGroup sends sig to every process in the group pgid, and to the
-// members of the session of that id that left the group. A group that is
-// already gone is not an error.
+// members of the session of that id that left the group: each process
+// once, since a server may read a second SIGTERM as "exit now". A group
+// that is already gone is not an error.
 func signalGroup(pgid int, sig syscall.Signal) error {
 	err := syscall.Kill(-pgid, sig)
 	if errors.Is(err, syscall.ESRCH) {
 		err = nil
 	}
-	if members, lerr := liveMembers(pgid); lerr == nil {
-		for _, pid := range members {
+	if others, lerr := sessionOutsiders(pgid); lerr == nil {
+		for _, pid := range others {
 			_ = syscall.Kill(pid, sig)
 		}
 	}

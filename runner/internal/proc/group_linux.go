@@ -39,6 +39,27 @@ func liveMembers(pgid int) ([]int, error) {
 	return live, nil
 }
 
+// sessionOutsiders lists the live members of session sid that are not in
+// the process group of the same id: what kill(-sid) does not reach.
+func sessionOutsiders(sid int) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, ok := statOf(pid)
+		if ok && !st.zombie && st.session == sid && st.pgrp != sid {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER of prctl(2).
 const prSetChildSubreaper = 36
 

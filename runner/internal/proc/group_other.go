@@ -20,6 +20,9 @@ func liveMembers(pgid int) ([]int, error) {
 	return []int{pgid}, nil
 }
 
+// sessionOutsiders needs /proc; elsewhere the group signal is all.
+func sessionOutsiders(int) ([]int, error) { return nil, nil }
+
 // BecomeSubreaper is Linux only; elsewhere orphans go to init.
 func BecomeSubreaper() error { return nil }
 

@@ -42,6 +42,31 @@ func helperMain(mode string) int {
 		announceReady()
 		time.Sleep(time.Hour)
 		return 0
+	case "count-term":
+		// Print every SIGTERM, numbered; a grandchild in the same group
+		// (and one that left it) does the same, so each process's count
+		// shows how many it received.
+		terms := make(chan os.Signal, 16)
+		signal.Notify(terms, syscall.SIGTERM)
+		if os.Getenv("PROC_TEST_KIDS") == "1" {
+			for _, newGroup := range []bool{false, true} {
+				cmd := exec.Command(os.Args[0])
+				cmd.Env = []string{helperEnv + "=count-term"}
+				cmd.Stdout = os.Stdout
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: newGroup}
+				if err := cmd.Start(); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 2
+				}
+			}
+		}
+		fmt.Printf("ready %d\n", os.Getpid())
+		n := 0
+		for range terms {
+			n++
+			fmt.Printf("%d TERM %d\n", os.Getpid(), n)
+		}
+		return 0
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		announceReady()

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -78,4 +79,82 @@ func (t *Tail) String() string {
 		return ""
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// Caps of a cause: a few lines, a few hundred bytes.
+const (
+	causeLines = 3
+	causeBytes = 400
+)
+
+// errorLine matches a line that reports a failure: a Python exception
+// ("torch.OutOfMemoryError: ..."), an error or fatal log line, a
+// shell's or docker's complaint.
+var errorLine = regexp.MustCompile(`(?i)(^|[\s.\[:])(\w*(error|exception)\b|fatal|panic|killed|out of memory|no such file|not found|permission denied|cannot|could not|unable to)`)
+
+// noise are lines that match errorLine but carry nothing: traceback
+// frames and the line that introduces them.
+var noise = regexp.MustCompile(`^\s*(Traceback \(most recent call last\)|File ".*", line \d+|During handling of the above exception|The above exception was the direct cause)`)
+
+// Cause is what a failed process said about its failure: the last line
+// that reports an error, with up to two error lines just before it, or
+// the last non-empty line when none does; capped at a few hundred bytes.
+// Empty when the process printed nothing.
+func (t *Tail) Cause() string {
+	return CauseOf(t.Lines())
+}
+
+// ErrorCause is Cause without the fall-back: "" when no line reports an
+// error. A process that is still running when the runner gave up on it
+// (a health wait that timed out) has no cause of its own unless it said
+// one.
+func (t *Tail) ErrorCause() string {
+	return causeOf(t.Lines(), false)
+}
+
+// CauseOf is Cause over lines already read.
+func CauseOf(lines []string) string {
+	return causeOf(lines, true)
+}
+
+// accessLog is a line of the server's per-request log: never a cause.
+var accessLog = regexp.MustCompile(`^\s*INFO:\s+\S+ - "[A-Z]+ /`)
+
+func causeOf(lines []string, fallback bool) string {
+	last := -1
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l != "" && errorLine.MatchString(l) && !noise.MatchString(l) {
+			last = i
+			break
+		}
+	}
+	var picked []string
+	if last < 0 {
+		if !fallback {
+			return ""
+		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			if l := strings.TrimSpace(lines[i]); l != "" && !accessLog.MatchString(l) {
+				picked = []string{l}
+				break
+			}
+		}
+	} else {
+		picked = []string{strings.TrimSpace(lines[last])}
+		for i := last - 1; i >= 0 && len(picked) < causeLines; i-- {
+			l := strings.TrimSpace(lines[i])
+			// An indented line is a traceback's source line, not a message.
+			if l == "" || l != strings.TrimRight(lines[i], " \t\r") || !errorLine.MatchString(l) || noise.MatchString(l) {
+				break
+			}
+			picked = append([]string{l}, picked...)
+		}
+	}
+	s := strings.Join(picked, "\n")
+	if len(s) > causeBytes {
+		s = "…" + s[len(s)-causeBytes:]
+		s = strings.ToValidUTF8(s, "")
+	}
+	return s
 }

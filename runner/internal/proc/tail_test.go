@@ -51,3 +51,51 @@ func TestTailString(t *testing.T) {
 		t.Errorf("empty String() = %q, want empty", got)
 	}
 }
+
+func TestCauseOf(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 600)
+	tests := []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"python traceback", []string{
+			"INFO 12-01 engine starting",
+			"Traceback (most recent call last):",
+			`  File "/usr/lib/python3/site-packages/vllm/worker.py", line 88, in load`,
+			"    raise torch.OutOfMemoryError(msg)",
+			"torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB",
+			"INFO 12-01 shutting down",
+		}, "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB"},
+		{"chained errors", []string{
+			"step 3",
+			"ERROR 12-01 [core.py:512] EngineCore failed to start.",
+			"RuntimeError: Engine core initialization failed. See root cause above.",
+		}, "ERROR 12-01 [core.py:512] EngineCore failed to start.\nRuntimeError: Engine core initialization failed. See root cause above."},
+		{"no error line", []string{"loading", "done 12/40", ""}, "done 12/40"},
+		{"access log is never the cause", []string{"loading", `INFO:     127.0.0.1:43218 - "GET /health HTTP/1.1" 503 Service Unavailable`}, "loading"},
+		{"nothing", nil, ""},
+		{"capped", []string{"ValueError: " + long}, "…" + ("ValueError: " + long)[len("ValueError: "+long)-400:]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := CauseOf(tt.lines); got != tt.want {
+				t.Errorf("CauseOf() = %q, want %q", got, tt.want)
+			}
+			// Without the fall-back only an error line is a cause.
+			tail := NewTail(40)
+			for _, l := range tt.lines {
+				fmt.Fprintln(tail, l)
+			}
+			want := tt.want
+			if tt.name == "no error line" || tt.name == "access log is never the cause" {
+				want = ""
+			}
+			if got := tail.ErrorCause(); got != want {
+				t.Errorf("ErrorCause() = %q, want %q", got, want)
+			}
+		})
+	}
+}

@@ -44,6 +44,22 @@ func KillAll() {
 	}
 }
 
+// KillAllVerified is KillAll repeated until the process table shows no
+// live descendant of the runner, or timeout passes; it returns the pids
+// still alive then. A process started while the first KillAll ran is
+// caught by the next.
+func KillAllVerified(timeout time.Duration) []int {
+	deadline := time.Now().Add(timeout)
+	for {
+		KillAll()
+		left := Descendants()
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(descendantPoll)
+	}
+}
+
 // descendantPoll is how often KillDescendants checks what is left.
 const descendantPoll = 20 * time.Millisecond
 

@@ -39,7 +39,7 @@ func FuzzReport(f *testing.F) {
 		s := summary.Summary{
 			SchemaVersion: summary.SchemaVersion, Recipe: recipe, GPU: gpu, NumGPUs: 8, Verdict: verdict,
 			Buildkite: &summary.BuildkiteInfo{JobID: jobID},
-			Phases:    []summary.Phase{{Name: task, Status: summary.StatusFailed, Error: phaseErr}},
+			Phases:    []summary.Phase{{Name: task, Status: summary.StatusFailed, Error: phaseErr, Cause: problem}},
 			Bench:     []summary.BenchRun{{Name: subject, Status: summary.StatusOK, OutputThroughputPerGPU: 1}},
 			Accuracy:  []summary.TaskResult{{Task: task, Status: summary.StatusOK, Metrics: map[string]float64{metric: 0.5}}},
 			Gates: []summary.GateResult{

@@ -248,3 +248,16 @@ func TestReportAccountsGPUTime(t *testing.T) {
 		}
 	}
 }
+
+// A failed phase's cause reaches the build report's row, in the
+// process's own words.
+func TestReportShowsCause(t *testing.T) {
+	t.Parallel()
+	s := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r-mi355x", GPU: "MI355X", NumGPUs: 8, Verdict: summary.VerdictError,
+		Phases: []summary.Phase{{Name: summary.PhaseReady, Status: summary.StatusFailed, Error: "server exited before it was ready: vllm exited with code 1",
+			Cause: "torch.OutOfMemoryError: HIP out of memory"}}}
+	body := renderReport([]summary.Summary{s}, nil, nil, nil, "")
+	if !strings.Contains(body, "**ready** failed: torch.OutOfMemoryError: HIP out of memory") {
+		t.Errorf("the report does not show the cause:\n%s", body)
+	}
+}

@@ -83,6 +83,9 @@ type Summary struct {
 	// Fingerprint is what makes this run's numbers comparable with
 	// another's; history compares only nights with the same one.
 	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	// Attached is the server measured when the run started none
+	// (--base-url): its image is not known to be Image.
+	Attached string `json:"attached,omitempty"`
 	// Series names where this run's series of nights starts when a recipe
 	// change started a new one recently ("new series since build #N:
 	// serve args changed"); older nights are not compared.
@@ -168,9 +171,9 @@ type Phase struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Error    string    `json:"error,omitempty"`
-	// Cause is the line of the failed process's output that says why
-	// (torch.OutOfMemoryError, an NCCL error, a 401 from the Hub), when
-	// one was found; the annotation leads with it.
+	// Cause is why the phase's failed process failed, in its own words:
+	// the last error lines of its output (a traceback's last line, an
+	// out-of-memory message), capped.
 	Cause string `json:"cause,omitempty"`
 }
 

@@ -92,8 +92,9 @@
 //
 // # buildkite-agent
 //
-// Supported: what the runner runs, annotate, artifact upload and secret get
-// (one key, default format). Any other command, and forms of these the
+// Supported: what the runner and the generated steps run: annotate,
+// artifact upload, artifact download (--step) and secret get (one key,
+// default format). Any other command, and forms of these the
 // runner never uses (annotate --append, artifact upload --literal), exit 1.
 // Knobs:
 //
@@ -106,6 +107,9 @@
 //	                                   <context>.style styles ("/" in a context
 //	                                   becomes "_"; no context means "default").
 //	FAKE_AGENT_SECRETS                 JSON file of secret key to value.
+//	FAKE_AGENT_DOWNLOADS               directory artifact download serves from:
+//	                                   <step key>/<path> ("/" and ":" in a key
+//	                                   become "_"); files arrive mode 0644.
 //
 // Unset directories mean the command is only recorded.
 //

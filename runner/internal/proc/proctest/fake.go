@@ -52,6 +52,7 @@ type Call struct {
 	startErr     error
 	untilStopped bool
 	do           func(proc.Spec)
+	ctxFn        func(context.Context)
 	finish       chan int
 	used         bool
 }
@@ -86,6 +87,10 @@ func (c *Call) StartErr(err error) *Call { c.startErr = err; return c }
 // Do runs fn when the command starts, before its output is written: for
 // side effects such as the result files a real tool would write.
 func (c *Call) Do(fn func(proc.Spec)) *Call { c.do = fn; return c }
+
+// Ctx shows the test the context the command was started with (its
+// deadline, its values).
+func (c *Call) Ctx(fn func(context.Context)) *Call { c.ctxFn = fn; return c }
 
 // UntilStopped makes the command run, like a server, until it is stopped,
 // its context ends or Finish is called.
@@ -166,6 +171,9 @@ func (f *Fake) Start(ctx context.Context, s proc.Spec) (proc.Process, error) {
 	}
 	if call.do != nil {
 		call.do(s)
+	}
+	if call.ctxFn != nil {
+		call.ctxFn(ctx)
 	}
 	write(s.Stdout, call.stdout)
 	write(s.Stderr, call.stderr)

@@ -851,3 +851,43 @@ func TestE2ERunnerKilled(t *testing.T) {
 	<-r.done
 	e.checkNoLeftovers()
 }
+
+// A sweep runs lowest concurrency first; when that canary point fails
+// with the server still serving, the config's heavier points are not
+// run, each says why, and the GPU time saved is in the log and summary.
+func TestE2ECanaryFirst(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-canary"
+	recipe := strings.Replace(tinyRecipe(name, 1), "      max_concurrency: 2\n", "      max_concurrency: [4, 1, 2]\n", 1)
+	e := newE2E(t, name, recipe)
+	// Every bench exits without its result file: the canary fails, the
+	// server stays healthy.
+	e.setenv("FAKE_VLLM_BENCH_NO_OUTPUT", "true")
+	o := e.run("--health-timeout", "5m")
+	checkCode(t, o, 1)
+
+	s := e.summary()
+	var got []string
+	for _, b := range s.Bench {
+		got = append(got, fmt.Sprintf("%s %s", b.Name, b.Status))
+	}
+	want := []string{"short-conc-1 failed", "short-conc-2 not-run", "short-conc-4 not-run"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("bench runs = %q, want %q", got, want)
+	}
+	for _, b := range s.Bench[1:] {
+		if !strings.HasPrefix(b.Error, "canary short-conc-1 failed: ") {
+			t.Errorf("%s: error %q, want the canary named", b.Name, b.Error)
+		}
+	}
+	if s.GPUTime == nil || s.GPUTime.Saved <= 0 {
+		t.Errorf("gpu_time = %+v, want GPU time saved", s.GPUTime)
+	}
+	if !strings.Contains(o.stdout, "runner: short-conc-4 not run: canary short-conc-1 failed: ") || !strings.Contains(o.stdout, "GPU-h saved") {
+		t.Errorf("the log does not say the sweep stopped and what it saved:\n%s", o.stdout)
+	}
+	// The canary ran once: the vLLM stand-in's argv log would show more.
+	if n := strings.Count(o.stdout, "$ vllm bench serve"); n != 1 {
+		t.Errorf("vllm bench serve ran %d times, want once", n)
+	}
+}

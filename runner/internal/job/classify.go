@@ -24,13 +24,9 @@ func (j *Job) failure() *summary.Failure {
 // account records the run's GPU time, keeping what a skipped sweep saved,
 // and says it in the log.
 func (j *Job) account() {
-	saved := 0.0
-	if j.sum.GPUTime != nil {
-		saved = j.sum.GPUTime.Saved
-	}
 	j.sum.GPUTime = gputime.Of(&j.sum, j.res.Profile.GPUHourPrice)
 	if g := j.sum.GPUTime; g != nil {
-		g.Saved = saved
+		g.Saved = j.canarySaved
 		fmt.Fprintf(j.log, "runner: GPU time %.2f GPU-h on %d GPU(s)\n", g.Total/3600, g.GPUs)
 	}
 }

@@ -97,6 +97,9 @@ type Job struct {
 	serverExit string
 	// unserving says why a server still running stopped serving.
 	unserving string
+	// canarySaved is the GPU time, in GPU-seconds, that bench points
+	// skipped after a failed canary would have taken (an estimate).
+	canarySaved float64
 	// cause is the failed process's own words for the phase running now
 	// (noteCause); the phase's record takes it.
 	cause   string

@@ -94,13 +94,13 @@ func TestBisectFindsTheSlowCommit(t *testing.T) {
 			for i := range n {
 				index[commit(i)] = i
 			}
-			builds := 0
+			builds, last := 0, 0
 			for !s.Done() {
 				b, tested, err := Trigger(ctx, client, s, "main")
 				if err != nil {
 					t.Fatalf("build %d: %v", builds+1, err)
 				}
-				builds++
+				builds, last = builds+1, b.Number
 				// The bisect build reads its state from its own env.
 				created := srv.Created()
 				env := created[len(created)-1].Env
@@ -119,6 +119,15 @@ func TestBisectFindsTheSlowCommit(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+			}
+			srv.AddBuild(bkapitest.Build{Number: 4242, State: "failed"})
+			if err := Announce(ctx, client, s, last); err != nil {
+				t.Fatal(err)
+			}
+			notes := srv.Annotations()
+			if len(notes) != 2 || notes[1].Build != last || notes[0].Build != 4242 || notes[0].Context != "benchkite-bisect-llama-h200" || notes[0].Style != "warning" ||
+				!strings.Contains(notes[0].Body, "regressed at vLLM ["+commit(k)[:12]+"]("+commitURL(commit(k))+")") || !strings.Contains(notes[0].Body, "· first bad: ") {
+				t.Errorf("annotations = %+v, want the origin build told the first bad commit %s", notes, commit(k))
 			}
 			if got := s.FirstBad(); got != commit(k) {
 				t.Errorf("first bad = %s (commit %d), want commit %d", got, index[got], k)

@@ -36,8 +36,15 @@ type Tested struct {
 // first; Lo is the index of the newest known good (-1: Good itself) and
 // Hi of the oldest known bad.
 type State struct {
-	Recipe     string      `json:"recipe"`
+	Recipe string `json:"recipe"`
+	// Subject and Metric name the regression gate that found it (a bench
+	// run and its metric); GoodValue and BadValue are the series' means
+	// before and after the change point, the two regimes a tested
+	// commit's value is judged between.
+	Subject    string      `json:"subject"`
 	Metric     string      `json:"metric"`
+	GoodValue  float64     `json:"good_value"`
+	BadValue   float64     `json:"bad_value"`
 	Good       string      `json:"good"`
 	Bad        string      `json:"bad"`
 	Candidates []Candidate `json:"candidates"`
@@ -59,6 +66,13 @@ func Start(recipe, metric, good, bad string, candidates []Candidate, origin int,
 	}
 	return State{Recipe: recipe, Metric: metric, Good: good, Bad: bad, Candidates: candidates,
 		Lo: -1, Hi: len(candidates) - 1, Origin: origin, BudgetGPUHours: budget}, nil
+}
+
+// Judge says whether value belongs to the bad regime: nearer the bad
+// mean than the good one. Between two regimes the detector already told
+// apart, the nearer one is the judgement the detector would make.
+func (s State) Judge(value float64) bool {
+	return math.Abs(value-s.BadValue) < math.Abs(value-s.GoodValue)
 }
 
 // MaxBuilds is the most builds a bisect over n candidates takes:

@@ -90,6 +90,7 @@ func TestBisectFindsTheSlowCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			s.GoodValue, s.BadValue = 1000, 800
 			index := map[string]int{}
 			for i := range n {
 				index[commit(i)] = i
@@ -115,7 +116,7 @@ func TestBisectFindsTheSlowCommit(t *testing.T) {
 				if index[tested] >= k {
 					value = 800 // commit k made it slow
 				}
-				s, err = got.Record(tested, b.Number, value, value < 950, 0.5)
+				s, err = got.Record(tested, b.Number, value, got.Judge(value), 0.5)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -26,7 +26,7 @@ func (j *Job) failure() *summary.Failure {
 func (j *Job) account() {
 	j.sum.GPUTime = gputime.Of(&j.sum, j.res.Profile.GPUHourPrice)
 	if g := j.sum.GPUTime; g != nil {
-		g.Saved = j.canarySaved
+		g.Saved, g.BisectBudget = j.canarySaved, j.res.Profile.BisectGPUHours
 		fmt.Fprintf(j.log, "runner: GPU time %.2f GPU-h on %d GPU(s)\n", g.Total/3600, g.GPUs)
 	}
 }

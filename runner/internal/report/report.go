@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
@@ -55,6 +56,8 @@ type Config struct {
 	API gate.APIConfig
 	// states, when set, replaces the API (tests).
 	states JobStates
+	// bisect, when set, replaces the API and registry of bisection (tests).
+	bisect *bisector
 }
 
 // JobStates gives the state of each job of this build by step key.
@@ -130,6 +133,14 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 			if err := procs.Run(ctx, spec); err != nil {
 				fmt.Fprintf(io.Stdout, "runner: upload the trend page: %v\n", err)
 			}
+		}
+	}
+	if state := getenv(bisect.Env); state != "" || wantsBisect(sums) {
+		b, err := c.bisector(ctx, getenv, environ)
+		if err != nil {
+			fmt.Fprintf(io.Stdout, "runner: warning: bisect: %v\n", err)
+		} else {
+			bisectStep(ctx, b, sums, state, io.Stdout)
 		}
 	}
 	if n := regressions(sums); n > 0 {

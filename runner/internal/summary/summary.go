@@ -142,6 +142,9 @@ type GPUTime struct {
 	Saved float64 `json:"saved_gpu_s,omitempty"`
 	// HourPrice is the profile's gpu_hour_price, 0 when unset.
 	HourPrice float64 `json:"gpu_hour_price,omitempty"`
+	// BisectBudget is the profile's bisect_gpu_hours: 0 when a regression
+	// of this recipe is not bisected automatically.
+	BisectBudget float64 `json:"bisect_gpu_h,omitempty"`
 }
 
 // BuildkiteInfo identifies the Buildkite job that produced a summary.

@@ -308,12 +308,12 @@ func (s *Server) getPipeline(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listBuilds(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	branches := q["branch[]"]
+	branches, states := q["branch[]"], q["state[]"]
 	s.mu.Lock()
 	var matched []Build
 	for _, b := range s.builds {
 		b = s.withDefaults(b)
-		if len(branches) == 0 || slices.Contains(branches, b.Branch) {
+		if (len(branches) == 0 || slices.Contains(branches, b.Branch)) && (len(states) == 0 || slices.Contains(states, b.State)) {
 			matched = append(matched, b)
 		}
 	}

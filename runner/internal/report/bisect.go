@@ -77,6 +77,18 @@ func imageRepo(s summary.Summary) string {
 }
 
 func (b bisector) start(ctx context.Context, s summary.Summary, g summary.GateResult, out io.Writer) error {
+	// One bisect per recipe at a time: a scheduled or running bisect
+	// build of this recipe goes on with its own.
+	active, err := b.client.ActiveBuilds(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ab := range active {
+		if st, err := bisect.Decode(ab.Env[bisect.Env]); err == nil && st.Recipe == s.Recipe {
+			fmt.Fprintf(out, "runner: bisect %s: build #%d is bisecting it already\n", s.Recipe, ab.Number)
+			return nil
+		}
+	}
 	cp := g.ChangePoint
 	repo := imageRepo(s)
 	cands, err := bisect.Candidates(ctx, repo, cp.LastGood.VLLMCommit, cp.FirstBad.VLLMCommit, b.registry...)

@@ -126,6 +126,13 @@ func TestReportBisectsARegressionToItsCommit(t *testing.T) {
 	if !strings.Contains(out.String(), "the first bad vLLM commit is "+vllmCommit(k)) {
 		t.Errorf("the last bisect build did not name commit %d:\n%s", k, out.String())
 	}
+	// The bisect builds are still scheduled in the stand-in: another
+	// night's regression of the recipe starts no second bisect.
+	created := len(api.Created())
+	_ = run(night(vllmCommit(n-1), 800, &found), map[string]string{}, origin+100)
+	if len(api.Created()) != created || !strings.Contains(out.String(), "is bisecting it already") {
+		t.Errorf("a second bisect of the recipe started:\n%s", out.String())
+	}
 	var onOrigin []string
 	for _, a := range api.Annotations() {
 		if a.Build == origin {

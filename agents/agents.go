@@ -1,7 +1,7 @@
 // Package agents knows where and how each GPU kind runs: its Buildkite queue,
 // vLLM image repository, server runtime, k8s resources and docker flags. The
-// data lives in profiles.yaml beside this file; a copy is embedded so the
-// binaries work without a checkout.
+// data lives in profiles.yaml beside this file, which the binaries read
+// from the checkout they run in.
 package agents
 
 import (
@@ -21,6 +21,9 @@ import (
 // DefaultPath is where the profiles live in a checkout.
 const DefaultPath = "agents/profiles.yaml"
 
+// defaultProfiles is the file as this package was built, for tests; the
+// binaries read the checkout's copy (LoadFile), never this one.
+//
 //go:embed profiles.yaml
 var defaultProfiles []byte
 
@@ -52,6 +55,9 @@ type Profile struct {
 	ImageRepo string
 	Runtime   Runtime
 	HFHome    string
+	// ModelCacheNote says why the model cache is where it is; a cache that
+	// does not persist must say why (the profile file requires it).
+	ModelCacheNote string
 	// Env is the server's environment defaults; recipes override them.
 	Env []EnvVar
 	// ImageRewrite, if set, changes the prefix of the image the runtime
@@ -84,15 +90,16 @@ type Set struct {
 // Env reads the build environment; tests pass a map.
 type Env func(string) string
 
-// Default returns the embedded profiles.
+// Default returns the profiles this package was built with, for tests.
 func Default() (*Set, error) {
 	return Parse(DefaultPath, defaultProfiles)
 }
 
-// LoadFile reads a profile file from disk, or the embedded copy when path is "".
+// LoadFile reads a profile file from disk; "" is DefaultPath, relative to
+// the working directory.
 func LoadFile(path string) (*Set, error) {
 	if path == "" {
-		return Default()
+		path = DefaultPath
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -215,6 +222,11 @@ func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 				p.HFHome = s
 			}
 		}},
+		{Name: "model_cache_note", Decode: func(_, n *yaml.Node) {
+			if s, ok := d.String(n, "model_cache_note"); ok {
+				p.ModelCacheNote = strings.TrimSpace(s)
+			}
+		}},
 		{Name: "env", Decode: func(_, n *yaml.Node) { p.Env = l.env(n, "env", true) }},
 		{Name: "gpu_hour_price", Decode: func(_, n *yaml.Node) { p.GPUHourPrice, _ = d.Float(n, "gpu_hour_price", 0, 1e6) }},
 		{Name: "bisect_gpu_hours", Decode: func(_, n *yaml.Node) { p.BisectGPUHours, _ = d.Float(n, "bisect_gpu_hours", 0, 1e6) }},
@@ -298,6 +310,45 @@ func (p Profile) HFCacheDir() string {
 		return p.HFHome
 	}
 	return "/root/.cache/huggingface"
+}
+
+// ModelCache is where a job's model downloads land and whether the next
+// job on the same node finds them.
+type ModelCache struct {
+	Dir        string `json:"dir"`     // HF_HOME inside the job
+	Backing    string `json:"backing"` // what holds it: a host path, a PVC, an emptyDir, a docker volume
+	Persistent bool   `json:"persistent"`
+	Note       string `json:"note,omitempty"` // the profile's model_cache_note
+}
+
+// ModelCache says where the model cache lives for this profile and build
+// environment, and whether it outlives the job.
+func (p Profile) ModelCache(env Env) (ModelCache, error) {
+	mc := ModelCache{Dir: p.HFCacheDir(), Note: p.ModelCacheNote}
+	if p.Runtime == Docker {
+		if p.HFHome != "" {
+			mc.Backing, mc.Persistent = "host directory "+p.HFHome+" mounted at the same path", true
+		} else {
+			mc.Backing, mc.Persistent = "docker volume benchkite-hf-cache on the host", true
+		}
+		return mc, nil
+	}
+	vol, from, err := p.HFCacheVolume(env)
+	if err != nil {
+		return mc, err
+	}
+	switch {
+	case vol == nil:
+		mc.Backing, mc.Persistent = "node-local "+from+" (hostPath)", true
+	default:
+		var v map[string]json.RawMessage
+		_ = json.Unmarshal(vol, &v)
+		for kind := range v {
+			mc.Backing = kind + " (from " + from + ")"
+			mc.Persistent = kind != "emptyDir"
+		}
+	}
+	return mc, nil
 }
 
 // HFCacheVolume is the k8s volume source backing the HF cache in a pod, as

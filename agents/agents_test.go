@@ -56,13 +56,13 @@ func TestDefaultProfiles(t *testing.T) {
 	}{
 		{
 			gpu:      "MI355X",
-			want:     Profile{GPU: "MI355X", Queue: "mi355_perf_eval", Emoji: ":amd:", Vendor: AMD, ImageRepo: "vllm/vllm-openai-rocm", Runtime: Native, K8s: amdPod()},
+			want:     Profile{GPU: "MI355X", Queue: "mi355_perf_eval", Emoji: ":amd:", Vendor: AMD, ImageRepo: "vllm/vllm-openai-rocm", Runtime: Native, ModelCacheNote: emptyDirNote("MI355X"), K8s: amdPod()},
 			resource: "amd.com/gpu",
 			docker:   amdDocker,
 		},
 		{
 			gpu:      "MI300X",
-			want:     Profile{GPU: "MI300X", Queue: "mi300_perf_eval", Emoji: ":amd:", Vendor: AMD, ImageRepo: "vllm/vllm-openai-rocm", Runtime: Native, K8s: amdPod()},
+			want:     Profile{GPU: "MI300X", Queue: "mi300_perf_eval", Emoji: ":amd:", Vendor: AMD, ImageRepo: "vllm/vllm-openai-rocm", Runtime: Native, ModelCacheNote: emptyDirNote("MI300X"), K8s: amdPod()},
 			resource: "amd.com/gpu",
 			docker:   amdDocker,
 		},
@@ -577,15 +577,16 @@ func TestLoadFile(t *testing.T) {
 	if _, err := LoadFile(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "read agent profiles: ") {
 		t.Errorf("LoadFile(missing) error = %v", err)
 	}
-	// The built-in copy and the file it is made from are the same profiles.
-	for _, path := range []string{"", "profiles.yaml"} {
-		s, err := LoadFile(path)
-		if err != nil {
-			t.Fatalf("LoadFile(%q): %v", path, err)
-		}
-		if diff := cmp.Diff(s.Names(), defaultSet(t).Names()); diff != "" {
-			t.Errorf("LoadFile(%q) profiles diff (-got +want):\n%s", path, diff)
-		}
+	// "" is the checkout's file, relative to the working directory.
+	if _, err := LoadFile(""); err == nil || !strings.Contains(err.Error(), "open "+DefaultPath) {
+		t.Errorf("LoadFile(\"\") in the package folder = %v, want an error opening %s", err, DefaultPath)
+	}
+	s, err = LoadFile("profiles.yaml")
+	if err != nil {
+		t.Fatalf("LoadFile(profiles.yaml): %v", err)
+	}
+	if diff := cmp.Diff(s.Names(), defaultSet(t).Names()); diff != "" {
+		t.Errorf("LoadFile(profiles.yaml) profiles diff (-got +want):\n%s", diff)
 	}
 }
 
@@ -622,5 +623,41 @@ func TestGPUHourPrice(t *testing.T) {
 	}
 	if _, err := Parse("p.yaml", []byte(base+"  gpu_hour_price: -1\n")); err == nil || !strings.Contains(err.Error(), "p.yaml:5:") || !strings.Contains(err.Error(), "gpu_hour_price must be between") {
 		t.Errorf("negative price: err = %v, want one naming p.yaml:5", err)
+	}
+}
+
+// emptyDirNote is the AMD profiles' model_cache_note: why their model
+// cache does not persist.
+func emptyDirNote(gpu string) string {
+	return "The model cache is an emptyDir, so every job downloads the model again: no node directory or PVC is known on this cluster (its pods get an emptyDir so the cache never fills a node's disk). Where the nodes have a disk for it, set " + gpu + "_HF_CACHE_VOLUME or k8s.hf_cache_volume to a persistentVolumeClaim or a hostPath on that disk."
+}
+
+// Each profile says where its model cache lives and whether it persists:
+// the B200 and H200 caches on node directories do, the AMD emptyDir does
+// not (and the profile says why), a PVC given in the build does.
+func TestModelCache(t *testing.T) {
+	t.Parallel()
+	s := defaultSet(t)
+	env := func(m map[string]string) Env { return func(k string) string { return m[k] } }
+	tests := []struct {
+		gpu  string
+		env  map[string]string
+		want ModelCache
+	}{
+		{"B200", nil, ModelCache{Dir: "/mnt/shared/hf_cache", Backing: "node-local host path /mnt/shared (hostPath)", Persistent: true}},
+		{"H200", nil, ModelCache{Dir: "/mnt/shared/hf-models", Backing: "host directory /mnt/shared/hf-models mounted at the same path", Persistent: true}},
+		{"MI355X", nil, ModelCache{Dir: "/root/.cache/huggingface", Backing: "emptyDir (from default)", Note: emptyDirNote("MI355X")}},
+		{"MI355X", map[string]string{"MI355X_HF_CACHE_VOLUME": `{"persistentVolumeClaim":{"claimName":"hf"}}`},
+			ModelCache{Dir: "/root/.cache/huggingface", Backing: "persistentVolumeClaim (from MI355X_HF_CACHE_VOLUME)", Persistent: true, Note: emptyDirNote("MI355X")}},
+	}
+	for _, tt := range tests {
+		p, _ := s.Lookup(tt.gpu)
+		got, err := p.ModelCache(env(tt.env))
+		if err != nil {
+			t.Fatalf("%s ModelCache() error = %v", tt.gpu, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s %v ModelCache() diff (-want +got):\n%s", tt.gpu, tt.env, diff)
+		}
 	}
 }

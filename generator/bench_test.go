@@ -33,7 +33,7 @@ func BenchmarkPipeline10000(b *testing.B) {
 		c := commonFlags{workloadsDir: big, agentsFile: "../agents/profiles.yaml"}
 		b.ReportAllocs()
 		for b.Loop() {
-			profiles, cat, err := c.load()
+			profiles, cat, err := c.load(io.Discard)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -56,7 +56,7 @@ func BenchmarkPipeline10000(b *testing.B) {
 	// The generator's own share, the catalog loaded once: the loader has
 	// its own benchmark in workloads.
 	b.Run("select-assemble-10000", func(b *testing.B) {
-		profiles, cat, err := (&commonFlags{workloadsDir: big, agentsFile: "../agents/profiles.yaml"}).load()
+		profiles, cat, err := (&commonFlags{workloadsDir: big, agentsFile: "../agents/profiles.yaml"}).load(io.Discard)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func writeCatalog(b *testing.B, dir string, n int) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	shipped, err := filepath.Glob("../workloads/*.yaml")
+	shipped, err := filepath.Glob("../testdata/workloads/*.yaml")
 	if err != nil || len(shipped) == 0 {
 		b.Fatalf("no shipped recipes: %v", err)
 	}

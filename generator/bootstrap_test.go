@@ -11,7 +11,8 @@ import (
 
 // The bootstrap pipeline is uploaded by Buildkite itself; it must be one
 // the real agent accepts, and it must build the runner before the recipe
-// steps that download it are uploaded.
+// steps that download it are uploaded. Nothing on that path waits for
+// the tests: the upload step depends on no other step.
 func TestBootstrapPipelineIsValid(t *testing.T) {
 	t.Parallel()
 	agent := steptest.AgentBinary(t)
@@ -42,6 +43,12 @@ func TestBootstrapPipelineIsValid(t *testing.T) {
 			t.Errorf("bootstrap command must run %q after the steps before it; command:\n%s", want, cmd)
 		}
 		last = i
+	}
+	if deps, ok := boot["depends_on"]; ok {
+		t.Errorf("the bootstrap step depends on %v; the GPU steps' upload must wait for nothing", deps)
+	}
+	if test, ok := byKey["test"]; !ok || test["command"] != "make test" {
+		t.Errorf("no step with key test running make test beside the bootstrap: %v", test)
 	}
 	if strings.Contains(string(src), "$") {
 		t.Errorf("bootstrap pipeline uses $, which the agent interpolates at upload")

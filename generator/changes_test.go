@@ -268,7 +268,7 @@ func TestPipelinePRGitFailureRunsNothing(t *testing.T) {
 	dir := t.TempDir()
 	notes := filepath.Join(dir, "notes.md")
 	env := map[string]string{"BUILDKITE_PULL_REQUEST": "42", "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main", "BUILDKITE_SOURCE": "webhook", "BUILDKITE_AGENT_META_DATA_QUEUE": "cpu"}
-	got := runGenerator(t, env, "--workloads", "../workloads", "--agents", "../agents/profiles.yaml", "--repo", dir, "--notes", notes)
+	got := runGenerator(t, env, "--workloads", "../testdata/workloads", "--agents", "../agents/profiles.yaml", "--repo", dir, "--notes", notes)
 	if got.code != 0 {
 		t.Fatalf("generator = exit %d\nstderr:\n%s", got.code, got.stderr)
 	}

@@ -153,17 +153,30 @@ type commonFlags struct {
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet, env *cliutil.Env) {
-	fs.StringVar(&c.workloadsDir, "workloads", env.String("BENCHKITE_WORKLOADS", ""), "recipe directory (env BENCHKITE_WORKLOADS; default: built-in recipes)")
-	fs.StringVar(&c.agentsFile, "agents", env.String("BENCHKITE_AGENTS", ""), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
+	fs.StringVar(&c.workloadsDir, "workloads", env.String("BENCHKITE_WORKLOADS", ""), "recipe directory (env BENCHKITE_WORKLOADS; default: ./"+workloads.DefaultDir+" of the checkout it runs in)")
+	fs.StringVar(&c.agentsFile, "agents", env.String("BENCHKITE_AGENTS", ""), "GPU profile file (env BENCHKITE_AGENTS; default: ./"+agents.DefaultPath+" of the checkout it runs in)")
 }
 
-// load reads profiles and every recipe.
-func (c *commonFlags) load() (*agents.Set, *workloads.Catalog, error) {
+// load reads profiles and every recipe. Unless told otherwise it reads
+// the checkout it runs in, as the bootstrap step does, never a copy built
+// into the binary (which would lint and run last release's recipes), and
+// says so on stderr.
+func (c *commonFlags) load(stderr io.Writer) (*agents.Set, *workloads.Catalog, error) {
+	if c.workloadsDir == "" || c.agentsFile == "" {
+		if c.workloadsDir == "" {
+			c.workloadsDir = workloads.DefaultDir
+		}
+		if c.agentsFile == "" {
+			c.agentsFile = agents.DefaultPath
+		}
+		wd, _ := os.Getwd()
+		fmt.Fprintf(stderr, "generator: reading recipes from %s and profiles from %s in %s\n", c.workloadsDir, c.agentsFile, wd)
+	}
 	profiles, err := agents.LoadFile(c.agentsFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	fsys, dir := c.recipeFS()
+	fsys, dir := osFS{}, strings.TrimSuffix(c.workloadsDir, "/")
 	cat, err := workloads.LoadDir(fsys, dir, profiles)
 	if err != nil {
 		return nil, nil, err
@@ -176,17 +189,9 @@ func (c *commonFlags) load() (*agents.Set, *workloads.Catalog, error) {
 	return profiles, cat, nil
 }
 
-// recipeFS returns the file system and directory recipes are read from.
-// Paths in output read as the user gave the directory.
-func (c *commonFlags) recipeFS() (fs.FS, string) {
-	if c.workloadsDir == "" {
-		return workloads.Embedded(), workloads.DefaultDir
-	}
-	return osFS{}, strings.TrimSuffix(c.workloadsDir, "/")
-}
-
-// osFS opens paths as the OS does, relative or absolute, so that file
-// names in messages are the ones the user typed.
+// osFS opens paths as the OS does (paths in output read as the user gave
+// the directory), relative or absolute, so that file names in messages
+// are the ones the user typed.
 type osFS struct{}
 
 func (osFS) Open(name string) (fs.File, error)          { return os.Open(name) }

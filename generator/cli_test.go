@@ -32,7 +32,7 @@ func runGenerator(t *testing.T, env map[string]string, args ...string) result {
 // upload half a pipeline.
 func TestBadInputPrintsNothingOnStdout(t *testing.T) {
 	t.Parallel()
-	shipped := []string{"--workloads", "../workloads", "--agents", "../agents/profiles.yaml"}
+	shipped := []string{"--workloads", "../testdata/workloads", "--agents", "../agents/profiles.yaml"}
 	tests := []struct {
 		name string
 		args []string
@@ -49,7 +49,7 @@ func TestBadInputPrintsNothingOnStdout(t *testing.T) {
 		},
 		{
 			name:   "unknown flag",
-			args:   []string{"--workload", "../workloads"},
+			args:   []string{"--workload", "../testdata/workloads"},
 			code:   2,
 			stderr: []string{"flag provided but not defined: -workload"},
 		},

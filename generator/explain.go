@@ -13,7 +13,7 @@ import (
 // runExplain shows how one recipe resolves: what a person checks before
 // merging a recipe PR.
 func runExplain(c commonFlags, recipe string, asJSON bool, io cliutil.Streams, getenv func(string) string) error {
-	profiles, cat, err := c.load()
+	profiles, cat, err := c.load(io.Stderr)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var shippedFlags = []string{"--workloads", "../workloads", "--agents", "../agents/profiles.yaml"}
+var shippedFlags = []string{"--workloads", "../testdata/workloads", "--agents", "../agents/profiles.yaml"}
 
 const testCommit = "0123456789abcdef0123456789abcdef01234567"
 
@@ -189,8 +189,8 @@ func TestExplainFindsARecipeEveryWay(t *testing.T) {
 		t.Fatalf("explain by name: exit %d: %s", want.code, want.stderr)
 	}
 	for _, args := range [][]string{
-		append(append([]string{"explain"}, shippedFlags...), "../workloads/gpt_oss_120b_b200.yaml"), // path
-		append(append([]string{"explain"}, shippedFlags...), "./../workloads/gpt_oss_120b_b200.yaml"),
+		append(append([]string{"explain"}, shippedFlags...), "../testdata/workloads/gpt_oss_120b_b200.yaml"), // path
+		append(append([]string{"explain"}, shippedFlags...), "./../testdata/workloads/gpt_oss_120b_b200.yaml"),
 		append(append([]string{"explain"}, shippedFlags...), "gpt_oss_120b_b200.yaml"), // file name
 		append(append([]string{"explain"}, shippedFlags...), "gpt_oss_120b_b200"),      // stem
 		append([]string{"explain", "gpt_oss_120b-b200"}, shippedFlags...),              // flags after the name
@@ -200,12 +200,7 @@ func TestExplainFindsARecipeEveryWay(t *testing.T) {
 		}
 	}
 
-	// The built-in recipes read as a checkout's workloads/ directory.
-	builtin := runGenerator(t, nil, "explain", "workloads/gpt_oss_120b_b200.yaml")
-	if builtin.code != 0 || !strings.Contains(builtin.stdout, "recipe       gpt_oss_120b-b200 (workloads/gpt_oss_120b_b200.yaml)\n") {
-		t.Errorf("explain of a built-in recipe by path = %+v", builtin)
-	}
-	env := map[string]string{"BENCHKITE_WORKLOADS": "../workloads", "BENCHKITE_AGENTS": "../agents/profiles.yaml"}
+	env := map[string]string{"BENCHKITE_WORKLOADS": "../testdata/workloads", "BENCHKITE_AGENTS": "../agents/profiles.yaml"}
 	if got := runGenerator(t, env, "explain", "gpt_oss_120b-b200"); got != want {
 		t.Errorf("explain with BENCHKITE_WORKLOADS = %+v\nwant the same as with --workloads: %+v", got, want)
 	}
@@ -216,7 +211,7 @@ func TestExplainUnknownRecipe(t *testing.T) {
 	got := runGenerator(t, nil, append(append([]string{"explain"}, shippedFlags...), "gpt_oss_120b-b300")...)
 	want := result{
 		code:   1,
-		stderr: `generator explain: no recipe "gpt_oss_120b-b300" in ../workloads (close: gpt_oss_120b-b200, gpt_oss_120b-h200)` + "\n",
+		stderr: `generator explain: no recipe "gpt_oss_120b-b300" in ../testdata/workloads (close: gpt_oss_120b-b200, gpt_oss_120b-h200)` + "\n",
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(result{})); diff != "" {
 		t.Errorf("explain of an unknown recipe (-want +got):\n%s", diff)

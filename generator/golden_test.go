@@ -26,12 +26,12 @@ type scenario struct {
 }
 
 func scenarios() []scenario {
-	shipped := []string{"--workloads", "../workloads", "--agents", "../agents/profiles.yaml"}
+	shipped := []string{"--workloads", "../testdata/workloads", "--agents", "../agents/profiles.yaml"}
 	inRepo := []string{"--workloads", "workloads", "--agents", "agents/profiles.yaml"}
 	prEnv := map[string]string{"BUILDKITE_SOURCE": "webhook", "BUILDKITE_PULL_REQUEST": "42", "BUILDKITE_PULL_REQUEST_BASE_BRANCH": "main"}
 	return []scenario{
 		{name: "nightly", args: shipped, env: map[string]string{"BUILDKITE_SOURCE": "schedule"}},
-		{name: "workloads-list", args: shipped, env: map[string]string{"WORKLOADS": "gpt_oss_120b-h200, kimi_k2_5_mi300x.yaml\n../workloads/gpt_oss_120b_b200.yaml", "VLLM_COMMIT": "0123456789abcdef0123456789abcdef01234567"}},
+		{name: "workloads-list", args: shipped, env: map[string]string{"WORKLOADS": "gpt_oss_120b-h200, kimi_k2_5_mi300x.yaml\n../testdata/workloads/gpt_oss_120b_b200.yaml", "VLLM_COMMIT": "0123456789abcdef0123456789abcdef01234567"}},
 		{name: "seed-recipe-alone", args: shipped, env: map[string]string{"WORKLOADS": "minimax_m3-mi355x", "MI355X_QUEUE": "mi355x-canary"}},
 		{name: "blocked-recipe-asked-for", args: shipped, env: map[string]string{"WORKLOADS": "minimax_m3-nospec-mi355x", "VLLM_IMAGE": "vllm/vllm-openai:nightly", "BENCH_ONLY": "1"}},
 		{name: "invalid-recipe-in-nightly", args: []string{"--workloads", "testdata/invalid/workloads", "--agents", "../agents/profiles.yaml"}, env: map[string]string{"BUILDKITE_SOURCE": "schedule", "BUILDKITE_AGENT_META_DATA_QUEUE": "cpu"}},
@@ -60,13 +60,21 @@ func generate(t *testing.T, sc scenario) []byte {
 
 // mapEnv is an environment of m. Tests have no network, so images are not
 // resolved unless m sets BENCHKITE_NO_RESOLVE itself (the pinning tests
-// set it to 0 and point the recipes at a loopback registry).
+// set it to 0 and point the recipes at a loopback registry). The profiles
+// are the repository's unless m sets BENCHKITE_AGENTS (even to ""): the
+// tests run in this package's folder, not at the checkout's root.
 func mapEnv(m map[string]string) func(string) string {
 	return func(k string) string {
-		if v, ok := m[k]; ok || k != "BENCHKITE_NO_RESOLVE" {
+		if v, ok := m[k]; ok {
 			return v
 		}
-		return "1"
+		switch k {
+		case "BENCHKITE_NO_RESOLVE":
+			return "1"
+		case "BENCHKITE_AGENTS":
+			return "../agents/profiles.yaml"
+		}
+		return ""
 	}
 }
 
@@ -147,7 +155,7 @@ func prRepo(t *testing.T, change func(t *testing.T, dir string)) string {
 	dir := filepath.Join(root, "checkout")
 	gitRun(t, root, "init", "--quiet", "--bare", "-b", "main", origin)
 	gitRun(t, root, "init", "--quiet", "-b", "main", dir)
-	copyTree(t, "../workloads", filepath.Join(dir, "workloads"), ".yaml")
+	copyTree(t, "../testdata/workloads", filepath.Join(dir, "workloads"), ".yaml")
 	copyTree(t, "../agents", filepath.Join(dir, "agents"), ".yaml")
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "--quiet", "-m", "base")

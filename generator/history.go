@@ -79,8 +79,11 @@ func expectations(r *workloads.Recipe) []workloads.Expectation {
 }
 
 // historyStep fetches those nights once, on the CPU queue where the API
-// token is, and leaves them as one artifact for the GPU steps: GPU jobs
-// hold no token and make no API call.
+// token is, and leaves them as artifacts, one file per recipe: GPU jobs
+// hold no token and make no API call. Nothing waits for it: each GPU job
+// downloads its recipes' files at its gate phase (runner run
+// --history-step), waiting for this step then if it still runs. Its
+// timeout bounds that wait too.
 func historyStep(sel *selection.Selection, queue string) steps.CommandStep {
 	return steps.CommandStep{
 		Label: ":card_file_box: history",
@@ -88,18 +91,15 @@ func historyStep(sel *selection.Selection, queue string) steps.CommandStep {
 		Commands: []string{
 			shell.Join([]string{"buildkite-agent", "artifact", "download", contract.RunnerArtifact, ".", "--step", contract.BootstrapStepKey}),
 			shell.Join([]string{"chmod", "+x", contract.RunnerArtifact}),
-			shell.Join([]string{contract.RunnerArtifact, "history", "--out", contract.HistoryArtifact}),
+			shell.Join([]string{contract.RunnerArtifact, "history", "--out", contract.HistoryDir}),
 		},
-		Env:           map[string]string{contract.HistoryEnv: contract.EncodeNeeds(historyNeeds(sel))},
-		Agents:        cpuAgents(queue),
-		ArtifactPaths: []string{contract.HistoryArtifact},
+		Env:              map[string]string{contract.HistoryEnv: contract.EncodeNeeds(historyNeeds(sel))},
+		Agents:           cpuAgents(queue),
+		TimeoutInMinutes: historyTimeoutMinutes,
+		ArtifactPaths:    []string{contract.ArtifactGlob(contract.HistoryDir)},
 	}
 }
 
-// historyDownload is the GPU step's command that fetches the history
-// artifact. A build whose history step failed still runs: the gates then
-// say "no baseline", a warning, not a pass.
-func historyDownload() string {
-	return shell.Join([]string{"buildkite-agent", "artifact", "download", contract.HistoryArtifact, ".", "--step", contract.HistoryStepKey}) +
-		" || echo 'runner: no history artifact; baseline gates will say no-baseline' >&2"
-}
+// historyTimeoutMinutes bounds the history step; `runner history` stops
+// its own fetches before it (--timeout) and uploads what it has.
+const historyTimeoutMinutes = 15

@@ -10,7 +10,7 @@ import (
 // runLint validates every recipe: problems on stdout as path:line:col,
 // warnings on stderr, nothing at all when clean.
 func runLint(c commonFlags, io cliutil.Streams) error {
-	_, cat, err := c.load()
+	_, cat, err := c.load(io.Stderr)
 	if err != nil {
 		return err
 	}

@@ -21,14 +21,6 @@ func TestLintCleanIsSilent(t *testing.T) {
 	}
 }
 
-func TestLintDefaultsToTheBuiltInRecipes(t *testing.T) {
-	t.Parallel()
-	got := runGenerator(t, nil, "lint")
-	if got.code != 0 || got.stdout != "" || got.stderr != "" {
-		t.Errorf("lint of the built-in recipes = %+v, want exit 0 and no output", got)
-	}
-}
-
 // problemLine is the shape of every line lint prints on stdout.
 var problemLine = regexp.MustCompile(`^(.+\.yaml):(\d+):(\d+): (.+)$`)
 
@@ -96,9 +88,9 @@ func TestLintReportsProblems(t *testing.T) {
 func TestLintFlagBeatsEnv(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"BENCHKITE_WORKLOADS": "testdata/lint/problems"}
-	got := runGenerator(t, env, "lint", "--workloads", "../workloads", "--agents", profilesFlag)
+	got := runGenerator(t, env, "lint", "--workloads", "../testdata/workloads", "--agents", profilesFlag)
 	if got.code != 0 || got.stdout != "" {
-		t.Errorf("lint --workloads ../workloads with BENCHKITE_WORKLOADS set = %+v, want the flag to win", got)
+		t.Errorf("lint --workloads ../testdata/workloads with BENCHKITE_WORKLOADS set = %+v, want the flag to win", got)
 	}
 }
 

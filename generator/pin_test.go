@@ -77,7 +77,7 @@ func nightlyAgainst(t *testing.T, lr *loopbackRegistry) result {
 	for _, gpu := range []string{"MI355X", "MI300X", "H200", "B200"} {
 		env[gpu+"_IMAGE_REWRITE"] = "vllm/=" + lr.host + "/vllm/"
 	}
-	return runGenerator(t, env, "--workloads", "../workloads", "--agents", "../agents/profiles.yaml")
+	return runGenerator(t, env, "--workloads", "../testdata/workloads", "--agents", "../agents/profiles.yaml")
 }
 
 type pinnedStep struct {
@@ -225,7 +225,7 @@ func TestPipelineMissingImage(t *testing.T) {
 // --no-resolve leaves tags and says so loudly in the notes.
 func TestPipelineNoResolve(t *testing.T) {
 	t.Parallel()
-	got := runGenerator(t, map[string]string{"BUILDKITE_SOURCE": "schedule"}, "--workloads", "../workloads", "--agents", "../agents/profiles.yaml", "--no-resolve")
+	got := runGenerator(t, map[string]string{"BUILDKITE_SOURCE": "schedule"}, "--workloads", "../testdata/workloads", "--agents", "../agents/profiles.yaml", "--no-resolve")
 	if got.code != 0 {
 		t.Fatalf("generator = exit %d\nstderr:\n%s", got.code, got.stderr)
 	}

@@ -30,7 +30,7 @@ type pipelineOptions struct {
 // only once everything succeeded: a failed run prints nothing on stdout.
 func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, getenv func(string) string) error {
 	c := pc.common
-	profiles, cat, err := c.load()
+	profiles, cat, err := c.load(io.Stderr)
 	if err != nil {
 		return err
 	}
@@ -192,11 +192,8 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		Commands: []string{
 			shell.Join([]string{"buildkite-agent", "artifact", "download", contract.RunnerArtifact, ".", "--step", contract.BootstrapStepKey}),
 			shell.Join([]string{"chmod", "+x", contract.RunnerArtifact}),
-			historyDownload(),
-			shell.Join([]string{contract.RunnerArtifact, "run", "--baselines", contract.HistoryArtifact, r.Path}),
+			shell.Join([]string{contract.RunnerArtifact, "run", "--history-step", contract.HistoryStepKey, r.Path}),
 		},
-		// The history may fail: its gates then say "no baseline".
-		DependsOn:        []steps.Dependency{{Step: contract.HistoryStepKey, AllowFailure: true}},
 		Agents:           map[string]string{"queue": res.Queue},
 		Env:              env,
 		TimeoutInMinutes: r.StepTimeout(),

@@ -25,7 +25,7 @@ func runTrigger(ctx context.Context, t triggerConfig, io cliutil.Streams, getenv
 	if err != nil {
 		return err
 	}
-	_, cat, err := c.load()
+	_, cat, err := c.load(io.Stderr)
 	if err != nil {
 		return err
 	}

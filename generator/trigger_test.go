@@ -22,7 +22,7 @@ func TestTriggerCreatesBuild(t *testing.T) {
 		"BENCHKITE_API_URL":           api.URL,
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"trigger", "--workloads", "../workloads",
+	code := run(context.Background(), []string{"trigger", "--workloads", "../testdata/workloads",
 		"--branch", "main", "--commit", "abc1234", "--vllm-commit", "0123456789abcdef",
 		"--workloads-list", "minimax_m3-mi355x, gpt_oss_120b-h200"},
 		cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
@@ -75,7 +75,7 @@ func TestTriggerRefusesBeforeCallingAPI(t *testing.T) {
 		}
 		args := append([]string{"trigger"}, tt.args...)
 		if !strings.Contains(strings.Join(args, " "), "--workloads ") {
-			args = append(args, "--workloads", "../workloads")
+			args = append(args, "--workloads", "../testdata/workloads")
 		}
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), args, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
@@ -96,7 +96,7 @@ func TestTriggerUnauthorized(t *testing.T) {
 		"BUILDKITE_PIPELINE_SLUG": "benchkite", "BENCHKITE_API_URL": api.URL,
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"trigger", "--workloads", "../workloads", "--branch", "main"}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
+	code := run(context.Background(), []string{"trigger", "--workloads", "../testdata/workloads", "--branch", "main"}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapEnv(env))
 	if code != 1 || stdout.Len() != 0 {
 		t.Fatalf("exit %d, stdout %q; want 1 and nothing", code, stdout.String())
 	}

@@ -137,7 +137,8 @@ func noOperands(name string, operands []string) error {
 
 func historyFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	var c history.Config
-	fs.StringVar(&c.Out, "out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryArtifact), "file to write (env BENCHKITE_HISTORY_OUT)")
+	fs.StringVar(&c.Out, "out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryDir), "directory to write: one file per recipe, and all of them in one for the next build (env BENCHKITE_HISTORY_OUT)")
+	fs.DurationVar(&c.Timeout, "timeout", env.Duration("BENCHKITE_HISTORY_TIMEOUT", history.DefaultTimeout), "stop fetching after this long and write what was fetched (env BENCHKITE_HISTORY_TIMEOUT)")
 	fs.StringVar(&c.Needs, "needs", env.String(contract.HistoryEnv, ""), "recipes and nights to fetch, \"recipe<TAB>nights\" lines (env "+contract.HistoryEnv+"; the generator sets it)")
 	fs.StringVar(&c.API.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
 	fs.StringVar(&c.API.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
@@ -258,8 +259,10 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 	toolsMode := fs.String("tools", env.String("BENCHKITE_TOOLS", string(tools.ModeVenv)), "venv: install the pinned lm-eval (and bfcl-eval) into --tools-dir; path: install nothing, use lm_eval, vllm and python3 from PATH (env BENCHKITE_TOOLS)")
 	fs.StringVar(&j.ToolsDir, "tools-dir", env.String("BENCHKITE_TOOLS_DIR", defaultToolsDir(getenv)), "venv for the evaluation tools, reused while it holds the pinned versions (env BENCHKITE_TOOLS_DIR)")
 	passEnv := fs.String("pass-env", getenv("BENCHKITE_PASS_ENV"), "comma-separated job variables every child gets as they are; secrets are refused (env BENCHKITE_PASS_ENV)")
-	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: built-in profiles)")
+	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: ./"+agents.DefaultPath+" of the checkout it runs in)")
 	fs.StringVar(&j.Baselines, "baselines", getenv("BENCHKITE_BASELINES"), "the build's history file, written by 'runner history'; without it baseline gates say no-baseline (env BENCHKITE_BASELINES)")
+	fs.StringVar(&j.HistoryStep, "history-step", getenv("BENCHKITE_HISTORY_STEP"), "without --baselines: the key of the build's history step, whose files the gates download, waiting for it if it still runs (env BENCHKITE_HISTORY_STEP)")
+	fs.DurationVar(&j.HistoryWait, "history-wait", env.Duration("BENCHKITE_HISTORY_WAIT", 30*time.Minute), "how long the gates wait for a running history step (env BENCHKITE_HISTORY_WAIT)")
 	fs.StringVar(&j.IngestURL, "ingest-url", getenv("BENCHKITE_INGEST_URL"), "also post bench results to this dashboard endpoint, best effort (env BENCHKITE_INGEST_URL)")
 	fs.StringVar(&j.IngestSecret, "ingest-token-secret", env.String("BENCHKITE_INGEST_TOKEN_SECRET", "BENCHKITE_INGEST_TOKEN"), "Buildkite secret with the ingest bearer token, when env BENCHKITE_INGEST_TOKEN is unset (env BENCHKITE_INGEST_TOKEN_SECRET)")
 	return func(name string, positional []string) (config, error) {
@@ -295,8 +298,15 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 }
 
 // loadRecipe reads and resolves the recipe. Problems are printed as
-// path:line:col and nothing is started.
-func loadRecipe(c config, getenv func(string) string) (*workloads.Resolved, error) {
+// path:line:col and nothing is started. Without --agents it reads the
+// profiles of the checkout it runs in, never a copy built into the
+// binary, and says so on stderr.
+func loadRecipe(c config, stderr io.Writer, getenv func(string) string) (*workloads.Resolved, error) {
+	if c.agentsFile == "" {
+		c.agentsFile = agents.DefaultPath
+		wd, _ := os.Getwd()
+		fmt.Fprintf(stderr, "runner: reading profiles from %s in %s\n", c.agentsFile, wd)
+	}
 	profiles, err := agents.LoadFile(c.agentsFile)
 	if err != nil {
 		return nil, err
@@ -338,7 +348,7 @@ func planFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 
 // runRun is `runner run`.
 func runRun(ctx context.Context, c config, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	res, err := loadRecipe(c, getenv)
+	res, err := loadRecipe(c, io.Stderr, getenv)
 	if err != nil {
 		return err
 	}
@@ -371,7 +381,7 @@ func exitError(ctx context.Context, r job.Result) error {
 
 // runPlan is `runner plan`: every process run would start, in order.
 func runPlan(c config, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	res, err := loadRecipe(c, getenv)
+	res, err := loadRecipe(c, io.Stderr, getenv)
 	if err != nil {
 		return err
 	}

@@ -193,9 +193,9 @@ func TestReferenceRecipeValues(t *testing.T) {
 
 func TestShippedRecipes(t *testing.T) {
 	t.Parallel()
-	c, err := LoadDir(Embedded(), DefaultDir, defaultProfiles(t))
+	c, err := LoadDir(os.DirFS(".."), DefaultDir, defaultProfiles(t))
 	if err != nil {
-		t.Fatalf("LoadDir(embedded) error = %v", err)
+		t.Fatalf("LoadDir(../%s) error = %v", DefaultDir, err)
 	}
 	if err := c.Err(); err != nil {
 		t.Fatalf("shipped recipes do not load:\n%v", err)

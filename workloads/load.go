@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"embed"
 	"errors"
 	"fmt"
 	"io"
@@ -19,12 +18,6 @@ import (
 
 // DefaultDir is where recipes live in a checkout.
 const DefaultDir = "workloads"
-
-// embedded holds the shipped recipes so the binaries work without a
-// checkout (e.g. printing the nightly pipeline on a fresh machine).
-//
-//go:embed *.yaml
-var embedded embed.FS
 
 // Problem and Problems are re-exported so callers need one import.
 type (
@@ -117,35 +110,6 @@ func (c *Catalog) Err() error {
 		return ps
 	}
 	return nil
-}
-
-// Embedded returns the shipped recipes as a file system rooted so that
-// paths read "workloads/<file>.yaml", like a checkout.
-func Embedded() fs.FS { return embeddedFS{} }
-
-type embeddedFS struct{}
-
-func (embeddedFS) Open(name string) (fs.File, error) {
-	if name == "." {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
-	rest, ok := strings.CutPrefix(name, DefaultDir)
-	switch {
-	case !ok:
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	case rest == "":
-		return embedded.Open(".")
-	case strings.HasPrefix(rest, "/"):
-		return embedded.Open(rest[1:])
-	}
-	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-}
-
-func (e embeddedFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	if name != DefaultDir {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
-	}
-	return embedded.ReadDir(".")
 }
 
 // RecipeFiles lists the recipe files of dir: *.yaml, sorted.
@@ -293,7 +257,7 @@ func readRecipe(fsys fs.FS, name string) ([]byte, error) {
 // that leaves the recipe folder: a recipe is what the folder holds, and a
 // link to /etc/passwd or ~/.netrc must not be read and quoted back in
 // problems. A link may name a file beside it. On a file system that cannot
-// read links (the embedded recipes), there are none to follow.
+// read links, there are none to follow.
 func checkLink(fsys fs.FS, name string) error {
 	cur := name
 	for hops := 0; ; hops++ {

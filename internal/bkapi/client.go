@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/buildkite/go-buildkite/v3/buildkite"
@@ -80,6 +81,7 @@ type Client struct {
 	timeout  time.Duration
 	retries  int
 	log      *slog.Logger
+	rate     *rateGate
 }
 
 // New checks cfg, fills in defaults and returns a Client. A missing token
@@ -110,6 +112,7 @@ func New(cfg Config) (*Client, error) {
 		timeout: cfg.Timeout,
 		retries: cfg.Retries,
 		log:     cfg.Logger,
+		rate:    &rateGate{},
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -151,7 +154,7 @@ func (c *Client) Pipeline() string { return c.cfg.Pipeline }
 // go-buildkite takes no contexts, so the context rides in the transport.
 func (c *Client) api(ctx context.Context) (*buildkite.Client, error) {
 	hc := &http.Client{
-		Transport:     &transport{ctx: ctx, next: c.next, api: c.base},
+		Transport:     &transport{ctx: ctx, next: c.next, api: c.base, rate: c.rate},
 		CheckRedirect: c.redirect,
 	}
 	return buildkite.NewOpts(
@@ -274,9 +277,57 @@ type transport struct {
 	ctx  context.Context
 	next http.RoundTripper
 	api  *url.URL
+	rate *rateGate
+}
+
+// rateGate holds API requests back while Buildkite's rate limit is spent:
+// an answer with RateLimit-Remaining 0 closes it for RateLimit-Reset
+// seconds, so that a long fetch paces itself instead of collecting 429s.
+type rateGate struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+func (g *rateGate) wait(ctx context.Context) error {
+	g.mu.Lock()
+	d := time.Until(g.until)
+	g.mu.Unlock()
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+func (g *rateGate) observe(h http.Header) {
+	remaining, err := strconv.Atoi(h.Get("RateLimit-Remaining"))
+	if err != nil || remaining > 0 {
+		return
+	}
+	reset, err := strconv.Atoi(h.Get("RateLimit-Reset"))
+	if err != nil || reset < 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if until := time.Now().Add(time.Duration(reset) * time.Second); until.After(g.until) {
+		g.until = until
+	}
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	api := sameOrigin(req.URL, t.api)
+	if api && t.rate != nil {
+		if err := t.rate.wait(t.ctx); err != nil {
+			return nil, err
+		}
+	}
 	var out *http.Request
 	if !sameOrigin(req.URL, t.api) && req.Header.Get("Authorization") != "" {
 		out = req.Clone(t.ctx)
@@ -287,6 +338,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(out)
 	if err != nil {
 		return nil, err
+	}
+	if api && t.rate != nil {
+		t.rate.observe(resp.Header)
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

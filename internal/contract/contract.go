@@ -153,9 +153,14 @@ const (
 	// HistoryStepKey is the CPU step that fetches, once per build, the past
 	// nights every recipe of the build compares with.
 	HistoryStepKey = "history"
-	// HistoryArtifact is the file that step uploads and the GPU steps
-	// download, relative to the job's working directory.
-	HistoryArtifact = ResultsRoot + "/_history/baselines.json"
+	// HistoryDir holds what that step uploads: one file per recipe
+	// (HistoryFile), which a GPU job downloads for the recipes it
+	// compares with, and HistoryArtifact, all of them, which the next
+	// build's history step starts from. Relative to the job's working
+	// directory.
+	HistoryDir = ResultsRoot + "/_history"
+	// HistoryArtifact is every recipe's nights in one file.
+	HistoryArtifact = HistoryDir + "/baselines.json"
 	// HistoryEnv carries the nights the history step must fetch, as
 	// EncodeNeeds writes them.
 	HistoryEnv = "BENCHKITE_HISTORY"
@@ -176,6 +181,11 @@ type Need struct {
 
 // samplesPrefix starts a need's third field.
 const samplesPrefix = "samples="
+
+// HistoryFile is the history step's file of one recipe's nights.
+func HistoryFile(recipe string) string {
+	return HistoryDir + "/recipes/" + recipe + ".json"
+}
 
 // EncodeNeeds writes needs as "recipe<TAB>nights" lines, the value of
 // HistoryEnv, with a third field "samples=task,task" when the need has

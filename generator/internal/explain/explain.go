@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/shell"
 	"github.com/benchkite/benchkite/workloads"
 )
@@ -30,26 +31,27 @@ type Explanation struct {
 	Precision string `json:"precision"`
 	// PrecisionSource is where Precision came from; "guessed" when
 	// nothing said.
-	PrecisionSource string           `json:"precision_source"`
-	Queue           string           `json:"queue"`
-	QueueSource     string           `json:"queue_source"`
-	Runtime         string           `json:"runtime"`
-	Image           string           `json:"image"`
-	ImageSource     string           `json:"image_source"`
-	ImageNote       string           `json:"image_note,omitempty"`
-	VLLMCommit      string           `json:"vllm_commit,omitempty"`
-	Nightly         bool             `json:"nightly"`
-	BenchOnly       bool             `json:"bench_only"`
-	BlockedBy       []string         `json:"blocked_by,omitempty"`
-	Timeout         int              `json:"timeout_in_minutes"`
-	Speculative     *specExplanation `json:"speculative,omitempty"`
-	ServeArgv       []string         `json:"serve_argv"`
-	ServeEnv        []envExplanation `json:"serve_env"`
-	BenchRuns       []benchRunExpl   `json:"bench_runs"`
-	BenchGates      []string         `json:"bench_gates,omitempty"`
-	Tasks           []taskExpl       `json:"lm_eval_tasks"`
-	BFCL            []bfclExpl       `json:"bfcl_categories"`
-	BFCLVersion     string           `json:"bfcl_version,omitempty"`
+	PrecisionSource string            `json:"precision_source"`
+	Queue           string            `json:"queue"`
+	QueueSource     string            `json:"queue_source"`
+	Runtime         string            `json:"runtime"`
+	ModelCache      agents.ModelCache `json:"model_cache"`
+	Image           string            `json:"image"`
+	ImageSource     string            `json:"image_source"`
+	ImageNote       string            `json:"image_note,omitempty"`
+	VLLMCommit      string            `json:"vllm_commit,omitempty"`
+	Nightly         bool              `json:"nightly"`
+	BenchOnly       bool              `json:"bench_only"`
+	BlockedBy       []string          `json:"blocked_by,omitempty"`
+	Timeout         int               `json:"timeout_in_minutes"`
+	Speculative     *specExplanation  `json:"speculative,omitempty"`
+	ServeArgv       []string          `json:"serve_argv"`
+	ServeEnv        []envExplanation  `json:"serve_env"`
+	BenchRuns       []benchRunExpl    `json:"bench_runs"`
+	BenchGates      []string          `json:"bench_gates,omitempty"`
+	Tasks           []taskExpl        `json:"lm_eval_tasks"`
+	BFCL            []bfclExpl        `json:"bfcl_categories"`
+	BFCLVersion     string            `json:"bfcl_version,omitempty"`
 }
 
 type specExplanation struct {
@@ -107,6 +109,11 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 		BenchRuns: []benchRunExpl{},
 		Tasks:     []taskExpl{},
 		BFCL:      []bfclExpl{},
+	}
+	if mc, err := res.Profile.ModelCache(getenv); err == nil {
+		ex.ModelCache = mc
+	} else {
+		ex.ModelCache = agents.ModelCache{Dir: res.Profile.HFCacheDir(), Backing: err.Error()}
 	}
 	if sp := r.VLLM.Serve.Speculative; sp != nil {
 		ex.Speculative = &specExplanation{Method: sp.Method, Model: sp.Model, NumTokens: sp.NumTokens}
@@ -234,6 +241,14 @@ func (ex Explanation) WriteText(w io.Writer) error {
 	}
 	row("queue", fmt.Sprintf("%s (from %s)", ex.Queue, ex.QueueSource))
 	row("runtime", ex.Runtime)
+	persist := "not kept after the job: every job downloads the model again"
+	if ex.ModelCache.Persistent {
+		persist = "kept on the node between jobs"
+	}
+	row("model cache", fmt.Sprintf("%s on %s, %s", ex.ModelCache.Dir, ex.ModelCache.Backing, persist))
+	if ex.ModelCache.Note != "" {
+		row("", ex.ModelCache.Note)
+	}
 	row("image", fmt.Sprintf("%s (from %s)", ex.Image, ex.ImageSource))
 	if ex.ImageNote != "" {
 		row("", ex.ImageNote)

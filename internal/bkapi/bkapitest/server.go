@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -40,6 +41,14 @@ type Server struct {
 	// MaxPerPage caps the page size below the real API's 100, so that
 	// pagination shows with a few builds.
 	MaxPerPage int
+	// RateLimit is how many API requests a window allows, as Buildkite's
+	// REST API counts them (DefaultRateLimit); RateWindow its length
+	// (DefaultRateWindow). Every API answer carries RateLimit-Limit,
+	// RateLimit-Remaining and RateLimit-Reset (seconds to the next
+	// window); a request over the limit gets 429. Storage downloads are
+	// not counted.
+	RateLimit  int
+	RateWindow time.Duration
 
 	api     *httptest.Server
 	storage *httptest.Server
@@ -48,6 +57,9 @@ type Server struct {
 	builds    []Build
 	artifacts []storedArtifact
 	requests  []Request
+	limited   int       // requests refused with 429
+	window    time.Time // start of the current rate window
+	used      int       // API requests counted in it
 	created   []CreatedBuild
 	notes     []Annotation
 	intercept func(http.ResponseWriter, *http.Request) bool
@@ -222,6 +234,50 @@ func (s *Server) AddArtifact(buildNumber int, a Artifact) string {
 	return id
 }
 
+// Buildkite's REST API limit: 200 requests a minute for an organization.
+const (
+	DefaultRateLimit  = 200
+	DefaultRateWindow = time.Minute
+)
+
+// Limited returns how many requests were refused with 429.
+func (s *Server) Limited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limited
+}
+
+// rateLimit counts an API request in the fixed window and sets the
+// headers; it answers 429 and returns false when the window is spent.
+func (s *Server) rateLimit(w http.ResponseWriter) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	limit, window := s.RateLimit, s.RateWindow
+	if limit <= 0 {
+		limit = DefaultRateLimit
+	}
+	if window <= 0 {
+		window = DefaultRateWindow
+	}
+	now := time.Now()
+	if s.window.IsZero() || now.Sub(s.window) >= window {
+		s.window, s.used = now, 0
+	}
+	reset := int(math.Ceil(s.window.Add(window).Sub(now).Seconds()))
+	h := w.Header()
+	h.Set("RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("RateLimit-Reset", strconv.Itoa(reset))
+	if s.used >= limit {
+		s.limited++
+		h.Set("RateLimit-Remaining", "0")
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"message": "You have exceeded your rate limit"})
+		return false
+	}
+	s.used++
+	h.Set("RateLimit-Remaining", strconv.Itoa(limit-s.used))
+	return true
+}
+
 // Requests returns the requests received so far, in order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -249,6 +305,9 @@ func (s *Server) record(storage bool, next http.Handler) http.Handler {
 		intercept := s.intercept
 		s.mu.Unlock()
 		if intercept != nil && intercept(w, r) {
+			return
+		}
+		if !storage && !s.rateLimit(w) {
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -6,6 +6,7 @@ package annotate
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -74,6 +75,9 @@ func Render(s summary.Summary, trendArtifact string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s %s: %s%s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), Text(s.Verdict), ClassTag(s.Failure), Reason(s))
 	writeContext(&b, s)
+	if line := modelCacheLine(s.ModelCache); line != "" {
+		b.WriteString(line + "\n\n")
+	}
 	if s.Series != "" {
 		fmt.Fprintf(&b, "**New series:** %s. Nights before it ran another configuration and are not compared.\n\n", Text(s.Series))
 	}
@@ -81,6 +85,7 @@ func Render(s summary.Summary, trendArtifact string) string {
 	writeHeadline(&b, s)
 	writeLinks(&b, s)
 	b.WriteString("<details><summary>Details: every run, the regression detector, accuracy and gates</summary>\n\n")
+	writeUncheckedDetails(&b, s)
 	writeBenchTable(&b, s)
 	writeDetectorTable(&b, s)
 	writePairedTable(&b, s)
@@ -252,9 +257,15 @@ func gateReason(s summary.Summary, g summary.GateResult) string {
 		return what + ": " + Text(Clip(g.Message, 240))
 	}
 	u := UnitOf(g.Metric)
-	out := what + " " + Num(*g.Value, u)
+	// Throughput reads per GPU, as in the table below it.
+	scale := 1.0
+	if g.Metric == "output_throughput" && s.NumGPUs > 1 {
+		scale = float64(s.NumGPUs)
+		what = Text(g.Subject) + " output tok/s per GPU"
+	}
+	out := what + " " + Num(*g.Value/scale, u)
 	if g.Baseline != nil {
-		out += " vs " + Num(*g.Baseline, u)
+		out += " vs " + Num(*g.Baseline/scale, u)
 	}
 	if g.DeltaPct != nil {
 		out += " (" + Pct(*g.DeltaPct)
@@ -406,6 +417,25 @@ func writeOtherFailures(b *strings.Builder, s summary.Summary) {
 	}
 	for _, l := range lines {
 		fmt.Fprintf(b, "- %s\n", l)
+	}
+	b.WriteString("\n")
+}
+
+// writeUncheckedDetails lists, in the details, each check the verdict
+// line grouped under their shared cause, in its own words.
+func writeUncheckedDetails(b *strings.Builder, s summary.Summary) {
+	var gates []summary.GateResult
+	for _, g := range s.Gates {
+		if g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
+			gates = append(gates, g)
+		}
+	}
+	if s.Verdict != summary.VerdictUnverified || failedPhase(s) != nil || uncheckedCause(gates) == "" {
+		return
+	}
+	b.WriteString("Each check that could not be checked (unverified: a warning, not a pass):\n\n")
+	for _, g := range gates {
+		fmt.Fprintf(b, "- %s\n", Text(Clip(g.Message, 600)))
 	}
 	b.WriteString("\n")
 }
@@ -776,4 +806,24 @@ func signed(v float64) string {
 		s = "+" + s
 	}
 	return s
+}
+
+// modelCacheLine says where the model came from: the cache, whether it
+// outlives the job, and the download this run made, if any.
+func modelCacheLine(mc *summary.ModelCache) string {
+	if mc == nil {
+		return ""
+	}
+	kept := "kept on the node"
+	if !mc.Persistent {
+		kept = "not kept: every job downloads the model again"
+	}
+	line := fmt.Sprintf("Model cache %s (%s; %s)", InlineCode(mc.Dir), Text(mc.Backing), kept)
+	switch {
+	case mc.DownloadedBytes > 0:
+		line += fmt.Sprintf(" · downloaded %.1f GB; the server was ready after %s", float64(mc.DownloadedBytes)/1e9, time.Duration(mc.ReadySeconds*float64(time.Second)))
+	case mc.DownloadedBytes == 0 && mc.ReadySeconds > 0:
+		line += " · nothing downloaded"
+	}
+	return line
 }

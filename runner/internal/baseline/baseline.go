@@ -74,6 +74,8 @@ type Miss struct {
 type Result struct {
 	Nights []Night
 	Missed []Miss
+	// Carried counts the nights taken from Fetcher.Prior, not the API.
+	Carried int
 }
 
 // Fetcher finds baselines through the Buildkite REST API.
@@ -89,6 +91,13 @@ type Fetcher struct {
 	// Lookback bounds the finished scheduled builds examined; n +
 	// DefaultLookbackSlack when zero.
 	Lookback int
+	// Builds, when set (Prepare), is the build list every lookup shares,
+	// fetched once; nil lists builds on each lookup.
+	Builds []bkapi.Build
+	// Prior are nights already known, by recipe and build number (an
+	// earlier build's history, Prepare): a passed job whose night is
+	// known costs no API call.
+	Prior map[string]map[int]Night
 }
 
 // Last returns up to n nights, newest first, from the newest scheduled
@@ -112,9 +121,13 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 	if f.CurrentBuild > 0 {
 		want++ // the running build is scheduled too
 	}
-	builds, err := f.API.ListScheduledBuilds(ctx, f.Branch, want)
-	if err != nil {
-		return Result{}, fmt.Errorf("%w: %w", ErrNoBaseline, err)
+	builds := f.Builds
+	if builds == nil {
+		var err error
+		builds, err = f.API.ListScheduledBuilds(ctx, f.Branch, want)
+		if err != nil {
+			return Result{}, fmt.Errorf("%w: %w", ErrNoBaseline, err)
+		}
 	}
 
 	var res Result
@@ -142,6 +155,14 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 			miss.Reason = MissJobNotPassed
 			miss.Detail = "job state " + job.State
 		default:
+			if known, ok := f.Prior[recipe][b.Number]; ok && known.JobID == job.ID {
+				res.Nights = append(res.Nights, known)
+				res.Carried++
+				if len(res.Nights) == n {
+					return res, nil
+				}
+				continue
+			}
 			summary, reason, detail, err := f.summary(ctx, b.Number, job.ID, recipe)
 			if err != nil {
 				return res, fmt.Errorf("%w: build %d: %w", ErrNoBaseline, b.Number, err)

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/benchkite/benchkite/internal/contract"
 )
 
 // FileVersion is the layout version of the history file.
@@ -82,6 +86,26 @@ func (f *File) WriteFile(path string) error {
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
+}
+
+// WriteDir writes f into dir as the history step uploads it: every
+// recipe in contract.HistoryArtifact's name, for the next build to start
+// from, and each recipe alone in its contract.HistoryFile, which is all a
+// GPU job downloads. dir stands for contract.HistoryDir.
+func (f *File) WriteDir(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "recipes"), 0o755); err != nil {
+		return fmt.Errorf("create history directory: %w", err)
+	}
+	if err := f.WriteFile(filepath.Join(dir, path.Base(contract.HistoryArtifact))); err != nil {
+		return err
+	}
+	for name, fr := range f.Recipes {
+		one := File{Version: f.Version, BuildNumber: f.BuildNumber, FetchedAt: f.FetchedAt, Recipes: map[string]FileRecipe{name: fr}}
+		if err := one.WriteFile(filepath.Join(dir, "recipes", path.Base(contract.HistoryFile(name)))); err != nil {
+			return err
+		}
 	}
 	return nil
 }

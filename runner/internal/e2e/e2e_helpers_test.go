@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -149,6 +150,7 @@ func newE2E(t testing.TB, name, recipe string) *e2e {
 	if err := os.WriteFile(filepath.Join(dir, "recipe.yaml"), []byte(recipe), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	checkoutProfiles(t, dir)
 	e := &e2e{t: t, bin: bin, dir: dir, recipe: name, port: freePort(t)}
 	e.marker = fmt.Sprintf("%s-%d-%d", name, os.Getpid(), time.Now().UnixNano())
 	// A minimal environment: the tests may themselves run in a Buildkite
@@ -636,4 +638,20 @@ vllm_bench:
       max_concurrency: 2
       repetitions: %d
 `, name, reps)
+}
+
+// checkoutProfiles puts the repository's agents/profiles.yaml in dir, as
+// the job's checkout has it: the runner reads it from there by default.
+func checkoutProfiles(t testing.TB, dir string) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(testutil.ModuleRoot(t), "agents", "profiles.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agents", "profiles.yaml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

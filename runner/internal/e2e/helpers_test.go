@@ -1,4 +1,4 @@
 package e2e
 
 // The seed recipe, relative to this package.
-const seedRecipe = "../../../workloads/minimax_m3_mi355x.yaml"
+const seedRecipe = "../../../testdata/workloads/minimax_m3_mi355x.yaml"

@@ -28,7 +28,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/internal/testutil"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -127,7 +129,9 @@ func generate() (map[string]pipelineStep, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build the generator: %w\n%s", err, out)
 	}
-	cmd := exec.CommandContext(ctx, gen, "--workloads", "workloads", "--no-resolve")
+	// The bootstrap step runs the generator in the checkout: the profiles
+	// are the checkout's own.
+	cmd := exec.CommandContext(ctx, gen, "--workloads", "workloads", "--agents", filepath.Join(root, "agents", "profiles.yaml"), "--no-resolve")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "BUILDKITE_SOURCE=schedule")
 	for _, k := range []string{"WORKLOADS", "BUILDKITE_PULL_REQUEST", "VLLM_IMAGE", "VLLM_COMMIT", "BENCH_ONLY", "BENCHKITE_AGENTS", "BENCHKITE_WORKLOADS"} {
@@ -225,6 +229,13 @@ func newPipelineJob(t *testing.T, name string) *pipelineJob {
 		t.Fatal(err)
 	}
 	if err := os.Link(e.bin, filepath.Join(downloads, "bootstrap", "bin", "runner")); err != nil {
+		t.Fatal(err)
+	}
+	// What the history step uploads for a recipe with no past night yet:
+	// the GPU job downloads it at its gate.
+	hist := &baseline.File{Version: baseline.FileVersion, FetchedAt: time.Now().UTC()}
+	hist.Record(name, step.Key, 10, baseline.Result{}, nil)
+	if err := hist.WriteDir(filepath.Join(downloads, contract.HistoryStepKey, filepath.FromSlash(contract.HistoryDir))); err != nil {
 		t.Fatal(err)
 	}
 	// The variables the agent gives every job.

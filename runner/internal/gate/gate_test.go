@@ -18,7 +18,7 @@ import (
 
 const flexible = "exact_match,flexible-extract"
 
-const seedRecipe = "../../../workloads/minimax_m3_mi355x.yaml"
+const seedRecipe = "../../../testdata/workloads/minimax_m3_mi355x.yaml"
 
 var approx = cmpopts.EquateApprox(0, 1e-9)
 

@@ -15,8 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -32,8 +30,11 @@ import (
 // Config is what `runner history` fetches and where it writes it;
 // runner's CLI fills it from flags and the environment.
 type Config struct {
-	// Out is the history file to write.
+	// Out is the directory to write: one file per recipe, and all of them
+	// in one for the next build.
 	Out string
+	// Timeout bounds the fetches; what was fetched by then is written.
+	Timeout time.Duration
 	// Needs is the "recipe<TAB>nights" lines of contract.HistoryEnv.
 	Needs string
 	API   gate.APIConfig
@@ -62,10 +63,32 @@ func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(str
 	var failure error
 	var apiErrs []error
 	if len(needs) > 0 {
+		timeout := c.Timeout
+		if timeout <= 0 {
+			timeout = DefaultTimeout
+		}
+		fetchCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		ctx := fetchCtx
 		src, err := source(ctx)
 		if err != nil {
 			failure = fmt.Errorf("no baselines for this build: %s: %w", apiProblem(err), err)
 		}
+		if f, ok := src.(baseline.Fetcher); ok && failure == nil {
+			// One build list for every recipe, and the nights the previous
+			// build already fetched.
+			deepest := 0
+			for _, n := range needs {
+				deepest = max(deepest, n.Nights)
+			}
+			if src, err = f.Prepare(ctx, deepest, streams.Stdout); err != nil {
+				failure = fmt.Errorf("no baselines for this build: %s: %w", apiProblem(err), err)
+			}
+		}
+		carried := 0
+		defer func() {
+			fmt.Fprintf(streams.Stdout, "history: %d night(s) carried from the previous build's history, the rest fetched\n", carried)
+		}()
 		for _, n := range needs {
 			key := contract.StepKey(n.Recipe)
 			if failure != nil {
@@ -73,6 +96,7 @@ func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(str
 				continue
 			}
 			r, err := src.Last(ctx, n.Recipe, key, n.Nights)
+			carried += r.Carried
 			if len(n.Samples) > 0 {
 				outcomes(ctx, streams.Stdout, src, n, &r)
 			}
@@ -86,10 +110,7 @@ func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(str
 	if failure == nil && len(apiErrs) > 0 {
 		failure = fmt.Errorf("the Buildkite API %s for %d of %d recipe(s): %w", apiProblem(apiErrs[0]), len(apiErrs), len(needs), errors.Join(apiErrs...))
 	}
-	if err := os.MkdirAll(filepath.Dir(c.Out), 0o755); err != nil {
-		return fmt.Errorf("create history directory: %w", err)
-	}
-	if err := f.WriteFile(c.Out); err != nil {
+	if err := f.WriteDir(c.Out); err != nil {
 		return err
 	}
 	fmt.Fprintf(streams.Stdout, "runner: wrote the nights of %d recipe(s) to %s\n", len(needs), c.Out)
@@ -134,6 +155,9 @@ func outcomes(ctx context.Context, w io.Writer, src baseline.Source, n contract.
 	for _, i := range baseline.OutcomeNights(r.Nights) {
 		night := &r.Nights[i]
 		for _, task := range n.Samples {
+			if hasOutcomes(night.Outcomes, task) {
+				continue // carried from the previous build's history
+			}
 			o, err := fetch.Outcomes(ctx, *night, n.Recipe, task)
 			if err != nil {
 				o.Task, o.BuildNumber, o.Missing = task, night.BuildNumber, fmt.Sprintf("could not fetch the samples: %v", err)
@@ -147,6 +171,20 @@ func outcomes(ctx context.Context, w io.Writer, src baseline.Source, n contract.
 		}
 	}
 }
+
+// hasOutcomes reports whether a night already holds the task's outcomes.
+func hasOutcomes(os []baseline.Outcomes, task string) bool {
+	for _, o := range os {
+		if o.Task == task && o.Missing == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultTimeout bounds the history step's fetches, under the step's own
+// timeout, so that what was fetched is still written and uploaded.
+const DefaultTimeout = 10 * time.Minute
 
 func report(w io.Writer, n contract.Need, r baseline.Result, err error) {
 	var builds []string

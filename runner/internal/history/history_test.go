@@ -31,8 +31,9 @@ func night(t *testing.T, recipe string, score float64) []byte {
 		Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusOK, Metrics: map[string]float64{"acc": score}}}})
 }
 
-// The history step fetches every recipe it is asked for once, and what it
-// writes is what FileSource gives the GPU jobs.
+// The history step lists the builds once for every recipe, and what it
+// writes, all recipes in one file and each in its own, is what FileSource
+// gives the GPU jobs.
 func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	t.Parallel()
 	api := bkapitest.NewServer(t, "org", "pipe", token)
@@ -43,7 +44,7 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	}
 	api.AddArtifact(12, bkapitest.Artifact{JobID: "job-b-2", Path: contract.SummaryPath("b-mi355x"), Content: night(t, "b-mi355x", 0.5)})
 
-	out := filepath.Join(t.TempDir(), "h", "baselines.json")
+	out := filepath.Join(t.TempDir(), "h")
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": "13", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: "a-h200", Nights: 5}, {Recipe: "b-mi355x", Nights: 1}, {Recipe: "c-b200", Nights: 2}})}
 	var stdout, stderr bytes.Buffer
@@ -60,11 +61,11 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 			lists++
 		}
 	}
-	if lists != 3 {
-		t.Errorf("build listings = %d, want one per recipe (3)", lists)
+	if lists != 1 {
+		t.Errorf("build listings = %d, want one for the build", lists)
 	}
 
-	src := baseline.FileSource(out)
+	src := baseline.FileSource(filepath.Join(out, "baselines.json"))
 	got := map[string][]int{}
 	for _, recipe := range []string{"a-h200", "b-mi355x"} {
 		r, err := src.Last(context.Background(), recipe, contract.StepKey(recipe), 5)
@@ -85,6 +86,16 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	if diff := cmp.Diff(got, map[string][]int{"a-h200": {12, 11}, "b-mi355x": {12}}); diff != "" {
 		t.Errorf("nights diff (-got +want):\n%s", diff)
 	}
+	// Each recipe's own file holds that recipe alone.
+	for _, recipe := range []string{"a-h200", "b-mi355x", "c-b200"} {
+		f, err := baseline.ReadFile(filepath.Join(out, "recipes", recipe+".json"))
+		if err != nil {
+			t.Fatalf("%s's file: %v", recipe, err)
+		}
+		if _, ok := f.Recipes[recipe]; !ok || len(f.Recipes) != 1 {
+			t.Errorf("%s's file holds %d recipes, want %s alone", recipe, len(f.Recipes), recipe)
+		}
+	}
 	if _, err := src.Last(context.Background(), "c-b200", contract.StepKey("c-b200"), 2); !errors.Is(err, baseline.ErrNoBaseline) || !strings.Contains(err.Error(), "c-b200") {
 		t.Errorf("FileSource.Last(c-b200) = %v, want ErrNoBaseline naming the recipe", err)
 	}
@@ -97,7 +108,7 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 // recipe, and the step fails so that the missing token shows.
 func TestCommandWithoutToken(t *testing.T) {
 	t.Parallel()
-	out := filepath.Join(t.TempDir(), "baselines.json")
+	out := t.TempDir()
 	env := map[string]string{contract.HistoryEnv: "a-h200\t3"}
 	var stdout bytes.Buffer
 	err := run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil,
@@ -107,7 +118,7 @@ func TestCommandWithoutToken(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no API token") {
 		t.Fatalf("run() = %v, want the token error", err)
 	}
-	_, lerr := baseline.FileSource(out).Last(context.Background(), "a-h200", contract.StepKey("a-h200"), 3)
+	_, lerr := baseline.FileSource(filepath.Join(out, "baselines.json")).Last(context.Background(), "a-h200", contract.StepKey("a-h200"), 3)
 	if !errors.Is(lerr, baseline.ErrNoBaseline) || !strings.Contains(lerr.Error(), "no API token") {
 		t.Errorf("FileSource.Last() = %v, want ErrNoBaseline with the reason", lerr)
 	}

@@ -65,14 +65,14 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	api.AddArtifact(23, bkapitest.Artifact{JobID: "job-23", Path: dir + "samples_gsm8k_cot_2026-02-24T01-00-00.000001.jsonl", Content: samplesFile(2, func(int) bool { return true })})
 	api.AddArtifact(22, bkapitest.Artifact{JobID: "job-22", Path: dir + "samples_gsm8k_2026-02-22T01-00-00.000001.jsonl", Content: samplesFile(5, func(int) bool { return true })})
 
-	out := filepath.Join(t.TempDir(), "baselines.json")
+	out := t.TempDir()
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": "24", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
 	var stdout bytes.Buffer
 	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
-	r, err := baseline.FileSource(out).Last(context.Background(), twin, contract.StepKey(twin), 10)
+	r, err := baseline.FileSource(filepath.Join(out, "recipes", twin+".json")).Last(context.Background(), twin, contract.StepKey(twin), 10)
 	if err != nil {
 		t.Fatalf("FileSource.Last() = %v", err)
 	}
@@ -91,7 +91,7 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("outcomes diff (-got +want):\n%s", diff)
 	}
-	raw, err := os.ReadFile(out)
+	raw, err := os.ReadFile(filepath.Join(out, "baselines.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,14 +132,14 @@ func TestCommandOutcomesAtRealisticSizes(t *testing.T) {
 	// #31: a damaged outcomes file.
 	api.AddArtifact(31, bkapitest.Artifact{JobID: "job-31", Path: dir + baseline.OutcomesFile, Content: []byte(`{"task":"gsm8k","doc_hashes":["a"],"scores":{"m":"11"}}`)})
 
-	out := filepath.Join(t.TempDir(), "baselines.json")
+	out := t.TempDir()
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": "34", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
 	var stdout bytes.Buffer
 	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
-	r, err := baseline.FileSource(out).Last(context.Background(), twin, contract.StepKey(twin), 10)
+	r, err := baseline.FileSource(filepath.Join(out, "baselines.json")).Last(context.Background(), twin, contract.StepKey(twin), 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 // seedRecipe is the shipped recipe the tests run against, relative to
 // this package.
 const (
-	seedRecipe   = "../../../workloads/minimax_m3_mi355x.yaml"
-	dockerRecipe = "../../../workloads/gpt_oss_120b_h200.yaml"
+	seedRecipe   = "../../../testdata/workloads/minimax_m3_mi355x.yaml"
+	dockerRecipe = "../../../testdata/workloads/gpt_oss_120b_h200.yaml"
 )
 
 // mapGetenv is a getenv over a fixed map; nil reads as an empty env.

@@ -45,9 +45,16 @@ type Config struct {
 	Grace         time.Duration // SIGTERM to SIGKILL when stopping a process
 	// Baselines is the build's history file (the history step's
 	// artifact); "" gives no baselines. The job never calls the API.
-	Baselines    string
-	IngestURL    string // best-effort dashboard sink; "" for none
-	IngestSecret string // Buildkite secret with the ingest token
+	Baselines string
+	// HistoryStep, when Baselines is "", is the key of the build's
+	// history step: at the gate phase the job downloads its recipes'
+	// files from it with buildkite-agent, waiting for it up to
+	// HistoryWait if it is still running.
+	HistoryStep  string
+	HistoryWait  time.Duration
+	HistoryPoll  time.Duration // between looks at it; baseline.DefaultHistoryPoll when zero
+	IngestURL    string        // best-effort dashboard sink; "" for none
+	IngestSecret string        // Buildkite secret with the ingest token
 	// PortAuto: no port was asked for. On a host-network pod the port is
 	// a port of the node, so the runner picks a free one.
 	PortAuto bool
@@ -146,6 +153,10 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		file := baseline.FileSource(c.Baselines)
 		source = func(context.Context) (baseline.Source, error) { return file, nil }
 	}
+	if source == nil && c.HistoryStep != "" {
+		step := &baseline.StepSource{Agent: j.agent, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Poll: c.HistoryPoll, Log: j.log}
+		source = func(context.Context) (baseline.Source, error) { return step, nil }
+	}
 	j.history = baseline.NewHistory(source)
 	r := res.Recipe
 	j.sum = summary.Summary{
@@ -189,6 +200,24 @@ func (j *Job) secret(ctx context.Context, name string) (string, error) {
 	return out.String(), err
 }
 
+// agent runs buildkite-agent with the agent's environment and returns
+// its stdout; a failure carries the last line of its stderr.
+func (j *Job) agent(ctx context.Context, args ...string) (string, error) {
+	var out, errOut strings.Builder
+	env, err := j.env(childenv.Agent)
+	if err != nil {
+		return "", err
+	}
+	err = j.procs.Run(ctx, proc.Spec{Argv: append([]string{"buildkite-agent"}, args...), Env: env, Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+			err = fmt.Errorf("%w: %s", err, last)
+		}
+	}
+	return out.String(), err
+}
+
 func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
 	if getenv("BUILDKITE_JOB_ID") == "" && getenv("BUILDKITE_BUILD_ID") == "" {
 		return nil
@@ -224,6 +253,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
 
 	ok := true
+	var cache cacheMark
 	if j.runsAccuracy() || j.cfg.Tools == tools.ModePath {
 		ok = j.phase(ctx, summary.PhaseTools, j.provision)
 	}
@@ -231,6 +261,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	case !ok:
 		j.notRun(ctx, summary.PhaseServe, "tools not provisioned")
 	case j.cfg.BaseURL == "":
+		cache = j.modelCacheStart()
 		ok = j.phase(ctx, summary.PhaseServe, j.serve)
 	default:
 		j.sum.Attached = j.baseURL
@@ -238,6 +269,7 @@ func (j *Job) Run(ctx context.Context) Result {
 	}
 	if ok {
 		ok = j.phase(ctx, summary.PhaseReady, j.ready)
+		j.modelCacheDone(cache, ok)
 	} else if p := j.sum.Phase(summary.PhaseTools); p != nil && p.Status != summary.StatusOK {
 		j.notRun(ctx, summary.PhaseReady, "tools not provisioned")
 	} else {

@@ -29,8 +29,8 @@ const pairedData = "../paired/testdata"
 // lm_eval's model folder. It returns the results directory.
 func seedBuild(t *testing.T, spec string, specScore, nospecScore float64) string {
 	t.Helper()
-	seed := workloadstest.Resolve(t, "../../../workloads/minimax_m3_mi355x.yaml", nil)
-	twin := workloadstest.Resolve(t, "../../../workloads/minimax_m3_nospec_mi355x.yaml", nil)
+	seed := workloadstest.Resolve(t, "../../../testdata/workloads/minimax_m3_mi355x.yaml", nil)
+	twin := workloadstest.Resolve(t, "../../../testdata/workloads/minimax_m3_nospec_mi355x.yaml", nil)
 	task := seed.Tasks[0]
 	e := task.Expect[0]
 	if e.BaselineFrom != twin.Recipe.Name || twin.Recipe.VLLM.Model != seed.Recipe.VLLM.Model {

@@ -42,6 +42,10 @@
 //   - tools: optional; how lm-eval and bfcl-eval were found: mode
 //     ("venv", "user" or "path"), versions by package, reused (the venv
 //     already held the pins), duration_s of the install or check.
+//   - model_cache: optional (absent for an attached run); dir (HF_HOME),
+//     backing (what holds it), persistent (whether the next job on the
+//     node finds it), downloaded_bytes (what it gained from the server's
+//     start to ready; -1 when not measurable), ready_seconds.
 //   - started, finished: optional; wall-clock start and end of the run.
 //   - verdict: "pass" (every planned phase ran, every gate had a value and
 //     passed), "fail" (a gate failed), "error" (something planned is

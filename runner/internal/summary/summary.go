@@ -91,8 +91,9 @@ type Summary struct {
 	// serve args changed"); older nights are not compared.
 	Series string `json:"series,omitempty"`
 
-	Buildkite *BuildkiteInfo `json:"buildkite,omitempty"`
-	Tools     *Tools         `json:"tools,omitempty"`
+	Buildkite  *BuildkiteInfo `json:"buildkite,omitempty"`
+	Tools      *Tools         `json:"tools,omitempty"`
+	ModelCache *ModelCache    `json:"model_cache,omitempty"`
 
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
@@ -157,6 +158,20 @@ type BuildkiteInfo struct {
 	Branch      string `json:"branch,omitempty"`
 	Commit      string `json:"commit,omitempty"`
 	Source      string `json:"source,omitempty"`
+}
+
+// ModelCache is where the model came from: the profile's cache, whether
+// it outlives the job, and what this run added to it while the server
+// started (a download, when DownloadedBytes > 0).
+type ModelCache struct {
+	Dir        string `json:"dir"`
+	Backing    string `json:"backing"`
+	Persistent bool   `json:"persistent"`
+	// DownloadedBytes is how much the cache grew from the server's start
+	// to ready; -1 when it could not be measured.
+	DownloadedBytes int64 `json:"downloaded_bytes"`
+	// ReadySeconds is the server's start to ready, the download included.
+	ReadySeconds float64 `json:"ready_seconds,omitempty"`
 }
 
 // Tools says how the evaluation tools (lm-eval, bfcl-eval) were found.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/calibrate"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/history"
 	"github.com/benchkite/benchkite/runner/internal/job"
 	"github.com/benchkite/benchkite/runner/internal/proc"
@@ -164,6 +166,15 @@ func reportFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	fs.StringVar(&c.API.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API, for the state of steps that left no summary (env BENCHKITE_API_URL)")
 	fs.StringVar(&c.API.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
 	fs.StringVar(&c.API.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
+	c.BuildFDR = gate.DefaultBuildFDR
+	if v := strings.TrimSpace(env.Getenv("BENCHKITE_BUILD_FDR")); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			env.Fail(fmt.Errorf("env BENCHKITE_BUILD_FDR: %q: %w", v, err))
+		}
+		c.BuildFDR = f
+	}
+	fs.Float64Var(&c.BuildFDR, "build-fdr", c.BuildFDR, "the build's false-alarm budget: Benjamini–Hochberg level over its regression tests (env BENCHKITE_BUILD_FDR)")
 	return func(ctx context.Context, operands []string, x cmdEnv) error {
 		if err := noOperands("report", operands); err != nil {
 			return err
@@ -174,18 +185,7 @@ func reportFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 
 func calibrateFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	c := calibrate.Defaults()
-	fs.IntVar(&c.Nights, "nights", c.Nights, "past nights the detector sees")
-	fs.Var(&c.NoiseCV, "noise-cv", "night-to-night coefficient of variation, a fraction (comma-separated list)")
-	fs.Var(&c.StepPct, "step-pct", "worsening that starts on night k, percent (comma-separated list)")
-	fs.IntVar(&c.Trials, "trials", c.Trials, "trials per setting")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed")
-	fs.BoolVar(&c.JSON, "json", false, "print one JSON object per setting")
-	fs.Float64Var(&c.FalseAlarm, "false-alarm-rate", c.FalseAlarm, "detector: one-sided false-alarm rate per night")
-	fs.Float64Var(&c.MinEffect, "min-effect-pct", 0, "detector: smallest worsening ever flagged, percent (a recipe's max_drop_pct)")
-	fs.IntVar(&c.MinHistory, "min-history", c.MinHistory, "detector: fewest usable past nights to judge by")
-	fs.BoolVar(&c.SingleNight, "single-night", false, "detector: turn the two-night rule off")
-	fs.IntVar(&c.Reps, "reps", c.Reps, "bench repetitions per night")
-	fs.Float64Var(&c.RepCV, "rep-cv", 0, "coefficient of variation between repetitions of one night, a fraction")
+	c.Flags(fs)
 	// Each flag reads BENCHKITE_CALIBRATE_<FLAG>: --noise-cv is
 	// BENCHKITE_CALIBRATE_NOISE_CV.
 	fs.VisitAll(func(f *flag.Flag) {

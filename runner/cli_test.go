@@ -377,7 +377,7 @@ func TestSubcommandUsageErrors(t *testing.T) {
 		{args: []string{"history", "--needs", "a-h200\tmany"}, want: "line 1"},
 		{args: []string{"calibrate", "extra"}, want: `calibrate takes no arguments, got ["extra"]`},
 		{args: []string{"calibrate", "--step-pct", "3,x"}, want: `"x" is not a number`},
-		{args: []string{"calibrate", "--nights", "5"}, want: "--nights 5 is below --min-history 20"},
+		{args: []string{"calibrate", "--nights", "4"}, want: "--nights 4 is below --min-history 5"},
 	} {
 		var stdout, stderr strings.Builder
 		code := run(context.Background(), tt.args, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(tt.env), nil)

@@ -409,6 +409,12 @@ func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
 	d.Fields(n, what, []strictyaml.Field{
 		{Name: "nights", Decode: func(_, v *yaml.Node) { r.Nights, _ = d.Int(v, what+".nights", minDetectorNights, 50) }},
 		{Name: "max_missing", Decode: func(_, v *yaml.Node) { r.MaxMissing, _ = d.Int(v, what+".max_missing", 0, 50) }},
+		{Name: "accept", Decode: func(_, v *yaml.Node) { r.Accept = l.decodeAccept(v, what+".accept") }},
+		{Name: "rerun_on_alarm", Decode: func(_, v *yaml.Node) {
+			if b, ok := d.Bool(v, what+".rerun_on_alarm"); ok {
+				r.NoRerun = !b
+			}
+		}},
 		{Name: "metrics", Decode: func(_, v *yaml.Node) {
 			d.Pairs(v, what+".metrics", func(k, mv *yaml.Node) {
 				m := RegressionMetric{Metric: k.Value}

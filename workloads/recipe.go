@@ -197,6 +197,10 @@ type Regression struct {
 	// gate says "no baseline" instead of judging on too little;
 	// Nights − MaxMissing is the fewest judged by.
 	MaxMissing int
+	// Accept, when set, is the accepted regression: the level from then on.
+	Accept *Accept
+	// NoRerun turns re-run on alarm off (rerun_on_alarm: false).
+	NoRerun bool
 }
 
 // RegressionMetric is one metric and the drop it may show.

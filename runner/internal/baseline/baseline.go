@@ -20,6 +20,10 @@ import (
 // chain for errors.Is (bkapi.ErrUnauthorized, bkapi.ErrUnavailable, ...).
 var ErrNoBaseline = errors.New("no baseline")
 
+// ErrNoNights (with ErrNoBaseline) means the fetch worked and found no
+// passing night: a new recipe, whose regression gates have no history yet.
+var ErrNoNights = errors.New("no passing night yet")
+
 // DefaultLookbackSlack is how many scheduled builds beyond n a Fetcher
 // examines by default: a week of missed nights.
 const DefaultLookbackSlack = 7
@@ -186,8 +190,8 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 		res.Missed = append(res.Missed, miss)
 	}
 	if len(res.Nights) == 0 {
-		return res, fmt.Errorf("%w: none of the last %d finished scheduled builds has a passed %q job with %s",
-			ErrNoBaseline, examined, stepKey, contract.SummaryPath(recipe))
+		return res, fmt.Errorf("%w: %w: none of the last %d finished scheduled builds has a passed %q job with %s",
+			ErrNoBaseline, ErrNoNights, examined, stepKey, contract.SummaryPath(recipe))
 	}
 	return res, nil
 }

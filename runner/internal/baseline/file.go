@@ -3,6 +3,7 @@ package baseline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -72,7 +73,9 @@ func (f *File) Record(recipe, stepKey string, asked int, r Result, err error) {
 	for _, m := range r.Missed {
 		fr.Missed = append(fr.Missed, FileMiss(m))
 	}
-	if err != nil {
+	// No passing night yet (a new recipe) is an answer, not a failure:
+	// the file holds none, and the gates say "first nights".
+	if err != nil && !errors.Is(err, ErrNoNights) {
 		fr.Error = err.Error()
 	}
 	f.Recipes[recipe] = fr
@@ -169,7 +172,7 @@ func (s *fileSource) Last(_ context.Context, recipe, stepKey string, n int) (Res
 	case fr.Error != "":
 		return res, fmt.Errorf("%w: the history step could not fetch %s: %s", ErrNoBaseline, recipe, fr.Error)
 	case len(res.Nights) == 0:
-		return res, fmt.Errorf("%w: the build's history holds no passing night of %s", ErrNoBaseline, recipe)
+		return res, fmt.Errorf("%w: %w: the build's history holds no passing night of %s", ErrNoBaseline, ErrNoNights, recipe)
 	}
 	return res, nil
 }

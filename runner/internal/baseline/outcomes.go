@@ -29,11 +29,11 @@ type Outcomes struct {
 	// Missing says why there are none: no samples artifact, or one that
 	// could not be read. The fields below are then empty.
 	Missing string `json:"missing,omitempty"`
-	// DocHashes are the documents' doc_hash, in file order.
+	// DocHashes are the documents' doc_hash, in file order, and DocIDs
+	// their doc_id: two documents may ask the same question. Outcomes
+	// stored before doc ids were have none and pair by hash alone.
 	DocHashes []string `json:"doc_hashes,omitempty"`
-	// DocIDs are the documents' doc_id, one per DocHashes entry (absent
-	// in outcomes kept before they were recorded).
-	DocIDs []int `json:"doc_ids,omitempty"`
+	DocIDs    []int    `json:"doc_ids,omitempty"`
 	// Scores maps a gate's metric key, "metric,filter" as lm_eval's
 	// results name it ("metric" alone for samples without a filter), to
 	// one character per document of DocHashes: '1' right, '0' wrong, '-'
@@ -47,8 +47,8 @@ func OutcomesOf(task string, samples []paired.Sample) Outcomes {
 	o := Outcomes{Task: task, Scores: map[string]string{}}
 	index := map[string]int{}
 	for _, s := range samples {
-		if _, ok := index[s.DocHash]; !ok {
-			index[s.DocHash] = len(o.DocHashes)
+		if _, ok := index[paired.DocKey(s.DocID, s.DocHash)]; !ok {
+			index[paired.DocKey(s.DocID, s.DocHash)] = len(o.DocHashes)
 			o.DocHashes = append(o.DocHashes, s.DocHash)
 			o.DocIDs = append(o.DocIDs, s.DocID)
 		}
@@ -68,9 +68,9 @@ func OutcomesOf(task string, samples []paired.Sample) Outcomes {
 			}
 			switch v {
 			case 1:
-				col[index[s.DocHash]] = '1'
+				col[index[paired.DocKey(s.DocID, s.DocHash)]] = '1'
 			case 0:
-				col[index[s.DocHash]] = '0'
+				col[index[paired.DocKey(s.DocID, s.DocHash)]] = '0'
 			default:
 				binary[key] = false
 			}
@@ -84,8 +84,13 @@ func OutcomesOf(task string, samples []paired.Sample) Outcomes {
 	return o
 }
 
+// ByHash says the outcomes were stored without doc ids: Right is then
+// keyed by doc_hash alone.
+func (o Outcomes) ByHash() bool { return len(o.DocIDs) != len(o.DocHashes) }
+
 // Right returns whether each document was right under the gate's metric
-// key, or why that cannot be told.
+// key, by paired.DocKey (by doc_hash when ByHash), or why that cannot be
+// told.
 func (o Outcomes) Right(metric string) (map[string]bool, error) {
 	if o.Missing != "" {
 		return nil, fmt.Errorf("no per-question outcomes: %s", o.Missing)
@@ -106,7 +111,11 @@ func (o Outcomes) Right(metric string) (map[string]bool, error) {
 	for i, c := range []byte(col) {
 		switch c {
 		case '1', '0':
-			out[o.DocHashes[i]] = c == '1'
+			key := o.DocHashes[i]
+			if !o.ByHash() {
+				key = paired.DocKey(o.DocIDs[i], key)
+			}
+			out[key] = c == '1'
 		case '-':
 		default:
 			return nil, fmt.Errorf("the stored outcomes of %s are damaged: score %q", o.Task, c)

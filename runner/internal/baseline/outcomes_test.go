@@ -11,18 +11,20 @@ import (
 
 func TestOutcomesOfAndRight(t *testing.T) {
 	t.Parallel()
-	s := func(hash, filter string, m map[string]float64) paired.Sample {
-		return paired.Sample{DocID: int(hash[0] - 'a' + 7), DocHash: hash, Filter: filter, Metrics: m}
+	s := func(id int, hash, filter string, m map[string]float64) paired.Sample {
+		return paired.Sample{DocID: id, DocHash: hash, Filter: filter, Metrics: m}
 	}
 	o := baseline.OutcomesOf("gsm8k", []paired.Sample{
-		s("a", "strict-match", map[string]float64{"exact_match": 1, "len": 17}),
-		s("a", "flexible-extract", map[string]float64{"exact_match": 1}),
-		s("b", "strict-match", map[string]float64{"exact_match": 0, "len": 3}),
-		s("c", "flexible-extract", map[string]float64{"exact_match": 0}),
+		s(0, "a", "strict-match", map[string]float64{"exact_match": 1, "len": 17}),
+		s(0, "a", "flexible-extract", map[string]float64{"exact_match": 1}),
+		s(1, "b", "strict-match", map[string]float64{"exact_match": 0, "len": 3}),
+		s(2, "c", "flexible-extract", map[string]float64{"exact_match": 0}),
+		// The same question as document 1: kept apart by its id.
+		s(3, "b", "strict-match", map[string]float64{"exact_match": 1}),
 	})
-	want := baseline.Outcomes{Task: "gsm8k", DocHashes: []string{"a", "b", "c"}, DocIDs: []int{7, 8, 9},
+	want := baseline.Outcomes{Task: "gsm8k", DocHashes: []string{"a", "b", "c", "b"}, DocIDs: []int{0, 1, 2, 3},
 		// len is not 0/1: dropped. c was not scored under strict-match.
-		Scores: map[string]string{"exact_match,strict-match": "10-", "exact_match,flexible-extract": "1-0"}}
+		Scores: map[string]string{"exact_match,strict-match": "10-1", "exact_match,flexible-extract": "1-0-"}}
 	if diff := cmp.Diff(o, want); diff != "" {
 		t.Fatalf("OutcomesOf() diff (-got +want):\n%s", diff)
 	}
@@ -30,8 +32,13 @@ func TestOutcomesOfAndRight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(got, map[string]bool{"a": true, "b": false}); diff != "" {
+	if diff := cmp.Diff(got, map[string]bool{"0:a": true, "1:b": false, "3:b": true}); diff != "" {
 		t.Errorf("Right() diff (-got +want):\n%s", diff)
+	}
+	// Outcomes stored before doc ids pair by hash.
+	old := baseline.Outcomes{Task: "gsm8k", DocHashes: []string{"a", "b"}, Scores: map[string]string{"m": "10"}}
+	if got, err := old.Right("m"); err != nil || !old.ByHash() || !cmp.Equal(got, map[string]bool{"a": true, "b": false}) {
+		t.Errorf("Right(no ids) = %v, %v, by hash %v", got, err, old.ByHash())
 	}
 	for _, tt := range []struct {
 		o      baseline.Outcomes

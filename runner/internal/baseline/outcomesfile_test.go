@@ -34,7 +34,7 @@ func TestOutcomesFileRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := paired.Options{Metric: "exact_match", Filter: "strict-match", Alpha: 0.01, Tolerance: 0.02}
+	opts := paired.Options{Metric: "exact_match", Filter: "strict-match", Alpha: 0.01, MinPairs: 50}
 	fromSamples, err := paired.CompareOutcomes(paired.Outcomes{Source: "n", Right: right}, samples, opts)
 	if err != nil {
 		t.Fatal(err)

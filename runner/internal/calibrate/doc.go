@@ -1,15 +1,18 @@
-// Package calibrate is `runner calibrate`: it runs the regression detector
-// (package detect) on simulated nightly histories to measure how often it
-// raises a false alarm and how often it catches a real step, so the
-// detector's defaults and a recipe's settings are chosen from numbers
-// rather than guessed.
+// Package calibrate is `runner calibrate`: it runs the regression gate's
+// detector (package detect) in a simulation of the loop the nightly
+// pipeline runs, to measure how often it raises a false alarm, how often
+// and how soon it catches a real step, whether the culprit range it names
+// holds the night the step began, and how often a whole build is falsely
+// red within its false-alarm budget.
 //
-// A trial is a history of --nights nights with log-normal night-to-night
-// noise of CV --noise-cv, then two nights judged in turn, as the nightly
-// pipeline would: a night that is flagged fails and stays out of the
-// history, one that passes joins it. Without a change both judged nights
-// count as no-change nights for the false-positive rate; with a step of
-// --step-pct percent starting on the first (night k), the trial counts
-// towards the power when night k or k+1 is flagged. The random numbers come
-// from PCG seeded by --seed, so a run is repeatable.
+// A trial runs one recipe-metric night after night: every night from the
+// fifth is judged against the last --nights passing nights, a flagged night
+// is re-run on alarm (two more runs on the same server when it had fewer
+// than three) and, if still flagged, fails and stays out of the history.
+// Noise models (--noise-model) draw each run's deviation: log-normal,
+// Student's t, rare outliers, AR(1) nights, two pools of servers, a
+// drifting level, an improvement 15 nights back; --night-share of the
+// variance is the night's (the server, the image) and does not change on a
+// re-run. --from-history resamples a recipe's real nights instead. The
+// random numbers come from PCG seeded by --seed, so a run is repeatable.
 package calibrate

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -8,45 +9,98 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/detect"
 )
 
-// Sim describes one simulated setting.
+// Noise models: how one bench run's value strays from the level, on the
+// log scale, with standard deviation NoiseCV (as a log-normal CV).
+const (
+	ModelLognormal  = "lognormal"
+	ModelStudentT   = "student-t"
+	ModelOutliers   = "outliers"
+	ModelAR1        = "ar1"
+	ModelTwoPools   = "two-pools"
+	ModelDrift      = "drift"
+	ModelLevelShift = "level-shift"
+	// ModelHistory resamples a recipe's real nights (--from-history).
+	ModelHistory = "history"
+)
+
+// Models are the noise models --noise-model takes.
+var Models = []string{ModelLognormal, ModelStudentT, ModelOutliers, ModelAR1, ModelTwoPools, ModelDrift, ModelLevelShift}
+
+// Sim describes one simulated setting of the nightly loop.
 type Sim struct {
-	Nights  int     // past nights the detector sees
-	NoiseCV float64 // night-to-night coefficient of variation, a fraction
+	Model   string
+	NoiseCV float64 // spread of one run, a fraction
 	StepPct float64 // worsening from night k on, percent
+	Nights  int     // past nights the gate asks for
 	Trials  int
 	Seed    uint64
-	// Reps is the repetitions per night (1 when zero) and RepCV their
-	// spread within a night; a past night's value is their median, as in
-	// summary.json.
-	Reps  int
-	RepCV float64
-	// Detector is the configuration under test; HigherIsBetter is set to
-	// true (a throughput falls by StepPct).
-	Detector detect.Config
+	// Reps is the bench repetitions a night (1 when zero); a night's value
+	// is their median, as in summary.json.
+	Reps int
+	// NightShare is the part of the variance all runs of a night share
+	// (the server, the image, the pool); a re-run draws only the rest
+	// anew. The ar1, two-pools, drift and history models are all night.
+	NightShare float64
+	// Rerun runs a flagged night's bench twice more when it has fewer than
+	// three repetitions, and judges again on all of them.
+	Rerun bool
+	// Missing is the chance a night has no run.
+	Missing float64
+	// Judged is the nights judged per trial once the history is full.
+	Judged int
+	// Model parameters.
+	TDoF                      float64
+	OutlierRate, OutlierScale float64
+	Phi                       float64
+	// Recipes × Metrics independent tests make a build; BuildFDR is the
+	// false-alarm budget Benjamini–Hochberg spends over them.
+	Recipes, Metrics int
+	BuildFDR         float64
+	// Residuals are the log-scale nights --from-history resamples.
+	Residuals []float64
+	Detector  detect.Config
 }
 
 // Result is what one setting measured.
 type Result struct {
-	Nights  int     `json:"nights"`
-	NoiseCV float64 `json:"noise_cv"`
-	StepPct float64 `json:"step_pct"`
-	Trials  int     `json:"trials"`
-	Seed    uint64  `json:"seed"`
-	Reps    int     `json:"reps"`
-	RepCV   float64 `json:"rep_cv"`
+	Model      string  `json:"noise_model"`
+	Nights     int     `json:"nights"`
+	NoiseCV    float64 `json:"noise_cv"`
+	StepPct    float64 `json:"step_pct"`
+	Trials     int     `json:"trials"`
+	Seed       uint64  `json:"seed"`
+	Reps       int     `json:"reps"`
+	NightShare float64 `json:"night_share"`
+	Rerun      bool    `json:"rerun"`
+	Missing    float64 `json:"missing"`
+	FloorPct   float64 `json:"floor_pct"`
 
-	// FalsePositiveRate is FalsePositives / NoChangeNights.
+	// FalsePositiveRate is FalsePositives / NoChangeNights: nights judged
+	// with a full history and no change.
 	FalsePositiveRate float64 `json:"false_positive_rate"`
 	FalsePositives    int     `json:"false_positives"`
 	NoChangeNights    int     `json:"no_change_nights"`
-	// Power is Detected / Trials: the share of step trials flagged on
-	// night k or k+1; DetectedAtK of them already on night k.
-	Power       float64 `json:"power"`
-	Detected    int     `json:"detected"`
-	DetectedAtK int     `json:"detected_at_k"`
-	// Insufficient counts verdicts of insufficient history (after
-	// outliers were set aside), which never flag.
-	Insufficient int `json:"insufficient_history"`
+	// YoungFalsePositiveRate is the same on nights judged with 5 to 14
+	// past nights.
+	YoungFalsePositiveRate float64 `json:"false_positive_rate_young"`
+	YoungNights            int     `json:"young_nights"`
+	// Power is the share of step trials flagged on night k or k+1,
+	// PowerFirstNight on night k.
+	Power           float64 `json:"power"`
+	PowerFirstNight float64 `json:"power_first_night"`
+	Detected        int     `json:"detected"`
+	// CulpritCoverage is the share of detections whose range (last good,
+	// first bad] holds night k.
+	CulpritCoverage float64 `json:"culprit_coverage"`
+	// RerunsPerNight is the extra bench runs re-run on alarm cost, per
+	// judged night.
+	RerunsPerNight float64 `json:"reruns_per_night"`
+	// BuildFalseAlarmRate is the share of builds of Recipes × Metrics
+	// unchanged tests in which the budget let any fail.
+	BuildFalseAlarmRate float64 `json:"build_false_alarm_rate"`
+	Builds              int     `json:"builds"`
+	Recipes             int     `json:"recipes"`
+	Metrics             int     `json:"metrics"`
 }
 
 // Run simulates s. It fails only when the detector rejects its
@@ -55,105 +109,328 @@ func Run(s Sim) (Result, error) {
 	if s.Reps < 1 {
 		s.Reps = 1
 	}
+	if s.Judged < 1 {
+		s.Judged = 10
+	}
 	s.Detector.HigherIsBetter = true
-	r := Result{Nights: s.Nights, NoiseCV: s.NoiseCV, StepPct: s.StepPct, Trials: s.Trials, Seed: s.Seed, Reps: s.Reps, RepCV: s.RepCV}
-	// The no-change stream depends on the noise alone, so every step of a
-	// table shares one false-positive measurement per noise level.
-	null := newNights(s, rand.New(rand.NewPCG(s.Seed, math.Float64bits(s.NoiseCV))))
-	step := newNights(s, rand.New(rand.NewPCG(s.Seed^math.Float64bits(s.StepPct), math.Float64bits(s.NoiseCV)+1)))
-	factor := 1 - s.StepPct/100
+	r := Result{Model: s.Model, Nights: s.Nights, NoiseCV: s.NoiseCV, StepPct: s.StepPct, Trials: s.Trials, Seed: s.Seed,
+		Reps: s.Reps, NightShare: s.NightShare, Rerun: s.Rerun, Missing: s.Missing, FloorPct: s.Detector.MinEffectPct,
+		Recipes: s.Recipes, Metrics: s.Metrics}
+	seed := s.Seed ^ math.Float64bits(s.NoiseCV) ^ uint64(len(s.Model))<<40
+	null := rand.New(rand.NewPCG(seed, 1))
+	step := rand.New(rand.NewPCG(seed^math.Float64bits(s.StepPct), 2))
+	var reruns, judged int
+	covered := 0
 	for range s.Trials {
-		flags, insufficient, err := null.trial(1)
-		if err != nil {
-			return r, err
+		st := newStream(s, null)
+		for st.warm() {
+			if _, err := st.night(1, &r); err != nil {
+				return r, err
+			}
 		}
-		r.NoChangeNights += 2
-		r.FalsePositives += flags[0] + flags[1]
-		r.Insufficient += insufficient
+		for range s.Judged {
+			d, err := st.night(1, &r)
+			if err != nil {
+				return r, err
+			}
+			if d == nil {
+				continue
+			}
+			r.NoChangeNights++
+			if d.Flagged {
+				r.FalsePositives++
+			}
+		}
+		reruns += st.reruns
+		judged += st.judged
 
-		flags, insufficient, err = step.trial(factor)
-		if err != nil {
-			return r, err
+		st = newStream(s, step)
+		for st.warm() {
+			if _, err := st.night(1, nil); err != nil {
+				return r, err
+			}
 		}
-		r.Insufficient += insufficient
-		if flags[0]+flags[1] > 0 {
+		factor := 1 - s.StepPct/100
+		k := st.t
+		for i := range 2 {
+			d, err := st.night(factor, nil)
+			if err != nil {
+				return r, err
+			}
+			if d == nil || !d.Flagged {
+				continue
+			}
+			if i == 0 {
+				r.PowerFirstNight++
+			}
 			r.Detected++
+			if st.lastGood < k && k <= st.firstBad {
+				covered++
+			}
+			break
 		}
-		r.DetectedAtK += flags[0]
 	}
 	if r.NoChangeNights > 0 {
 		r.FalsePositiveRate = float64(r.FalsePositives) / float64(r.NoChangeNights)
 	}
-	if r.Trials > 0 {
-		r.Power = float64(r.Detected) / float64(r.Trials)
+	if r.YoungNights > 0 {
+		r.YoungFalsePositiveRate /= float64(r.YoungNights)
+	}
+	if r.Detected > 0 {
+		r.CulpritCoverage = float64(covered) / float64(r.Detected)
+	}
+	if s.Trials > 0 {
+		r.Power = float64(r.Detected) / float64(s.Trials)
+		r.PowerFirstNight /= float64(s.Trials)
+	}
+	if judged > 0 {
+		r.RerunsPerNight = float64(reruns) / float64(judged)
+	}
+	if s.Recipes > 0 && s.Metrics > 0 {
+		if err := builds(s, rand.New(rand.NewPCG(seed, 3)), &r); err != nil {
+			return r, err
+		}
 	}
 	return r, nil
 }
 
-// nights draws nightly values; buffers are reused across trials.
-type nights struct {
-	s            Sim
-	rng          *rand.Rand
-	sigma, repSD float64
-	hist, reps   []float64
-}
-
-func newNights(s Sim, rng *rand.Rand) *nights {
-	return &nights{
-		s: s, rng: rng,
-		sigma: math.Sqrt(math.Log1p(s.NoiseCV * s.NoiseCV)),
-		repSD: math.Sqrt(math.Log1p(s.RepCV * s.RepCV)),
-	}
-}
-
-// night draws one night's repetitions at level into n.reps.
-func (n *nights) night(level float64) []float64 {
-	v := level * math.Exp(n.sigma*n.rng.NormFloat64())
-	n.reps = n.reps[:0]
-	for range n.s.Reps {
-		r := v
-		if n.repSD > 0 {
-			r *= math.Exp(n.repSD * n.rng.NormFloat64())
+// builds runs Trials/10 (at least 20) sequences of Judged builds of
+// Recipes × Metrics unchanged tests and counts the builds in which
+// Benjamini–Hochberg at BuildFDR over the night's p-values fails any.
+func builds(s Sim, rng *rand.Rand, r *Result) error {
+	n := s.Recipes * s.Metrics
+	seqs := max(20, s.Trials/10)
+	fails := 0
+	for range seqs {
+		streams := make([]*stream, n)
+		for i := range streams {
+			streams[i] = newStream(s, rng)
+			for streams[i].warm() {
+				if _, err := streams[i].night(1, nil); err != nil {
+					return err
+				}
+			}
 		}
-		n.reps = append(n.reps, r)
+		for range s.Judged {
+			ps := make([]float64, 0, n)
+			for _, st := range streams {
+				d, err := st.night(1, nil)
+				if err != nil {
+					return err
+				}
+				if d != nil {
+					ps = append(ps, d.P)
+				}
+			}
+			r.Builds++
+			if len(BenjaminiHochberg(ps, s.BuildFDR)) > 0 {
+				fails++
+			}
+		}
 	}
-	return n.reps
+	if r.Builds > 0 {
+		r.BuildFalseAlarmRate = float64(fails) / float64(r.Builds)
+	}
+	return nil
 }
 
-func (n *nights) summary(reps []float64) float64 {
-	if len(reps) == 1 {
-		return reps[0]
+// BenjaminiHochberg returns the indexes of the p-values it rejects at
+// false-discovery rate q: all up to the largest rank k with p(k) ≤ k·q/m.
+func BenjaminiHochberg(ps []float64, q float64) []int {
+	idx := make([]int, len(ps))
+	for i := range idx {
+		idx[i] = i
 	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case ps[a] < ps[b]:
+			return -1
+		case ps[a] > ps[b]:
+			return 1
+		}
+		return 0
+	})
+	m := float64(len(ps))
+	last := -1
+	for rank, i := range idx {
+		if ps[i] <= float64(rank+1)*q/m {
+			last = rank
+		}
+	}
+	out := slices.Clone(idx[:last+1])
+	slices.Sort(out)
+	return out
+}
+
+// pastNight is one night of the history the loop keeps.
+type pastNight struct {
+	t     int
+	value float64
+}
+
+// stream is one recipe-metric night after night: the pipeline's own
+// loop, in which a flagged night fails and stays out of the history, and
+// the history is the last Nights passing nights.
+type stream struct {
+	s                 Sim
+	rng               *rand.Rand
+	sdNight, sdRun    float64
+	t, warmNights     int
+	shiftAt           int
+	ar, drift         float64
+	hist              []pastNight
+	vals              []float64
+	lastGood          int
+	firstBad          int
+	reruns, judged    int
+	nightEffect, base float64
+}
+
+func newStream(s Sim, rng *rand.Rand) *stream {
+	sd := math.Sqrt(math.Log1p(s.NoiseCV * s.NoiseCV))
+	share := s.NightShare
+	switch s.Model {
+	case ModelAR1, ModelTwoPools, ModelDrift, ModelHistory:
+		share = 1
+	}
+	warm := int(math.Ceil(float64(s.Nights)/(1-s.Missing))) + 10
+	return &stream{s: s, rng: rng, sdNight: sd * math.Sqrt(share), sdRun: sd * math.Sqrt(1-share),
+		warmNights: warm, shiftAt: warm - 15}
+}
+
+// warm says whether the stream is still building its history.
+func (st *stream) warm() bool { return st.t < st.warmNights }
+
+// draw is one zero-mean deviate of the model with standard deviation sd.
+func (st *stream) draw(sd float64) float64 {
+	if sd == 0 {
+		return 0
+	}
+	rng := st.rng
+	switch st.s.Model {
+	case ModelStudentT:
+		nu := st.s.TDoF
+		var chi float64
+		for range int(nu) {
+			z := rng.NormFloat64()
+			chi += z * z
+		}
+		t := rng.NormFloat64() / math.Sqrt(chi/nu)
+		return sd * t / math.Sqrt(nu/(nu-2))
+	case ModelOutliers:
+		// Scaled so the mixture's standard deviation is sd.
+		p, k := st.s.OutlierRate, st.s.OutlierScale
+		base := sd / math.Sqrt(1-p+p*k*k)
+		if rng.Float64() < p {
+			return k * base * rng.NormFloat64()
+		}
+		return base * rng.NormFloat64()
+	}
+	return sd * rng.NormFloat64()
+}
+
+// nightDraw is the part of a night's value every run shares.
+func (st *stream) nightDraw() float64 {
+	sd := st.sdNight
+	switch st.s.Model {
+	case ModelAR1:
+		phi := st.s.Phi
+		st.ar = phi*st.ar + math.Sqrt(1-phi*phi)*sd*st.rng.NormFloat64()
+		return st.ar
+	case ModelTwoPools:
+		pool := 0.8 * sd
+		if st.rng.IntN(2) == 0 {
+			pool = -pool
+		}
+		return pool + 0.6*sd*st.rng.NormFloat64()
+	case ModelDrift:
+		st.drift += 0.15 * sd * st.rng.NormFloat64()
+		return st.drift + sd*st.rng.NormFloat64()
+	case ModelHistory:
+		return st.s.Residuals[st.rng.IntN(len(st.s.Residuals))]
+	}
+	return st.draw(sd)
+}
+
+// night runs one night at factor times the level: d is the verdict, nil
+// when the night was missed or the history is too short to judge. young
+// counts a judged night with 5 to 14 past nights into r.
+func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
+	t := st.t
+	st.t++
+	if st.s.Model == ModelLevelShift && t == st.shiftAt {
+		st.base += 3 * math.Hypot(st.sdNight, st.sdRun) // an improvement of three times the noise
+	}
+	ne := st.nightDraw()
+	if st.rng.Float64() < st.s.Missing {
+		return nil, nil
+	}
+	level := 1000 * math.Exp(st.base) * factor
+	reps := make([]float64, 0, 3)
+	for range st.s.Reps {
+		reps = append(reps, level*math.Exp(ne+st.draw(st.sdRun)))
+	}
+	st.vals = st.vals[:0]
+	for _, h := range st.hist {
+		st.vals = append(st.vals, h.value)
+	}
+	if len(st.vals) < max(st.s.Detector.MinHistory, detect.DefaultMinHistory) {
+		st.keep(t, reps)
+		return nil, nil
+	}
+	d, err := detect.Detect(st.vals, reps, st.s.Detector)
+	if err != nil {
+		return nil, err
+	}
+	if d.Flagged && st.s.Rerun && len(reps) < detect.RerunReps {
+		for range detect.RerunReps - len(reps) {
+			reps = append(reps, level*math.Exp(ne+st.draw(st.sdRun)))
+			st.reruns++
+		}
+		if d, err = detect.Rerun(d, st.vals, reps, st.s.Detector); err != nil {
+			return nil, err
+		}
+	}
+	st.judged++
+	if r != nil && len(st.hist) < 15 {
+		r.YoungNights++
+		if d.Flagged {
+			r.YoungFalsePositiveRate++
+		}
+	}
+	if d.Flagged {
+		st.lastGood, st.firstBad = st.nightOf(d.LastGood, t), st.nightOf(d.FirstBad, t)
+		return &d, nil // a failed night stays out of the history, as the history step keeps passing nights
+	}
+	st.keep(t, reps)
+	return &d, nil
+}
+
+// nightOf turns an index into the history followed by tonight into a
+// night number.
+func (st *stream) nightOf(i, tonight int) int {
+	if i >= len(st.hist) {
+		return tonight
+	}
+	return st.hist[max(i, 0)].t
+}
+
+func (st *stream) keep(t int, reps []float64) {
 	s := slices.Clone(reps)
 	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
+	v := s[len(s)/2]
+	if len(s)%2 == 0 {
+		v = math.Sqrt(s[len(s)/2-1] * s[len(s)/2])
 	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	st.hist = append(st.hist, pastNight{t, v})
+	if len(st.hist) > st.s.Nights {
+		st.hist = st.hist[1:]
+	}
 }
 
-// trial draws a history and judges nights k and k+1, whose level is
-// factor times the history's; flags[i] is 1 when night k+i was flagged.
-func (n *nights) trial(factor float64) (flags [2]int, insufficient int, err error) {
-	const level = 1000.0
-	n.hist = n.hist[:0]
-	for range n.s.Nights {
-		n.hist = append(n.hist, n.summary(n.night(level)))
+func (s Sim) check() error {
+	if !slices.Contains(Models, s.Model) && s.Model != ModelHistory {
+		return fmt.Errorf("unknown noise model %q (one of %v)", s.Model, Models)
 	}
-	for i := range 2 {
-		reps := n.night(level * factor)
-		d, err := detect.Detect(n.hist, reps, n.s.Detector)
-		if err != nil {
-			return flags, insufficient, err
-		}
-		if d.Flagged {
-			flags[i] = 1 // a failed night stays out of the history
-			continue
-		}
-		if d.Status == detect.StatusInsufficientHistory {
-			insufficient++ // a warning: the night passes
-		}
-		n.hist = append(n.hist[1:], n.summary(reps))
-	}
-	return flags, insufficient, nil
+	return nil
 }

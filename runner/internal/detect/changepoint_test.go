@@ -2,6 +2,7 @@ package detect
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,7 +37,7 @@ func TestChangePoints(t *testing.T) {
 			name:   "two steps",
 			series: []float64{0, 0.1, 0, 0.1, 5, 5.1, 5, 5.1, 10, 10.1, 10, 10.1},
 			want: []Change{
-				{Index: 4, Before: 0.05, After: 7.55}, // found first, over the whole series
+				{Index: 4, Before: 0.05, After: 5.05}, // found first; the merge step judges it between its neighbours
 				{Index: 8, Before: 5.05, After: 10.05},
 			},
 		},
@@ -116,4 +117,79 @@ func latestChange(series []float64, alpha float64) (index int, p float64, ok boo
 	}
 	last := cs[len(cs)-1]
 	return last.Index, last.P, true
+}
+
+// energyQ is the textbook O(mn) statistic the O(n²) bestSplit must equal:
+//
+//	Q = mn/(m+n) · ( 2/(mn) Σ|Xi−Yj| − C(m,2)⁻¹ Σ|Xi−Xk| − C(n,2)⁻¹ Σ|Yj−Yk| )
+func energyQ(x, y []float64) float64 {
+	m, n := float64(len(x)), float64(len(y))
+	var between float64
+	for _, a := range x {
+		for _, b := range y {
+			between += math.Abs(a - b)
+		}
+	}
+	within := func(x []float64) float64 {
+		if len(x) < 2 {
+			return 0
+		}
+		var sum float64
+		for i := range x {
+			for k := i + 1; k < len(x); k++ {
+				sum += math.Abs(x[i] - x[k])
+			}
+		}
+		n := float64(len(x))
+		return sum / (n * (n - 1) / 2)
+	}
+	return m * n / (m + n) * (2*between/(m*n) - within(x) - within(y))
+}
+
+func TestBestSplitMatchesEnergyQ(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 3 + rng.IntN(30)
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+			if i > n/2 && trial%2 == 0 {
+				x[i] += 2
+			}
+		}
+		minSeg := 1 + trial%3
+		tau, q, ok := bestSplit(x, minSeg)
+		if n < 2*minSeg {
+			if ok {
+				t.Errorf("bestSplit(%d values, min %d) found a split", n, minSeg)
+			}
+			continue
+		}
+		wantTau, wantQ := 0, math.Inf(-1)
+		for t := minSeg; t <= n-minSeg; t++ {
+			if v := energyQ(x[:t], x[t:]); t == minSeg || v > wantQ+1e-12*math.Abs(wantQ) {
+				wantTau, wantQ = t, v
+			}
+		}
+		if !ok || tau != wantTau || math.Abs(q-wantQ) > 1e-9*math.Max(1, math.Abs(wantQ)) {
+			t.Errorf("bestSplit(%v, %d) = %d, %v, %v; want %d, %v", x, minSeg, tau, q, ok, wantTau, wantQ)
+		}
+	}
+}
+
+func TestSearchKnownAndMerge(t *testing.T) {
+	t.Parallel()
+	// A known change at 5 with no step in the values stays; a step at 10
+	// is found; nothing else survives the merge at 0.001.
+	series := []float64{10, 10.2, 9.8, 10.1, 9.9, 10, 10.1, 9.9, 10.2, 9.8, 12, 12.1, 11.9, 12.2, 11.8, 12}
+	got := Search{Alpha: 0.001, MinSegment: 3, Known: []int{5}}.Find(series)
+	if len(got) != 2 || got[0].Index != 5 || !got[0].Known || got[1].Index != 10 || got[1].Known || !(got[1].P < 0.001) {
+		t.Errorf("Find() = %+v; want the known change at 5 and a found one at 10", got)
+	}
+	// A single odd last night is no change with a minimum segment of 3.
+	odd := []float64{10, 10.2, 9.8, 10.1, 9.9, 10, 10.1, 9.9, 10.2, 13}
+	if got := (Search{Alpha: 0.001, MinSegment: 3}).Find(odd); len(got) != 0 {
+		t.Errorf("Find(odd last night) = %+v; want none", got)
+	}
 }

@@ -10,16 +10,30 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Defaults chosen with `runner calibrate` (the README has the table): with them and
-// 30 nights of history the measured false-positive rate is 0.8 % per night
-// and a step of three times the noise is flagged on the night it starts or
-// the next in 92 % of trials. Below 20 nights the false-positive rate
-// passed 1 % (15 nights: 1.05 %) and the power fell short (20 nights: 88 %),
-// hence the minimum history.
+// Defaults chosen with `runner calibrate` (the README has the table).
 const (
 	DefaultFalseAlarmRate = 0.01
-	DefaultMinHistory     = 20
-	DefaultOutlierMADs    = 4.0
+	// DefaultMinHistory is the fewest past nights judged by: a young
+	// recipe is judged from its fifth night, with the t-bound of the
+	// nights it has.
+	DefaultMinHistory = 5
+	// DefaultOutlierMADs bounds how far from its regime's median a night
+	// may lie before the noise estimate sets it aside; only from
+	// DefaultRejectFrom nights on, because with fewer the MAD is too rough
+	// and sets normal nights aside.
+	DefaultOutlierMADs = 4.0
+	DefaultRejectFrom  = 15
+	// DefaultChangeAlpha is the significance of a change point: at 0.001
+	// a 30-night series of pure noise seldom shows one.
+	DefaultChangeAlpha = 0.001
+	// DefaultTwoNightShare is the part of the false-alarm rate the
+	// two-night rule gets; the single-night rule gets the rest.
+	DefaultTwoNightShare = 0.2
+	// MinSegment is the fewest nights of a regime found by the change-point
+	// search: one or two odd nights are not a new level.
+	MinSegment = 3
+	// CalibratedNights is the history length the targets were measured at.
+	CalibratedNights = 30
 )
 
 // ErrInput marks values the detector cannot judge: none for tonight,
@@ -40,6 +54,8 @@ const (
 const (
 	RuleSingle   = "single-night"
 	RuleTwoNight = "two-night"
+	// RuleOpen is a regression found earlier that is still there.
+	RuleOpen = "open-regression"
 )
 
 // Config says how to judge one metric.
@@ -47,21 +63,25 @@ type Config struct {
 	// HigherIsBetter is true for throughputs, false for latencies.
 	HigherIsBetter bool
 	// MinEffectPct is the smallest worsening, in percent of the baseline,
-	// that is ever flagged (a recipe's max_drop_pct). 0 means no floor
-	// beyond the noise.
+	// that is ever flagged (a recipe's max_drop_pct): the floor.
 	MinEffectPct float64
 	// FalseAlarmRate is the one-sided probability per night of flagging a
 	// metric that did not change; DefaultFalseAlarmRate when zero.
 	FalseAlarmRate float64
-	// MinHistory is the fewest usable past nights (after outliers are set
-	// aside) to judge by; DefaultMinHistory when zero. The two-night rule
-	// judges the night before by the nights before it, so it needs one
-	// more.
+	// MinHistory is the fewest past nights to judge by; DefaultMinHistory
+	// when zero.
 	MinHistory int
-	// OutlierMADs is how many robust standard deviations from the median a
-	// past night may lie before it is set aside; DefaultOutlierMADs when
-	// zero.
+	// OutlierMADs and RejectFrom: see DefaultOutlierMADs; a negative
+	// OutlierMADs turns rejection off.
 	OutlierMADs float64
+	RejectFrom  int
+	// ChangeAlpha is the change-point significance; DefaultChangeAlpha
+	// when zero.
+	ChangeAlpha float64
+	// Known are indexes into the history where a new regime is known to
+	// start: a recipe change, an accepted regression. The nights before
+	// never set the level tonight is judged against.
+	Known []int
 	// SingleNightOnly turns the two-night rule off.
 	SingleNightOnly bool
 }
@@ -76,17 +96,33 @@ func (c Config) withDefaults() (Config, error) {
 	if c.OutlierMADs == 0 {
 		c.OutlierMADs = DefaultOutlierMADs
 	}
+	if c.RejectFrom == 0 {
+		c.RejectFrom = DefaultRejectFrom
+	}
+	if c.ChangeAlpha == 0 {
+		c.ChangeAlpha = DefaultChangeAlpha
+	}
 	switch {
 	case !(c.FalseAlarmRate > 0 && c.FalseAlarmRate < 0.5):
 		return c, fmt.Errorf("%w: false-alarm rate %g is not in (0, 0.5)", ErrInput, c.FalseAlarmRate)
 	case c.MinHistory < 3:
 		return c, fmt.Errorf("%w: minimum history %d is below 3 nights", ErrInput, c.MinHistory)
-	case !(c.OutlierMADs > 0):
-		return c, fmt.Errorf("%w: outlier bound %g MADs is not positive", ErrInput, c.OutlierMADs)
+	case !(c.ChangeAlpha > 0 && c.ChangeAlpha < 1):
+		return c, fmt.Errorf("%w: change-point significance %g is not in (0, 1)", ErrInput, c.ChangeAlpha)
 	case !(c.MinEffectPct >= 0 && c.MinEffectPct < 100):
 		return c, fmt.Errorf("%w: minimum effect %g%% is not in [0, 100)", ErrInput, c.MinEffectPct)
 	}
 	return c, nil
+}
+
+// Open is a regression found in the history that nothing has ended: the
+// level after the change is worse than before by more than the floor, and
+// no known change (an acceptance) came after it.
+type Open struct {
+	// Index is the first night after the change, into the history.
+	Index int
+	// WorsePct is the change, worse positive; P its significance.
+	WorsePct, P float64
 }
 
 // Decision is the verdict on tonight. Percentages are of the baseline; a
@@ -94,29 +130,45 @@ func (c Config) withDefaults() (Config, error) {
 type Decision struct {
 	Status  Status
 	Flagged bool
-	// Rule is RuleSingle or RuleTwoNight when Flagged.
+	// Rule is RuleSingle, RuleTwoNight or RuleOpen when Flagged.
 	Rule string
-	// Baseline is the robust center of the history (geometric mean of the
-	// nights kept), in the metric's unit; 0 with insufficient history.
-	Baseline float64
-	// Tonight is the geometric mean of tonight's repetitions.
-	Tonight float64
-	// NoiseCV is the night-to-night coefficient of variation, a fraction.
+	// P is tonight's one-sided p-value, both rules combined (weighted
+	// Bonferroni): Flagged needs P ≤ the false-alarm rate and a worsening
+	// beyond the floor. A build's false-alarm budget is spent on it.
+	P float64
+	// Baseline is the median of the regime tonight is judged against;
+	// Tonight the median of tonight's repetitions.
+	Baseline, Tonight float64
+	// NoiseCV is the night-to-night coefficient of variation, a fraction,
+	// pooled over every regime of the history.
 	NoiseCV float64
+	// Autocorr is the lag-1 autocorrelation of the nights around their
+	// regime's level that the bounds allow for (0 when not seen).
+	Autocorr float64
 	// ThresholdPct is the worsening tonight needed to be flagged on its
 	// own: the larger of the floor and NoiseThresholdPct.
-	ThresholdPct float64
-	// NoiseThresholdPct is the worsening the noise allows at the
-	// configured false-alarm rate (single-night rule).
-	NoiseThresholdPct float64
-	// DeltaPct is tonight against the baseline, signed: 100·(tonight −
-	// baseline)/baseline.
-	DeltaPct float64
-	// WorsePct is DeltaPct turned so that worse is positive.
-	WorsePct float64
-	// Nights is how many past nights were given; Used how many were kept;
-	// Outliers how many were set aside. Reps is tonight's repetitions.
+	ThresholdPct, NoiseThresholdPct float64
+	// DeltaPct is tonight against the baseline, signed; WorsePct the same
+	// turned so that worse is positive.
+	DeltaPct, WorsePct float64
+	// Nights is how many past nights were given, Used how many the noise
+	// was estimated from, Outliers how many it set aside. Reps is
+	// tonight's repetitions.
 	Nights, Used, Outliers, Reps int
+	// RegimeStart is the first night (index into the history) of the
+	// regime tonight is judged against, RegimeNights its length.
+	RegimeStart, RegimeNights int
+	// Changes are the history's change points, known ones included.
+	Changes []Change
+	// Open is the regression tonight is still judged against the nights
+	// before, nil when there is none.
+	Open *Open
+	// LastGood and FirstBad bound where a flagged change began, as
+	// indexes into the history followed by tonight (len(history) is
+	// tonight); Widened says the evidence was weak and the range was
+	// widened by a night on each side.
+	LastGood, FirstBad int
+	Widened            bool
 	// Why says, for people, why tonight was or was not flagged.
 	Why string
 }
@@ -125,6 +177,13 @@ type Decision struct {
 // value per past night, oldest first). Too little history is a Decision
 // with StatusInsufficientHistory, never a pass; an error means the input
 // cannot be judged at all.
+//
+// The level is the median of the current regime: the nights after the
+// history's last change point (found, or known from cfg.Known), or, while
+// a regression found in the history is open, the nights before it. The
+// noise is pooled over every regime around its own level, so a level shift
+// does not inflate it. Tonight is the median of its repetitions, as every
+// past night is.
 func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -141,109 +200,296 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	d := Decision{Status: StatusOK, Nights: len(hist), Reps: len(reps)}
-	tonMean, tonSD := meanSD(reps)
-	d.Tonight = math.Exp(tonMean)
-
-	base := estimate(hist, cfg.OutlierMADs)
-	d.Used, d.Outliers = base.n, len(hist)-base.n
-	if base.n < cfg.MinHistory {
+	d := Decision{Status: StatusOK, Nights: len(hist), Reps: len(reps), P: 1}
+	ton := median(reps)
+	d.Tonight = math.Exp(ton)
+	if len(hist) < cfg.MinHistory {
 		d.Status = StatusInsufficientHistory
-		d.Why = fmt.Sprintf("insufficient history: %d usable past nights (%d given, %d set aside as outliers), %d needed; not judged",
-			base.n, len(hist), d.Outliers, cfg.MinHistory)
+		d.Why = fmt.Sprintf("first nights: no regression check yet (%d past nights, %d needed)", len(hist), cfg.MinHistory)
 		return d, nil
 	}
-	d.Baseline = math.Exp(base.center)
-	d.NoiseCV = cvOf(base.sd)
-	d.DeltaPct = (math.Exp(tonMean-base.center) - 1) * 100
 	dir := 1.0
 	if !cfg.HigherIsBetter {
 		dir = -1
 	}
-	worse := dir * (base.center - tonMean) // log units, positive is worse
-	d.WorsePct = worsePct(worse, dir)
-
-	alpha := cfg.FalseAlarmRate
-	if !cfg.SingleNightOnly {
-		alpha /= 2
+	// Segment, estimate the autocorrelation within the regimes, and
+	// segment again allowing for it: autocorrelated nights wander, and
+	// a wander is not a change.
+	search := Search{Alpha: cfg.ChangeAlpha, MinSegment: MinSegment, Known: cfg.Known, Scan: true}
+	d.Changes = search.Find(hist)
+	nz := noiseOf(hist, d.Changes, cfg)
+	if nz.rhoPoint > 0 {
+		search.Inflate = (1 + nz.rhoPoint) / (1 - nz.rhoPoint)
+		d.Changes = search.Find(hist)
+		nz = noiseOf(hist, d.Changes, cfg)
 	}
-	tonVar := tonightVar(base.sd, tonSD, len(reps))
-	t1 := tQuantile(1-alpha, base.n-1) * math.Sqrt(tonVar+base.sd*base.sd/float64(base.n))
-	d.NoiseThresholdPct = worsePct(t1, dir)
-	d.ThresholdPct = max(d.NoiseThresholdPct, cfg.MinEffectPct)
-	pastFloor := d.WorsePct >= cfg.MinEffectPct
-
-	if worse >= t1 && pastFloor {
-		d.Flagged, d.Status, d.Rule = true, StatusFlagged, RuleSingle
-		d.Why = fmt.Sprintf("flagged: tonight %.4g is %.1f%% worse than the baseline %.4g (mean of %d nights, noise CV %.1f%%), beyond both the %g%% floor and the %.1f%% the noise allows at a %g%% false-alarm rate",
-			d.Tonight, d.WorsePct, d.Baseline, base.n, d.NoiseCV*100, cfg.MinEffectPct, d.NoiseThresholdPct, alpha*100)
+	d.Used, d.Outliers, d.Autocorr = nz.used, nz.outliers, nz.rho
+	if nz.df < 2 {
+		d.Status = StatusInsufficientHistory
+		d.Why = fmt.Sprintf("first nights: no regression check yet (%d past nights, in %d regimes, leave too few to estimate the noise)", len(hist), len(d.Changes)+1)
 		return d, nil
 	}
-	if !cfg.SingleNightOnly && pastFloor {
-		if ok, why := twoNight(hist, tonMean, tonSD, len(reps), dir, alpha, cfg); ok {
-			d.Flagged, d.Status, d.Rule = true, StatusFlagged, RuleTwoNight
-			d.Why = fmt.Sprintf("flagged: tonight %.4g is %.1f%% worse than the baseline %.4g (noise CV %.1f%%); alone within the %.1f%% the noise allows, but %s",
-				d.Tonight, d.WorsePct, d.Baseline, d.NoiseCV*100, d.NoiseThresholdPct, why)
+	start, end, open := regime(hist, d.Changes, dir, cfg.MinEffectPct)
+	d.RegimeStart, d.RegimeNights, d.Open = start, end-start, open
+	level := median(hist[start:end])
+	d.Baseline = math.Exp(level)
+	d.NoiseCV = cvOf(nz.sd)
+	d.DeltaPct = (math.Exp(ton-level) - 1) * 100
+	worse := dir * (level - ton)
+	d.WorsePct = worsePct(worse, dir)
+
+	s2 := nz.sd * nz.sd
+	inflate := (1 + nz.rho) / (1 - nz.rho)
+	tonVar := s2
+	if len(reps) >= 2 {
+		_, repSD := meanSD(reps)
+		tonVar = max(tonVar, math.Pi/2*repSD*repSD/float64(len(reps)))
+	}
+	w1 := 1.0
+	if !cfg.SingleNightOnly {
+		w1 = 1 - DefaultTwoNightShare
+	}
+	alpha := cfg.FalseAlarmRate
+	scale1 := math.Sqrt(tonVar + s2*medianVar(end-start)*inflate)
+	p1 := tSurvival(worse/scale1, nz.df)
+	d.NoiseThresholdPct = worsePct(tQuantile(1-alpha*w1, nz.df)*scale1, dir)
+	d.ThresholdPct = max(d.NoiseThresholdPct, cfg.MinEffectPct)
+	d.P = min(1, p1/w1)
+	rule := RuleSingle
+	twoWhy := ""
+	if !cfg.SingleNightOnly && open == nil && end == len(hist) && end-start >= 2 {
+		if p2, why := twoNight(hist[start:end], ton, tonVar, nz, dir, alpha*w1); p2/(1-w1) < d.P {
+			d.P, rule, twoWhy = min(1, p2/(1-w1)), RuleTwoNight, why
+		}
+	}
+	pastFloor := d.WorsePct >= cfg.MinEffectPct
+	flagged := d.P <= alpha && pastFloor
+	if !pastFloor {
+		d.P = 1 // never fails, so it spends none of a build's budget
+	}
+	base := fmt.Sprintf("tonight %.4g is %.1f%% %s than the baseline %.4g (median of %d nights%s; noise CV %.1f%% from %d nights%s)",
+		d.Tonight, math.Abs(d.WorsePct), worseWord(d.WorsePct), d.Baseline, end-start, regimeNote(d, len(hist)), d.NoiseCV*100, nz.used, rhoNote(nz.rho))
+	if open != nil {
+		if flagged {
+			d.Flagged, d.Status, d.Rule = true, StatusFlagged, RuleOpen
+			d.LastGood, d.FirstBad, d.Widened = culpritOfChange(open.Index, open.P, len(hist))
+			d.Why = fmt.Sprintf("still regressed: %s; the regression of %.1f%% that began %d nights ago (p = %.2g) is neither fixed nor accepted", base, open.WorsePct, len(hist)-open.Index, open.P)
 			return d, nil
 		}
+		d.Why = fmt.Sprintf("fixed: %s; the regression of %.1f%% that began %d nights ago is gone (p = %.2g)", base, open.WorsePct, len(hist)-open.Index, d.P)
+		return d, nil
+	}
+	if flagged {
+		d.Flagged, d.Status, d.Rule = true, StatusFlagged, rule
+		if rule == RuleTwoNight {
+			d.LastGood, d.FirstBad = len(hist)-2, len(hist)-1
+			base += "; " + twoWhy
+		} else {
+			d.LastGood, d.FirstBad = len(hist)-1, len(hist)
+		}
+		// Weak evidence, or a night before that already looked worse:
+		// the change may have begun a night earlier.
+		prevWorse := dir * (level - hist[max(0, d.LastGood)])
+		if d.P > alpha/10 || prevWorse > nz.sd {
+			d.LastGood, d.Widened = max(0, d.LastGood-1), true
+			if rule == RuleTwoNight {
+				d.FirstBad = len(hist)
+			}
+		}
+		d.Why = fmt.Sprintf("flagged (%s, p = %.2g ≤ %g): %s, beyond the %g%% floor", rule, d.P, alpha, base, cfg.MinEffectPct)
+		return d, nil
 	}
 	switch {
 	case d.WorsePct <= 0:
-		d.Why = fmt.Sprintf("not flagged: tonight %.4g is %.1f%% better than the baseline %.4g (mean of %d nights, noise CV %.1f%%)",
-			d.Tonight, -d.WorsePct, d.Baseline, base.n, d.NoiseCV*100)
-	case worse >= t1:
-		d.Why = fmt.Sprintf("not flagged: tonight %.4g is %.1f%% worse than the baseline %.4g (noise CV %.1f%%), beyond the %.1f%% the noise allows but below the %g%% floor",
-			d.Tonight, d.WorsePct, d.Baseline, d.NoiseCV*100, d.NoiseThresholdPct, cfg.MinEffectPct)
+		d.Why = "not flagged: " + base
+	case !pastFloor:
+		d.Why = fmt.Sprintf("not flagged: %s, below the %g%% floor", base, cfg.MinEffectPct)
 	default:
-		d.Why = fmt.Sprintf("not flagged: tonight %.4g is %.1f%% worse than the baseline %.4g (mean of %d nights, noise CV %.1f%%), within the %.1f%% the noise allows at a %g%% false-alarm rate",
-			d.Tonight, d.WorsePct, d.Baseline, base.n, d.NoiseCV*100, d.NoiseThresholdPct, alpha*100)
+		d.Why = fmt.Sprintf("not flagged (p = %.2g > %g): %s, within the %.1f%% the noise allows", d.P, alpha, base, d.NoiseThresholdPct)
 	}
 	return d, nil
 }
 
-// twoNight applies the two-night rule: the night before (the last of
-// hist) and tonight are judged against the nights before them.
-func twoNight(hist []float64, tonMean, tonSD float64, reps int, dir, alpha float64, cfg Config) (bool, string) {
-	if len(hist) < 2 {
-		return false, ""
+// twoNight is the p-value of the two-night rule: the night before (the
+// last of reg, the current regime) and tonight, averaged, against the
+// regime's other nights. It is 1 unless both are worse and the night
+// before was not beyond the single-night bound itself (it alarmed then,
+// and must not alarm again through tonight).
+func twoNight(reg []float64, ton, tonVar float64, nz noise, dir, alpha1 float64) (float64, string) {
+	prev, rest := reg[len(reg)-1], reg[:len(reg)-1]
+	level := median(rest)
+	s2 := nz.sd * nz.sd
+	lv := s2 * medianVar(len(rest)) * (1 + nz.rho) / (1 - nz.rho)
+	prevWorse, tonWorse := dir*(level-prev), dir*(level-ton)
+	if prevWorse <= 0 || tonWorse <= 0 {
+		return 1, ""
 	}
-	prev := hist[len(hist)-1]
-	base := estimate(hist[:len(hist)-1], cfg.OutlierMADs)
-	if base.n < cfg.MinHistory || base.sd == 0 {
-		return false, ""
-	}
-	s2 := base.sd * base.sd
-	n := float64(base.n)
-	q := tQuantile(1-alpha, base.n-1)
-	prevWorse := dir * (base.center - prev)
-	tonWorse := dir * (base.center - tonMean)
-	tonVar := tonightVar(base.sd, tonSD, reps)
-	// The night before must not have been beyond the single-night
-	// threshold itself: then it alarmed already (or was an outlier), and
-	// must not alarm again through tonight.
-	if prevWorse >= q*math.Sqrt(s2*(1+1/n)) {
-		return false, ""
-	}
-	if prevWorse < base.sd || tonWorse < math.Sqrt(tonVar) {
-		return false, ""
+	if tSurvival(prevWorse/math.Sqrt(s2+lv), nz.df) <= alpha1 {
+		return 1, ""
 	}
 	pair := (prevWorse + tonWorse) / 2
-	t2 := q * math.Sqrt((s2+tonVar)/4+s2/n)
-	if pair < t2 {
-		return false, ""
-	}
-	return true, fmt.Sprintf("with the night before (%.1f%% worse) the two nights average %.1f%% worse, beyond the %.1f%% two nights allow",
-		worsePct(prevWorse, dir), worsePct(pair, dir), worsePct(t2, dir))
+	p := tSurvival(pair/math.Sqrt((s2+tonVar+2*nz.rho*s2)/4+lv), nz.df)
+	return p, fmt.Sprintf("with the night before (%.1f%% worse) the two nights average %.1f%% worse", worsePct(prevWorse, dir), worsePct(pair, dir))
 }
 
-// tonightVar is the variance of tonight's log mean: the night-to-night
-// variance, or the standard error of the repetitions when larger.
-func tonightVar(nightSD, repSD float64, reps int) float64 {
-	v := nightSD * nightSD
-	if reps >= 2 {
-		v = max(v, repSD*repSD/float64(reps))
+// culpritOfChange bounds a change found in the history at index i:
+// the night before and the night of it, widened by one night each side
+// when its significance is weak.
+func culpritOfChange(i int, p float64, n int) (lastGood, firstBad int, widened bool) {
+	lastGood, firstBad = i-1, i
+	if p > 1e-6 {
+		lastGood, firstBad, widened = max(0, i-2), min(n, i+1), true
 	}
-	return v
+	return lastGood, firstBad, widened
+}
+
+// regime picks the nights tonight is judged against, [start, end): after
+// the newest known change or improvement. A worsening is no new level:
+// the nights before it stay the level, so small drops cannot add up
+// unseen; one beyond the floor is an open regression.
+func regime(hist []float64, cs []Change, dir, floor float64) (start, end int, open *Open) {
+	end = len(hist)
+	for i := len(cs) - 1; i >= 0; i-- {
+		c := cs[i]
+		prevStart := 0
+		if i > 0 {
+			prevStart = cs[i-1].Index
+		}
+		if c.Known {
+			return c.Index, end, open
+		}
+		w := worsePct(dir*(median(hist[prevStart:c.Index])-median(hist[c.Index:end])), dir)
+		if w <= 0 {
+			return c.Index, end, open
+		}
+		if open == nil && w >= floor {
+			open = &Open{Index: c.Index, WorsePct: w, P: c.P}
+		}
+		end = c.Index
+	}
+	return 0, end, open
+}
+
+// noise is the night-to-night spread of a history around its regimes.
+type noise struct {
+	// rho is the upper end of the autocorrelation's interval, for the
+	// bounds; rhoPoint its estimate, for telling a wander from a change.
+	sd, rho, rhoPoint float64
+	df                int
+	used, outliers    int
+}
+
+// noiseOf pools every regime's nights around its own mean. From
+// cfg.RejectFrom nights on, nights beyond cfg.OutlierMADs robust standard
+// deviations of their regime's median are set aside first. The lag-1
+// autocorrelation of the residuals (bias-corrected, within regimes) is
+// kept when positive and the history has at least ten nights.
+func noiseOf(hist []float64, cs []Change, cfg Config) noise {
+	bounds := []int{0}
+	for _, c := range cs {
+		bounds = append(bounds, c.Index)
+	}
+	bounds = append(bounds, len(hist))
+	reject := cfg.OutlierMADs > 0 && len(hist) >= cfg.RejectFrom
+	var ss, lag, lag0 float64
+	var nz noise
+	segs := 0
+	for i := 0; i+1 < len(bounds); i++ {
+		seg := hist[bounds[i]:bounds[i+1]]
+		kept := seg
+		if reject {
+			kept = keep(seg, cfg.OutlierMADs)
+		}
+		nz.outliers += len(seg) - len(kept)
+		if len(kept) == 0 {
+			continue
+		}
+		segs++
+		m, _ := meanSD(kept)
+		for j, v := range kept {
+			r := v - m
+			ss += r * r
+			if j > 0 {
+				lag += r * (kept[j-1] - m)
+				lag0 += r * r
+			}
+		}
+		nz.used += len(kept)
+	}
+	nz.df = nz.used - segs
+	if nz.df < 1 {
+		return nz
+	}
+	nz.sd = math.Sqrt(ss / float64(nz.df))
+	if nz.used >= 10 && lag0 > 0 {
+		r := lag / lag0
+		r += (1 + 3*r) / float64(nz.used) // Kendall's bias correction
+		nz.rhoPoint = min(max(r, 0), 0.9)
+		if r > 0 {
+			// The upper end of ρ's one-sided 90 % interval: ρ from a
+			// month of nights is rough, and too small a ρ is a false alarm.
+			r = min(0.9, r+1.2816*math.Sqrt((1-r*r)/float64(nz.used)))
+		}
+		nz.rho = min(max(r, 0), 0.9)
+		// Autocorrelated nights' sample variance falls short of theirs.
+		n := float64(nz.used)
+		nz.sd /= math.Sqrt(max(0.5, 1-2*nz.rho/(n*(1-nz.rho))))
+	}
+	return nz
+}
+
+// keep returns the values of x within k robust standard deviations of
+// its median.
+func keep(x []float64, k float64) []float64 {
+	med := median(x)
+	dev := make([]float64, len(x))
+	for i, v := range x {
+		dev[i] = math.Abs(v - med)
+	}
+	scale := 1.4826 * median(dev)
+	if scale == 0 {
+		return x
+	}
+	out := make([]float64, 0, len(x))
+	for i, v := range x {
+		if dev[i] <= k*scale {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// medianVar is the variance of the median of n nights in units of one
+// night's: the mean's 1/n for one or two, π/(2n) from three on.
+func medianVar(n int) float64 {
+	if n <= 2 {
+		return 1 / float64(max(n, 1))
+	}
+	return math.Pi / (2 * float64(n))
+}
+
+func worseWord(w float64) string {
+	if w > 0 {
+		return "worse"
+	}
+	return "better"
+}
+
+func regimeNote(d Decision, n int) string {
+	switch {
+	case d.Open != nil:
+		return fmt.Sprintf(", before the change %d nights ago", n-d.Open.Index)
+	case d.RegimeStart > 0:
+		return fmt.Sprintf(", since the change %d nights ago", n-d.RegimeStart)
+	}
+	return ""
+}
+
+func rhoNote(rho float64) string {
+	if rho > 0 {
+		return fmt.Sprintf(", autocorrelation %.2f allowed for", rho)
+	}
+	return ""
 }
 
 // worsePct turns a log-scale worsening into percent of the baseline: a
@@ -272,47 +518,13 @@ func logs(v []float64, what string) ([]float64, error) {
 	return out, nil
 }
 
-// center is the estimate of a history's level and noise on the log scale.
-type center struct {
-	center, sd float64
-	n          int // nights kept
-}
-
-// estimate sets aside nights beyond k robust standard deviations of the
-// median and returns the mean and standard deviation of the rest.
-func estimate(x []float64, k float64) center {
-	if len(x) == 0 {
-		return center{}
-	}
-	med := median(x)
-	dev := make([]float64, len(x))
-	for i, v := range x {
-		dev[i] = math.Abs(v - med)
-	}
-	scale := 1.4826 * median(dev)
-	if scale == 0 {
-		// More than half the nights are equal: fall back to the mean
-		// absolute deviation, scaled to a standard deviation.
-		var sum float64
-		for _, v := range dev {
-			sum += v
-		}
-		scale = 1.2533 * sum / float64(len(dev))
-	}
-	kept := make([]float64, 0, len(x))
-	for i, v := range x {
-		if dev[i] <= k*scale {
-			kept = append(kept, v)
-		}
-	}
-	m, sd := meanSD(kept)
-	return center{center: m, sd: sd, n: len(kept)}
-}
-
 func median(x []float64) float64 {
 	s := slices.Clone(x)
 	slices.Sort(s)
 	n := len(s)
+	if n == 0 {
+		return 0
+	}
 	if n%2 == 1 {
 		return s[n/2]
 	}
@@ -357,4 +569,15 @@ func tQuantile(p float64, df int) float64 {
 	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(p)
 	quantiles.Store(k, q)
 	return q
+}
+
+// tSurvival is P(T > t) for Student's t with df degrees of freedom.
+func tSurvival(t float64, df int) float64 {
+	if math.IsNaN(t) {
+		return 1
+	}
+	if math.IsInf(t, 1) {
+		return 0
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Survival(t)
 }

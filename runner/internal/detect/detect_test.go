@@ -3,228 +3,207 @@ package detect
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// alternating returns n nights (n even) at 100·e^(±d), so the log mean is
-// ln 100 exactly and the log standard deviation d·√(n/(n−1)).
-func alternating(n int, d float64) []float64 {
+// noisy is n nights around level with a fixed 1 % wobble pattern.
+func noisy(n int, level float64) []float64 {
+	pattern := []float64{0, 1, -1, 0.5, -0.5, 1.2, -1.2, 0.3, -0.3, 0.8, -0.8, 0.1}
 	out := make([]float64, n)
 	for i := range out {
-		s := d
-		if i%2 == 1 {
-			s = -d
-		}
-		out[i] = 100 * math.Exp(s)
+		out[i] = level * (1 + pattern[i%len(pattern)]/100)
 	}
 	return out
 }
 
-func with(h []float64, v ...float64) []float64 {
-	return append(append([]float64(nil), h...), v...)
+func cat(parts ...[]float64) []float64 {
+	var out []float64
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }
 
-// Twelve nights at ±1 %: s = 0.01·√(12/11); the single-night threshold at a
-// 0.5 % one-sided rate is t(0.995, 11 df) = 3.105807 (tables) times
-// s·√(1 + 1/12), i.e. a log drop of 0.033764, 3.320 % below 100.
-var (
-	hist12    = alternating(12, 0.01)
-	sd12      = 0.01 * math.Sqrt(12.0/11)
-	thresh12  = 3.105807 * sd12 * math.Sqrt(1+1.0/12)
-	thresh12P = -math.Expm1(-thresh12) * 100
-)
+func mustDetect(t *testing.T, hist, tonight []float64, cfg Config) Decision {
+	t.Helper()
+	d, err := Detect(hist, tonight, cfg)
+	if err != nil {
+		t.Fatalf("Detect() error = %v", err)
+	}
+	return d
+}
 
-func TestDetect(t *testing.T) {
+func TestDetectBasics(t *testing.T) {
 	t.Parallel()
-	higher := Config{HigherIsBetter: true, MinHistory: 10}
+	hist := noisy(30, 100)
 	tests := []struct {
 		name    string
-		history []float64
-		tonight []float64
+		tonight float64
 		cfg     Config
-		want    Decision
+		flagged bool
 		why     string
 	}{
-		{
-			name: "clean step", history: hist12, tonight: []float64{90}, cfg: higher,
-			want: Decision{Status: StatusFlagged, Flagged: true, Rule: RuleSingle, Baseline: 100, Tonight: 90,
-				NoiseCV: math.Sqrt(math.Expm1(sd12 * sd12)), ThresholdPct: thresh12P, NoiseThresholdPct: thresh12P,
-				DeltaPct: -10, WorsePct: 10, Nights: 12, Used: 12, Reps: 1},
-			why: "beyond both the 0% floor and the 3.3% the noise allows",
-		},
-		{
-			name: "within the noise", history: hist12, tonight: []float64{97}, cfg: higher,
-			want: Decision{Status: StatusOK, Baseline: 100, Tonight: 97,
-				NoiseCV: math.Sqrt(math.Expm1(sd12 * sd12)), ThresholdPct: thresh12P, NoiseThresholdPct: thresh12P,
-				DeltaPct: -3, WorsePct: 3, Nights: 12, Used: 12, Reps: 1},
-			why: "within the 3.3% the noise allows",
-		},
-		{
-			name: "below the floor", history: hist12, tonight: []float64{95}, cfg: Config{HigherIsBetter: true, MinEffectPct: 10, MinHistory: 10},
-			want: Decision{Status: StatusOK, Baseline: 100, Tonight: 95,
-				NoiseCV: math.Sqrt(math.Expm1(sd12 * sd12)), ThresholdPct: 10, NoiseThresholdPct: thresh12P,
-				DeltaPct: -5, WorsePct: 5, Nights: 12, Used: 12, Reps: 1},
-			why: "below the 10% floor",
-		},
-		{
-			name: "latency up is worse", history: hist12, tonight: []float64{110}, cfg: Config{MinHistory: 10},
-			want: Decision{Status: StatusFlagged, Flagged: true, Rule: RuleSingle, Baseline: 100, Tonight: 110,
-				NoiseCV: math.Sqrt(math.Expm1(sd12 * sd12)), ThresholdPct: math.Expm1(thresh12) * 100, NoiseThresholdPct: math.Expm1(thresh12) * 100,
-				DeltaPct: 10, WorsePct: 10, Nights: 12, Used: 12, Reps: 1},
-			why: "10.0% worse",
-		},
-		{
-			name: "latency down is better", history: hist12, tonight: []float64{90}, cfg: Config{MinHistory: 10},
-			want: Decision{Status: StatusOK, Baseline: 100, Tonight: 90,
-				NoiseCV: math.Sqrt(math.Expm1(sd12 * sd12)), ThresholdPct: math.Expm1(thresh12) * 100, NoiseThresholdPct: math.Expm1(thresh12) * 100,
-				DeltaPct: -10, WorsePct: -10, Nights: 12, Used: 12, Reps: 1},
-			why: "10.0% better",
-		},
-		{
-			name: "too few nights", history: hist12, tonight: []float64{50}, cfg: Config{HigherIsBetter: true},
-			want: Decision{Status: StatusInsufficientHistory, Tonight: 50, Nights: 12, Used: 12, Reps: 1},
-			why:  "insufficient history: 12 usable past nights (12 given, 0 set aside as outliers), 20 needed",
-		},
-		{
-			// The 50 is 69 robust SDs out and set aside, so the baseline
-			// and noise are those of the other twelve; but 11 usable of
-			// min 12 is too few.
-			name: "outlier set aside leaves too few", history: with(hist12[:11], 50), tonight: []float64{100},
-			cfg:  Config{HigherIsBetter: true, MinHistory: 12},
-			want: Decision{Status: StatusInsufficientHistory, Tonight: 100, Nights: 12, Used: 11, Outliers: 1, Reps: 1},
-			why:  "11 usable past nights (12 given, 1 set aside as outliers), 12 needed",
-		},
+		{name: "within noise", tonight: 99, cfg: Config{HigherIsBetter: true}, why: "not flagged"},
+		{name: "better", tonight: 110, cfg: Config{HigherIsBetter: true}, why: "better than the baseline"},
+		{name: "drop", tonight: 95, cfg: Config{HigherIsBetter: true}, flagged: true, why: "flagged (single-night"},
+		{name: "drop below the floor", tonight: 95, cfg: Config{HigherIsBetter: true, MinEffectPct: 8}, why: "below the 8% floor"},
+		{name: "latency up", tonight: 105, flagged: true, why: "worse than the baseline"},
+		{name: "latency down", tonight: 95, why: "better"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Detect(tt.history, tt.tonight, tt.cfg)
-			if err != nil {
-				t.Fatalf("Detect() error = %v", err)
+			d := mustDetect(t, hist, []float64{tt.tonight}, tt.cfg)
+			if d.Flagged != tt.flagged || !strings.Contains(d.Why, tt.why) {
+				t.Errorf("Detect(tonight %v) = flagged %v, %q; want flagged %v, containing %q", tt.tonight, d.Flagged, d.Why, tt.flagged, tt.why)
 			}
-			if !strings.Contains(got.Why, tt.why) {
-				t.Errorf("Detect().Why = %q, want it to contain %q", got.Why, tt.why)
-			}
-			if diff := cmp.Diff(got, tt.want, cmpopts.EquateApprox(1e-6, 1e-9), cmpopts.IgnoreFields(Decision{}, "Why")); diff != "" {
-				t.Errorf("Detect() diff (-got +want):\n%s", diff)
+			if !tt.flagged && tt.cfg.MinEffectPct > 0 && d.P != 1 {
+				t.Errorf("a drop below the floor has P %v, want 1 (it spends no budget)", d.P)
 			}
 		})
 	}
 }
 
-func TestDetectOutlierNightAlarmsOnce(t *testing.T) {
+// After an improvement, the old nights no longer set the level or the
+// noise: a drop back below the new level is caught.
+func TestDetectLevelShiftThenDrop(t *testing.T) {
 	t.Parallel()
-	cfg := Config{HigherIsBetter: true, MinHistory: 10}
-	d, err := Detect(hist12, []float64{70}, cfg)
-	if err != nil || !d.Flagged {
-		t.Fatalf("Detect(outlier night) = %+v, %v; want flagged", d, err)
+	hist := cat(noisy(15, 100), noisy(15, 106))
+	d := mustDetect(t, hist, []float64{101}, Config{HigherIsBetter: true})
+	if !d.Flagged || d.RegimeStart != 15 || d.RegimeNights != 15 {
+		t.Fatalf("Detect(+6 %% then a 5 %% drop) = flagged %v, regime %d+%d, %q; want flagged against the 15 nights since the change", d.Flagged, d.RegimeStart, d.RegimeNights, d.Why)
 	}
-	// The next nights are normal, or a little worse (1.5 %, more than one
-	// standard deviation), whether or not the caller keeps the outlier
-	// night (a failed job) in the history: neither may flag.
-	for _, hist := range [][]float64{hist12, with(hist12, 70)} {
-		for _, tonight := range []float64{100, 98.5} {
-			d, err := Detect(hist, []float64{tonight}, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d.Flagged {
-				t.Errorf("Detect(%v, %v) flagged (%s); the outlier night must alarm only once", hist, tonight, d.Why)
-			}
+	if d.NoiseCV > 0.01 {
+		t.Errorf("noise CV %v: the level shift inflated the noise", d.NoiseCV)
+	}
+	if !strings.Contains(d.Why, "since the change 15 nights ago") {
+		t.Errorf("Why = %q, want the regime named", d.Why)
+	}
+}
+
+// A persistent regression stays red while it lasts, whatever nights pass
+// in between, and turns green when the metric returns.
+func TestDetectOpenRegressionDoesNotFlap(t *testing.T) {
+	t.Parallel()
+	hist := noisy(25, 100)
+	reds := 0
+	for night := range 20 {
+		tonight := 94 * (1 + noisy(20, 1)[night]/100 - 0.01)
+		d := mustDetect(t, hist, []float64{tonight}, Config{HigherIsBetter: true, MinEffectPct: 3})
+		if d.Flagged {
+			reds++
+		} else {
+			t.Errorf("night %d of the regression (%.4g): not flagged: %s", night, tonight, d.Why)
 		}
+		hist = append(hist, tonight)
+		if len(hist) > 30 {
+			hist = hist[1:]
+		}
+	}
+	if reds != 20 {
+		t.Errorf("%d red nights of 20", reds)
+	}
+	d := mustDetect(t, hist, []float64{100}, Config{HigherIsBetter: true, MinEffectPct: 3})
+	if d.Flagged || !strings.HasPrefix(d.Why, "fixed:") {
+		t.Errorf("Detect(back at 100) = flagged %v, %q; want fixed", d.Flagged, d.Why)
+	}
+	d = mustDetect(t, hist, []float64{94}, Config{HigherIsBetter: true, MinEffectPct: 3})
+	if d.Rule != RuleOpen || d.Open == nil || !strings.Contains(d.Why, "neither fixed nor accepted") {
+		t.Errorf("Detect(still at 94) = rule %q, open %v, %q; want the open regression", d.Rule, d.Open, d.Why)
+	}
+}
+
+// Accepting a regression is a known change: the nights after it are the
+// new level, and tonight at that level passes.
+func TestDetectAccepted(t *testing.T) {
+	t.Parallel()
+	hist := cat(noisy(20, 100), noisy(10, 94))
+	cfg := Config{HigherIsBetter: true, MinEffectPct: 3}
+	if d := mustDetect(t, hist, []float64{94}, cfg); !d.Flagged {
+		t.Fatalf("Detect(unaccepted) = %q; want flagged", d.Why)
+	}
+	cfg.Known = []int{20}
+	d := mustDetect(t, hist, []float64{94}, cfg)
+	if d.Flagged || d.Open != nil || d.RegimeStart != 20 {
+		t.Errorf("Detect(accepted at night 20) = flagged %v, open %v, regime from %d: %q; want a pass against the nights since", d.Flagged, d.Open, d.RegimeStart, d.Why)
+	}
+	// A known change with a new recipe: two nights after it are the level.
+	cfg.Known = []int{28}
+	d = mustDetect(t, hist, []float64{94}, cfg)
+	if d.RegimeStart != 28 || d.RegimeNights != 2 || d.Flagged {
+		t.Errorf("Detect(recipe changed 2 nights ago) = regime %d+%d, flagged %v; want the 2 nights since", d.RegimeStart, d.RegimeNights, d.Flagged)
 	}
 }
 
 func TestDetectTwoNights(t *testing.T) {
 	t.Parallel()
-	cfg := Config{HigherIsBetter: true, MinHistory: 10}
-	// 2.7 % down is more than one standard deviation but within the
-	// single-night threshold of 3.32 %.
-	first, err := Detect(hist12, []float64{97.3}, cfg)
-	if err != nil || first.Flagged {
-		t.Fatalf("Detect(night k) = %+v, %v; want not flagged", first, err)
+	hist := append(noisy(30, 100), 98.2)
+	d := mustDetect(t, hist, []float64{98}, Config{HigherIsBetter: true})
+	if !d.Flagged || d.Rule != RuleTwoNight || !(d.LastGood < 30 && 30 <= d.FirstBad) {
+		t.Errorf("Detect(two nights 1.8 and 2 %% down) = %v %q, range (%d, %d]; want two-night, the range holding the night before", d.Flagged, d.Rule, d.LastGood, d.FirstBad)
 	}
-	// Night k+1: the pair averages a log drop of 0.02737 against the
-	// two-night threshold 3.105807·s·√(1/2 + 1/12) = 0.02478.
-	second, err := Detect(with(hist12, 97.3), []float64{97.3}, cfg)
-	if err != nil || !second.Flagged || second.Rule != RuleTwoNight {
-		t.Fatalf("Detect(night k+1) = %+v, %v; want flagged by the two-night rule", second, err)
-	}
-	if !strings.Contains(second.Why, "the two nights average 2.7% worse, beyond the 2.4% two nights allow") {
-		t.Errorf("Detect(night k+1).Why = %q", second.Why)
-	}
-	cfg.SingleNightOnly = true
-	if d, _ := Detect(with(hist12, 97.3), []float64{97.3}, cfg); d.Flagged {
-		t.Errorf("Detect(night k+1, single night only) flagged: %s", d.Why)
-	}
-	// A better night before does not confirm.
-	cfg.SingleNightOnly = false
-	if d, _ := Detect(with(hist12, 101), []float64{97.3}, cfg); d.Flagged {
-		t.Errorf("Detect(better night, then 97.3) flagged: %s", d.Why)
+	if d := mustDetect(t, hist, []float64{98}, Config{HigherIsBetter: true, SingleNightOnly: true}); d.Flagged {
+		t.Errorf("single-night only flagged %q", d.Why)
 	}
 }
 
-func TestDetectRepetitions(t *testing.T) {
+// Tonight is the median of its repetitions, as a past night is.
+func TestDetectRepetitionsMedian(t *testing.T) {
 	t.Parallel()
-	cfg := Config{HigherIsBetter: true, MinHistory: 10}
-	steady, err := Detect(hist12, []float64{92, 92, 92}, cfg)
-	if err != nil || !steady.Flagged || math.Abs(steady.NoiseThresholdPct-thresh12P) > 1e-5 {
-		t.Errorf("Detect(three agreeing reps at 92) = %+v, %v; want flagged at the night threshold %.3f%%", steady, err, thresh12P)
-	}
-	// About the same mean, but the repetitions disagree by ±13 %: their
-	// standard error (0.13/√3 in log) exceeds the night-to-night noise and
-	// widens the threshold past the drop.
-	noisy, err := Detect(hist12, []float64{80, 92, 105}, cfg)
-	if err != nil || noisy.Flagged {
-		t.Errorf("Detect(disagreeing reps 80, 92, 105) = %+v, %v; want not flagged", noisy, err)
-	}
-	if !(noisy.NoiseThresholdPct > 3*thresh12P) {
-		t.Errorf("Detect(disagreeing reps).NoiseThresholdPct = %.2f, want > %.2f", noisy.NoiseThresholdPct, 3*thresh12P)
+	d := mustDetect(t, noisy(30, 100), []float64{100, 60, 99.5}, Config{HigherIsBetter: true})
+	if d.Flagged || math.Abs(d.Tonight-99.5) > 1e-9 {
+		t.Errorf("Detect(reps 100, 60, 99.5) = tonight %v, flagged %v; want the median 99.5, not flagged", d.Tonight, d.Flagged)
 	}
 }
 
-func TestDetectSlowDrift(t *testing.T) {
+func TestDetectYoungAndRejection(t *testing.T) {
 	t.Parallel()
-	// 0.2 % worse every night for 30 nights: each night is within the noise
-	// that the drift itself makes of the history, so Detect does not flag;
-	// the change-point search over the series does see the drift.
-	var series []float64
-	for i := range 31 {
-		series = append(series, 100*math.Exp(-0.002*float64(i)))
+	if d := mustDetect(t, noisy(4, 100), []float64{50}, Config{HigherIsBetter: true}); d.Status != StatusInsufficientHistory || !strings.Contains(d.Why, "first nights: no regression check yet") {
+		t.Errorf("Detect(4 nights) = %v %q", d.Status, d.Why)
 	}
-	d, err := Detect(series[:30], series[30:], Config{HigherIsBetter: true})
-	if err != nil || d.Flagged {
-		t.Errorf("Detect(slow drift) = %+v, %v; want not flagged", d, err)
+	// Below 15 nights nothing is set aside, whatever a night looks like.
+	young := append(noisy(8, 100), 80)
+	if d := mustDetect(t, young, []float64{100}, Config{HigherIsBetter: true}); d.Outliers != 0 {
+		t.Errorf("Detect(9 nights, one far off) set %d aside", d.Outliers)
 	}
-	// A noiseless ramp is split again and again; the first, most
-	// prominent split is in the middle (index 15 of 31).
-	cs := ChangePoints(series, 0.01)
-	var mid bool
-	for _, c := range cs {
-		mid = mid || c.Index == 15
+	old := append(noisy(20, 100), 80)
+	if d := mustDetect(t, old, []float64{100}, Config{HigherIsBetter: true}); d.Outliers != 1 {
+		t.Errorf("Detect(21 nights, one far off) set %d aside, want 1", d.Outliers)
 	}
-	if len(cs) < 2 || !mid {
-		t.Errorf("ChangePoints(slow drift) = %+v; want several changes, one at 15", cs)
+}
+
+// Nights that wander (AR(1) 0.8) are allowed for in the bounds.
+func TestDetectAutocorrelation(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	hist := make([]float64, 30)
+	e := 0.0
+	for i := range hist {
+		e = 0.8*e + 0.6*0.01*rng.NormFloat64()
+		hist[i] = 100 * math.Exp(e)
+	}
+	d := mustDetect(t, hist, []float64{hist[29]}, Config{HigherIsBetter: true})
+	if !(d.Autocorr > 0.3) || !strings.Contains(d.Why, "autocorrelation") {
+		t.Errorf("Detect(AR(1) 0.8 nights) autocorrelation = %v, %q; want it seen", d.Autocorr, d.Why)
 	}
 }
 
 func TestDetectErrors(t *testing.T) {
 	t.Parallel()
+	hist := noisy(12, 100)
 	tests := []struct {
 		name             string
 		history, tonight []float64
 		cfg              Config
 		want             string
 	}{
-		{name: "no tonight", history: hist12, want: "no value for tonight"},
-		{name: "zero night", history: with(hist12, 0), tonight: []float64{1}, want: "past night 13 is 0"},
-		{name: "NaN rep", history: hist12, tonight: []float64{1, math.NaN()}, want: "tonight's repetition 2 is NaN"},
-		{name: "bad rate", history: hist12, tonight: []float64{1}, cfg: Config{FalseAlarmRate: 0.7}, want: "false-alarm rate 0.7"},
-		{name: "bad floor", history: hist12, tonight: []float64{1}, cfg: Config{MinEffectPct: -1}, want: "minimum effect -1%"},
+		{name: "no tonight", history: hist, want: "no value for tonight"},
+		{name: "zero night", history: append(noisy(12, 100), 0), tonight: []float64{1}, want: "past night 13 is 0"},
+		{name: "NaN rep", history: hist, tonight: []float64{1, math.NaN()}, want: "tonight's repetition 2 is NaN"},
+		{name: "bad rate", history: hist, tonight: []float64{1}, cfg: Config{FalseAlarmRate: 0.7}, want: "false-alarm rate 0.7"},
+		{name: "bad floor", history: hist, tonight: []float64{1}, cfg: Config{MinEffectPct: -1}, want: "minimum effect -1%"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,5 +213,32 @@ func TestDetectErrors(t *testing.T) {
 				t.Errorf("Detect() error = %v, want ErrInput containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// One slow run raises the alarm; the re-run's two normal runs clear it.
+// Three slow runs keep it.
+func TestRerun(t *testing.T) {
+	t.Parallel()
+	hist := noisy(30, 100)
+	cfg := Config{HigherIsBetter: true}
+	first := mustDetect(t, hist, []float64{95}, cfg)
+	if !first.Flagged {
+		t.Fatalf("Detect(95) = %q; want flagged", first.Why)
+	}
+	d, err := Rerun(first, hist, []float64{95, 100, 99.8}, cfg)
+	if err != nil || d.Flagged || !strings.Contains(d.Why, "not flagged after a re-run on alarm") {
+		t.Errorf("Rerun(95, 100, 99.8) = %v, %q, %v; want cleared", d.Flagged, d.Why, err)
+	}
+	d, err = Rerun(first, hist, []float64{95, 95.2, 94.9}, cfg)
+	if err != nil || !d.Flagged || d.Reps != 3 || !strings.Contains(d.Why, "re-run on alarm: 3 repetitions") {
+		t.Errorf("Rerun(95, 95.2, 94.9) = %v, %d reps, %q, %v; want flagged on 3", d.Flagged, d.Reps, d.Why, err)
+	}
+	if d.P < first.P {
+		t.Errorf("Rerun P %v below the first look's %v: the combined p-value is their max", d.P, first.P)
+	}
+	pass := mustDetect(t, hist, []float64{100}, cfg)
+	if d, _ := Rerun(pass, hist, []float64{100, 50, 50}, cfg); d.Flagged {
+		t.Errorf("Rerun of a night that passed flagged it")
 	}
 }

@@ -12,20 +12,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
-
-// APIConfig says where the Buildkite API baselines come from.
-type APIConfig struct {
-	URL         string // REST API base
-	TokenEnv    string // env var holding the API token
-	TokenSecret string // Buildkite secret holding it when the env var is unset
-	Branch      string // branch whose scheduled builds are baselines
-}
 
 // Gater applies a recipe's gates to its summary.
 type Gater struct {
@@ -34,24 +25,9 @@ type Gater struct {
 	// ResultsDir is tonight's results directory, where lm_eval logged its
 	// samples (<task>/...); empty, baseline_from gates compare means only.
 	ResultsDir string
-}
-
-// APISource builds the Buildkite API baseline source lazily: a recipe
-// without baseline gates never needs a token.
-func APISource(c APIConfig, getenv func(string) string, secret func(ctx context.Context, name string) (string, error)) func(ctx context.Context) (baseline.Source, error) {
-	return func(ctx context.Context) (baseline.Source, error) {
-		token, err := bkapi.TokenFromEnvOrSecret(ctx, getenv, secret, c.TokenEnv, c.TokenSecret)
-		if err != nil {
-			return nil, err
-		}
-		client, err := bkapi.New(bkapi.Config{BaseURL: c.URL, Token: token,
-			Org: getenv("BUILDKITE_ORGANIZATION_SLUG"), Pipeline: getenv("BUILDKITE_PIPELINE_SLUG")})
-		if err != nil {
-			return nil, err
-		}
-		current, _ := strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
-		return baseline.Fetcher{API: client, Branch: c.Branch, CurrentBuild: current}, nil
-	}
+	// MinPairs is the fewest paired questions the per-question test
+	// decides on; paired.DefaultMinPairs when zero.
+	MinPairs int
 }
 
 // Apply judges sum by every gate of the recipe: accuracy bounds, bench
@@ -294,11 +270,16 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			c.Verdict = verdictOf(value >= base-e.Tolerance-1e-12)
 			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %g)%s", t.Name, e.Metric, value, source, base, value-base, e.Tolerance, note)
 			if e.BaselineFrom != "" && t.Phase == summary.PhaseLMEval {
-				pr, why, unverified := g.pairedTest(night, e, t.Name, t.Entry, note)
+				pr, why, unverified := g.pairedTest(ctx, night, e, t.Name, t.Entry, note)
 				switch {
 				case pr != nil:
+					// The per-question test decides alone; the means and
+					// the tolerance are shown, not judged.
 					c.Paired = pr
 					c.Verdict = verdictOf(!pr.Fail)
+					if pr.Unverified {
+						c.Verdict = summary.VerdictUnverified
+					}
 					c.Message = fmt.Sprintf("%s %s vs %s, per question: %s%s", t.Name, e.Metric, source, pr.Why, note)
 				case unverified && c.Verdict == summary.VerdictPass:
 					// A failing mean still fails; a passing one is not
@@ -403,14 +384,9 @@ func (g Gater) otherRecipeScore(ctx context.Context, sum *summary.Summary, recip
 // outcomes leaves the means to decide, but a file that is there and
 // cannot be read, or tonight's missing, is a check that could not be
 // made, never a quiet fall-back to the means.
-func (g Gater) pairedTest(night baseline.Past, e workloads.Expectation, task, entry, note string) (*summary.Paired, string, bool) {
+func (g Gater) pairedTest(ctx context.Context, night baseline.Past, e workloads.Expectation, task, entry, note string) (*summary.Paired, string, bool) {
 	against := fmt.Sprintf("%s #%d", e.BaselineFrom, night.BuildNumber)
-	var stored *baseline.Outcomes
-	for i := range night.Outcomes {
-		if night.Outcomes[i].Task == task {
-			stored = &night.Outcomes[i]
-		}
-	}
+	stored := outcomesOf(night, task)
 	if stored == nil {
 		return nil, fmt.Sprintf("the build's history holds no per-question outcomes of %s %s", against, task), false
 	}
@@ -429,13 +405,59 @@ func (g Gater) pairedTest(night baseline.Past, e workloads.Expectation, task, en
 		return nil, fmt.Sprintf("tonight's per-question outcomes: %v", err), true
 	}
 	metric, filter, _ := strings.Cut(e.Metric, ",")
-	r, err := paired.CompareOutcomes(paired.Outcomes{Source: against, Right: right}, tonight.Samples(),
-		paired.Options{Metric: metric, Filter: filter, Alpha: e.Alpha, Tolerance: e.Tolerance})
+	minAgree, agreeNote := g.expectedAgreement(ctx, e.BaselineFrom, task, e.Metric)
+	r, err := paired.CompareOutcomes(paired.Outcomes{Source: against, Right: right, ByHash: stored.ByHash()}, tonight.Samples(),
+		paired.Options{Metric: metric, Filter: filter, Alpha: e.Alpha, MinAgreement: minAgree, MinPairs: g.MinPairs})
 	if err != nil {
 		return nil, err.Error(), true
 	}
 	return &summary.Paired{Against: against, Pairs: r.Pairs, Agreement: r.OutcomeAgreement, B: r.B, C: r.C, P: r.P,
-		Alpha: r.Alpha, Delta: r.Delta, Fail: r.Fail, Why: r.Why, Note: strings.TrimPrefix(note, "; ")}, "", false
+		Alpha: r.Alpha, Delta: r.Delta, Fail: r.Fail, Unverified: r.Unverified, Why: r.Why + agreeNote, Note: strings.TrimPrefix(note, "; ")}, "", false
+}
+
+func outcomesOf(night baseline.Past, task string) *baseline.Outcomes {
+	for i := range night.Outcomes {
+		if night.Outcomes[i].Task == task {
+			return &night.Outcomes[i]
+		}
+	}
+	return nil
+}
+
+// expectedAgreement is the share of questions the run without
+// speculation scores alike on two of its own nights (greedy decoding is
+// not bit-exact across nights), less three standard errors: the least
+// agreement speculation must show. Without two such nights it is 0 (not
+// gated) and the note says so.
+func (g Gater) expectedAgreement(ctx context.Context, recipe, task, metric string) (float64, string) {
+	r, err := g.History.Last(ctx, recipe, BaselineFromNights)
+	var outs []map[string]bool
+	if err == nil {
+		for _, n := range r.Nights {
+			if o := outcomesOf(n, task); o != nil && !o.ByHash() {
+				if right, err := o.Right(metric); err == nil {
+					outs = append(outs, right)
+				}
+			}
+		}
+	}
+	if len(outs) < 2 {
+		return 0, "; agreement not gated: fewer than two nights of " + recipe + " with per-question outcomes"
+	}
+	same, n := 0, 0
+	for k, v := range outs[0] {
+		if w, ok := outs[1][k]; ok {
+			n++
+			if v == w {
+				same++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, "; agreement not gated: two nights of " + recipe + " share no question"
+	}
+	p := float64(same) / float64(n)
+	return max(0, p-3*math.Sqrt(p*(1-p)/float64(n))), fmt.Sprintf("; agreement gated at %.1f%% (%s agrees with itself on %.1f%% of %d questions across nights)", max(0, p-3*math.Sqrt(p*(1-p)/float64(n)))*100, recipe, p*100, n)
 }
 
 func orUnpinned(digest string) string {

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -80,8 +81,12 @@ func TestPairedOnTheRecipesOwnStep(t *testing.T) {
 		b, c         int
 		wantPaired   bool
 		wantMessage  []string
+		minPairs     int    // 50 when zero: the files hold 100 documents
 		tonightFile  string // replaces tonight's outcomes file
 	}{
+		{name: "too few questions: unverified with the count", specFile: spec("drop"), tonight: "sha256:aa", night: "sha256:aa", withOutcomes: true,
+			verdict: summary.VerdictUnverified, b: 12, c: 1, wantPaired: true, minPairs: paired.DefaultMinPairs,
+			wantMessage: []string{"unverified: only 100 paired documents, 200 needed"}},
 		{name: "identical answers", specFile: spec("identical"), tonight: "sha256:aa", night: "sha256:aa", withOutcomes: true,
 			verdict: summary.VerdictPass, wantPaired: true, wantMessage: []string{"per question"}},
 		{name: "a few flips both ways", specFile: spec("flips"), tonight: "sha256:aa", night: "sha256:aa", withOutcomes: true,
@@ -102,6 +107,7 @@ func TestPairedOnTheRecipesOwnStep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			g, sum := pairedGater(t, nospec, tt.specFile, tt.tonight, tt.night, tt.withOutcomes)
+			g.MinPairs = cmp.Or(tt.minPairs, 50)
 			if f := filepath.Join(g.ResultsDir, "gsm8k", baseline.OutcomesFile); tt.tonightFile == "-" {
 				if err := os.Remove(f); err != nil {
 					t.Fatal(err)

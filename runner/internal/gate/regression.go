@@ -2,11 +2,14 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/benchkite/benchkite/internal/shell"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
@@ -16,30 +19,25 @@ import (
 )
 
 // A regression gate asks the detector (package detect) whether tonight is
-// worse than the comparable past nights by more than both the recipe's
-// max_drop_pct and what the metric's own noise allows. The recipe's
-// nights − max_missing (by default 5 of 30) is the fewest nights it judges
-// by. Below the detector's calibrated minimum (detect.DefaultMinHistory)
-// it still judges, with the t-bound of the nights it has, and says that
-// its power is reduced: a young recipe is judged from its fifth night
-// rather than unverified for weeks.
-
-// MinUsedNights is the fewest nights left after outliers are set aside
-// that the detector judges by: with fewer it cannot estimate the noise.
-const MinUsedNights = 3
-
-// ChangePointAlpha is the significance level of the change-point search
-// that names where a flagged regression began.
-const ChangePointAlpha = 0.01
+// worse than the current regime of the recipe's past nights by more than
+// both the recipe's max_drop_pct and what the metric's own noise allows.
+// A recipe change (a new fingerprint) and an accepted regression
+// (regression.accept) are known change points in one series, not new
+// series: tonight with a changed recipe is judged against the nights of
+// the old one, so a pull request that makes a model slower says so. A
+// recipe with fewer than detect.DefaultMinHistory nights passes on its
+// absolute gates and says "first nights: no regression check yet".
 
 // pastValue is one past night's value of a metric.
 type pastValue struct {
 	value float64
 	ref   summary.NightRef
+	fp    *summary.Fingerprint
+	at    time.Time
 }
 
 // regressions judges each planned run's gated metrics against the
-// recipe's comparable past nights.
+// recipe's past nights.
 func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.GateResult {
 	var out []summary.GateResult
 	for _, planned := range g.Res.BenchRuns {
@@ -54,17 +52,11 @@ func (g Gater) regressions(ctx context.Context, sum *summary.Summary) []summary.
 		run := benchRun(sum, planned.Name)
 		var history baseline.Nights
 		var histErr error
-		var series string
 		if run != nil && run.Status == summary.StatusOK {
 			history, histErr = g.History.Last(ctx, sum.Recipe, policy.Nights)
-			history, series = Comparable(history, sum.Fingerprint)
 		}
 		for _, m := range policy.Metrics {
-			gr := g.regression(sum, planned.Name, run, policy, m, history, histErr)
-			if series != "" && gr.Verdict != summary.VerdictError && gr.Verdict != summary.VerdictSkipped {
-				gr.Message += "; " + series
-			}
-			out = append(out, gr)
+			out = append(out, g.regression(sum, planned.Name, run, policy, m, history, histErr))
 		}
 	}
 	return out
@@ -77,56 +69,141 @@ func direction(m workloads.RegressionMetric) string {
 	return "lower is better"
 }
 
+// series are a metric's past nights, oldest first, with the known change
+// points in them: where the recipe's fingerprint changed and where an
+// accepted regression's level begins.
+type series struct {
+	values []float64
+	past   []pastValue // oldest first
+	known  []int
+	notes  []string
+	// acceptedTonight: the accepted level begins tonight.
+	acceptedTonight bool
+}
+
+func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, tonightBuild int, now time.Time) series {
+	var s series
+	for i := len(past) - 1; i >= 0; i-- {
+		s.past = append(s.past, past[i])
+		s.values = append(s.values, past[i].value)
+	}
+	for i := 1; i < len(s.past); i++ {
+		a, b := s.past[i-1].fp, s.past[i].fp
+		if a != nil && b != nil && a.Hash != b.Hash {
+			s.known = append(s.known, i)
+			s.notes = append(s.notes, fmt.Sprintf("recipe changed at #%d (%s)", s.past[i].ref.Build, strings.Join(b.Changed(a), ", ")))
+		}
+	}
+	if n := len(s.past); n > 0 && sum.Fingerprint != nil && s.past[n-1].fp != nil && s.past[n-1].fp.Hash != sum.Fingerprint.Hash {
+		s.notes = append(s.notes, fmt.Sprintf("recipe changed tonight (%s): judged against the nights of the old recipe, the latest #%d at %.4g",
+			strings.Join(sum.Fingerprint.Changed(s.past[n-1].fp), ", "), s.past[n-1].ref.Build, s.past[n-1].value))
+	}
+	if accept != nil {
+		after := func(p pastValue) bool {
+			if accept.Build > 0 {
+				return p.ref.Build >= accept.Build
+			}
+			return !p.at.IsZero() && !p.at.Before(accept.Date)
+		}
+		i := slices.IndexFunc(s.past, after)
+		switch {
+		case i > 0:
+			s.known = append(s.known, i)
+			s.notes = append(s.notes, fmt.Sprintf("regression accepted since %s (%s): the level from #%d on", accept.Since, accept.Reason, s.past[i].ref.Build))
+		case i < 0 && (accept.Build > 0 && tonightBuild >= accept.Build || accept.Build == 0 && !now.Before(accept.Date)):
+			s.acceptedTonight = true
+		}
+	}
+	slices.Sort(s.known)
+	return s
+}
+
 func (g Gater) regression(sum *summary.Summary, name string, run *summary.BenchRun, policy *workloads.Regression, m workloads.RegressionMetric, history baseline.Nights, histErr error) summary.GateResult {
 	need := policy.Nights - policy.MaxMissing
 	gr := summary.GateResult{Kind: summary.GateRegression, Subject: name, Metric: m.Metric,
-		Bound: fmt.Sprintf("no worse than the %g%% floor and the noise of the last %d comparable nights allow (%s)", m.MaxDropPct, policy.Nights, direction(m))}
+		Bound: fmt.Sprintf("no worse than the %g%% floor and the noise of the current regime of the last %d nights allow (%s)", m.MaxDropPct, policy.Nights, direction(m))}
 	v, why := benchValue(run, m.Metric)
 	if why != "" {
 		return unmeasured(gr, sum, summary.PhaseBench, why)
 	}
 	gr.Value = &v
-	if histErr != nil {
+	if histErr != nil && !errors.Is(histErr, baseline.ErrNoNights) {
 		gr.Verdict = summary.VerdictNoBaseline
 		gr.Message = fmt.Sprintf("%s %s = %.4g: no baseline (%v)", name, m.Metric, v, histErr)
 		return gr
 	}
 	past := pastValues(history, name, m.Metric)
-	if len(past) < need {
-		gr.Verdict = summary.VerdictNoBaseline
-		gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d comparable past nights have it, %d needed (at most %d may be missing)", name, m.Metric, v, len(past), policy.Nights, need, policy.MaxMissing)
-		return gr
-	}
 	tonight := []float64{v}
 	if reps := run.RepetitionValues[m.Metric]; len(reps) > 1 {
 		tonight = reps
 	}
-	hist := make([]float64, len(past)) // oldest first
-	for i, p := range past {
-		hist[len(past)-1-i] = p.value
+	ref := tonightRef(sum, v)
+	s := seriesOf(past, sum, policy.Accept, ref.Build, time.Now().UTC())
+	accepted := ""
+	if a := policy.Accept; a != nil {
+		accepted = fmt.Sprintf("since %s: %s", a.Since, a.Reason)
 	}
-	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, MinHistory: MinUsedNights}
-	d, err := detect.Detect(hist, tonight, cfg)
+	if s.acceptedTonight {
+		gr.Verdict = summary.VerdictPass
+		gr.Detector = &summary.Detector{Nights: len(past), Repetitions: len(tonight), Tonight: v, FloorPct: m.MaxDropPct, P: 1, Accepted: accepted,
+			Why: "accepted regression: tonight is the first night of the accepted level"}
+		gr.Message = fmt.Sprintf("%s %s = %.4g: regression accepted %s; tonight is the first night of the accepted level, no regression check", name, m.Metric, v, accepted)
+		return gr
+	}
+	if len(past) < detect.DefaultMinHistory {
+		// A young recipe: its absolute gates decide; not a soft failure.
+		gr.Verdict = summary.VerdictPass
+		gr.Detector = &summary.Detector{Nights: len(past), Repetitions: len(tonight), Tonight: v, FloorPct: m.MaxDropPct, P: 1,
+			Why: "first nights: no regression check yet"}
+		gr.Message = fmt.Sprintf("%s %s = %.4g: first nights: no regression check yet (%d past nights, %d needed)", name, m.Metric, v, len(past), detect.DefaultMinHistory)
+		return gr
+	}
+	if len(past) < need {
+		gr.Verdict = summary.VerdictNoBaseline
+		gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, v, len(past), policy.Nights, need, policy.MaxMissing)
+		return gr
+	}
+	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known}
+	var d detect.Decision
+	var err error
+	if k := run.Reruns; k > 0 && len(tonight) > k {
+		// Re-run on alarm: the first look raised the alarm, the second
+		// confirms it on every repetition.
+		if d, err = detect.Detect(s.values, tonight[:len(tonight)-k], cfg); err == nil {
+			d, err = detect.Rerun(d, s.values, tonight, cfg)
+		}
+	} else {
+		d, err = detect.Detect(s.values, tonight, cfg)
+	}
 	if err != nil {
 		gr.Verdict = summary.VerdictError
 		gr.Message = fmt.Sprintf("%s %s = %.4g: cannot be judged: %v", name, m.Metric, v, err)
 		return gr
 	}
 	gr.Detector = reading(d, tonight, m.MaxDropPct)
+	if len(s.known) > 0 && policy.Accept != nil {
+		gr.Detector.Accepted = accepted
+	}
+	if d.Open != nil {
+		gr.Detector.OpenSince = s.past[d.Open.Index].ref.Build
+	}
 	gr.Message = fmt.Sprintf("%s %s = %.4g: %s", name, m.Metric, v, d.Why)
+	for _, n := range s.notes {
+		gr.Message += "; " + n
+	}
+	if gr.Detector.ReducedPower && d.Status != detect.StatusInsufficientHistory {
+		gr.Message += fmt.Sprintf("; judged on %d nights, fewer than the %d the detector is calibrated for: a real drop is caught less often", len(past), detect.CalibratedNights)
+	}
 	if d.Status == detect.StatusInsufficientHistory {
-		gr.Verdict = summary.VerdictNoBaseline
+		gr.Verdict = summary.VerdictPass
 		return gr
 	}
 	gr.Baseline, gr.DeltaPct = &d.Baseline, pct(d.DeltaPct)
-	gr.Bound = fmt.Sprintf("at most %.1f%% worse than %.4g, the mean of %d comparable nights (floor %g%%, noise %.1f%%; %s)",
-		d.ThresholdPct, d.Baseline, d.Used, m.MaxDropPct, d.NoiseThresholdPct, direction(m))
-	if gr.Detector.ReducedPower {
-		gr.Message += fmt.Sprintf("; judged on %d nights, fewer than the %d the detector is calibrated for: a real drop is caught less often", d.Used, detect.DefaultMinHistory)
-	}
+	gr.Bound = fmt.Sprintf("at most %.1f%% worse than %.4g, the median of %d nights (floor %g%%, noise %.1f%%; %s)",
+		d.ThresholdPct, d.Baseline, d.RegimeNights, m.MaxDropPct, d.NoiseThresholdPct, direction(m))
 	gr.Verdict = verdictOf(!d.Flagged)
 	if d.Flagged {
-		cp := locate(past, d.Tonight, tonightRef(sum, d.Tonight), m.HigherIsBetter, sum.Recipe)
+		cp := culprit(s.past, d, ref, sum.Recipe)
 		gr.ChangePoint = &cp
 		gr.Message += "; " + describeChange(cp)
 	}
@@ -140,8 +217,8 @@ func reading(d detect.Decision, tonight []float64, floor float64) *summary.Detec
 		Repetitions: len(tonight), RepMin: slices.Min(tonight), RepMax: slices.Max(tonight), Tonight: d.Tonight,
 		NoiseCVPct: d.NoiseCV * 100, FloorPct: floor, NoiseThresholdPct: d.NoiseThresholdPct, ThresholdPct: d.ThresholdPct,
 		WorsePct: d.WorsePct, Rule: d.Rule,
-		ReducedPower: d.Status != detect.StatusInsufficientHistory && d.Used < detect.DefaultMinHistory,
-		Why:          d.Why,
+		ReducedPower: d.Status != detect.StatusInsufficientHistory && d.Nights < detect.CalibratedNights/2,
+		Why:          d.Why, P: d.P, RegimeNights: d.RegimeNights, Autocorr: d.Autocorr,
 	}
 }
 
@@ -156,7 +233,7 @@ func pastValues(r baseline.Nights, run, metric string) []pastValue {
 			}
 			if v, ok := b.Metrics[metric]; ok && v > 0 && !math.IsInf(v, 1) {
 				out = append(out, pastValue{v, summary.NightRef{Build: n.BuildNumber, Value: v,
-					ImageDigest: n.Summary.ImageDigest, VLLMCommit: n.Summary.VLLMCommit}})
+					ImageDigest: n.Summary.ImageDigest, VLLMCommit: n.Summary.VLLMCommit}, n.Summary.Fingerprint, n.CreatedAt})
 			}
 			break
 		}
@@ -172,30 +249,22 @@ func tonightRef(sum *summary.Summary, v float64) summary.NightRef {
 	return ref
 }
 
-// locate runs the change-point search over the past nights (newest
-// first) and tonight, and names the last good and first bad night of the
-// latest change for the worse. Without a significant one it names the
-// newest past night and tonight.
-func locate(past []pastValue, tonight float64, ton summary.NightRef, higherIsBetter bool, recipe string) summary.ChangePoint {
-	refs := make([]summary.NightRef, 0, len(past)+1)
-	series := make([]float64, 0, len(past)+1)
-	for i := len(past) - 1; i >= 0; i-- {
-		refs = append(refs, past[i].ref)
-		series = append(series, past[i].value)
-	}
-	refs = append(refs, ton)
-	series = append(series, tonight)
-	cp := summary.ChangePoint{LastGood: refs[len(refs)-2], FirstBad: ton}
-	changes := detect.ChangePoints(series, ChangePointAlpha)
-	for i := len(changes) - 1; i >= 0; i-- {
-		c := changes[i]
-		worse := c.After < c.Before
-		if !higherIsBetter {
-			worse = c.After > c.Before
+// culprit names the last good and first bad nights of the detector's
+// range, past (oldest first) followed by tonight.
+func culprit(past []pastValue, d detect.Decision, ton summary.NightRef, recipe string) summary.ChangePoint {
+	at := func(i int) summary.NightRef {
+		if i >= len(past) {
+			return ton
 		}
-		if worse {
-			cp = summary.ChangePoint{LastGood: refs[c.Index-1], FirstBad: refs[c.Index], P: c.P, Found: true, Before: c.Before, After: c.After}
-			break
+		return past[max(i, 0)].ref
+	}
+	cp := summary.ChangePoint{LastGood: at(d.LastGood), FirstBad: at(d.FirstBad), Widened: d.Widened}
+	if d.Open != nil {
+		cp.Found, cp.P = true, d.Open.P
+		for _, c := range d.Changes {
+			if c.Index == d.Open.Index {
+				cp.Before, cp.After = math.Exp(c.Before), math.Exp(c.After)
+			}
 		}
 	}
 	cp.Bisect = bisect(recipe, cp)
@@ -229,8 +298,9 @@ func describeChange(cp summary.ChangePoint) string {
 	s := "last good " + nightName(cp.LastGood) + ", first bad " + nightName(cp.FirstBad)
 	if cp.Found {
 		s = fmt.Sprintf("change point (p = %.2g, mean %.4g then %.4g): %s", cp.P, cp.Before, cp.After, s)
-	} else {
-		s = "no significant change point in the series; " + s
+	}
+	if cp.Widened {
+		s += " (widened by a night each side: the evidence is weak)"
 	}
 	if len(cp.Bisect) > 0 {
 		s += "; bisect with: " + cp.Bisect[0] + ", then `generator trigger --vllm-commit <commit> --workloads-list …` on the middle one"
@@ -256,4 +326,27 @@ func nightName(r summary.NightRef) string {
 		s += " image " + r.ImageDigest
 	}
 	return s
+}
+
+// Alarm names the gated metrics of br (a run measured tonight, before
+// any re-run) that its regression gate would fail: the job then re-runs
+// the bench on alarm. Gates that cannot judge raise no alarm.
+func (g Gater) Alarm(ctx context.Context, sum *summary.Summary, br summary.BenchRun) []string {
+	c := g.configOf(br.Config)
+	if c == nil || g.Res.Recipe.Bench == nil {
+		return nil
+	}
+	policy := g.Res.Recipe.Bench.RegressionFor(c)
+	if policy == nil || g.History == nil {
+		return nil
+	}
+	br.Status = summary.StatusOK
+	history, err := g.History.Last(ctx, sum.Recipe, policy.Nights)
+	var out []string
+	for _, m := range policy.Metrics {
+		if gr := g.regression(sum, br.Name, &br, policy, m, history, err); gr.Verdict == summary.VerdictFail {
+			out = append(out, m.Metric)
+		}
+	}
+	return out
 }

@@ -118,7 +118,7 @@ func TestRegressionGates(t *testing.T) {
 		{
 			name: "within the noise", nights: steady, sum: tonight(summary.StatusOK, 99, 20.2), lookup: true,
 			want: []regressionCase{
-				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"8k output_throughput = 99: not flagged: tonight 99 is 1.0% worse than the baseline 100 (mean of 30 nights, noise CV 0.7%), within the 1.9% the noise allows at a 0.5% false-alarm rate"}},
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"8k output_throughput = 99: not flagged: tonight 99 is 1.0% worse than the baseline 100 (median of 30 nights; noise CV 0.7% from 30 nights), below the 5% floor"}},
 				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"not flagged"}},
 			},
 		},
@@ -126,26 +126,28 @@ func TestRegressionGates(t *testing.T) {
 			// Beyond the noise (1.9 %) but not the floor: a pass that says so.
 			name: "beyond the noise, below the floor", nights: steady, sum: tonight(summary.StatusOK, 97, 21), lookup: true,
 			want: []regressionCase{
-				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"beyond the 1.9% the noise allows but below the 5% floor"}},
+				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"3.0% worse than the baseline 100", "below the 5% floor"}},
 				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"below the 10% floor"}},
 			},
 		},
 		{
 			name: "a clean drop tonight, policy on the config", configPol: true, nights: steady, sum: tonight(summary.StatusOK, 90, 23), lookup: true,
 			want: []regressionCase{
-				{Verdict: "fail", Rule: "single-night", Used: 30, Reps: 1, LastGood: 100, FirstBad: 0, Found: true, Bisect: 3, BaselineRecorded: true,
-					MessageHas: []string{"flagged: tonight 90 is 10.0% worse", "last good #100 99.6 vLLM abc0064 image sha256:", "first bad tonight (#101) 90 vLLM def4567", "bisect with: git -C vllm rev-list --first-parent --reverse abc0064..def4567"}},
-				{Verdict: "fail", Rule: "single-night", Used: 30, Reps: 1, LastGood: 100, FirstBad: 0, Found: true, Bisect: 3, BaselineRecorded: true},
+				{Verdict: "fail", Rule: "single-night", Used: 30, Reps: 1, LastGood: 100, FirstBad: 0, Bisect: 3, BaselineRecorded: true,
+					MessageHas: []string{"flagged (single-night, p = ", "tonight 90 is 10.0% worse", "last good #100 99.6 vLLM abc0064 image sha256:", "first bad tonight (#101) 90 vLLM def4567", "bisect with: git -C vllm rev-list --first-parent --reverse abc0064..def4567"}},
+				{Verdict: "fail", Rule: "single-night", Used: 30, Reps: 1, LastGood: 100, FirstBad: 0, Bisect: 3, BaselineRecorded: true},
 			},
 		},
 		{
-			// The change point is three nights back, where the 4 % began.
+			// Three nights 4 % down (under the floor) do not become the
+			// level: tonight, 6 % down from the nights before, fails. The
+			// night before looked worse too, so the range is widened to
+			// it (the drop began two nights earlier still: see the README
+			// on culprit coverage).
 			name: "a drop that began before tonight", nights: creeping, sum: tonight(summary.StatusOK, 94, 20), lookup: true,
 			want: []regressionCase{
-				// Two of the three slower nights lie beyond 4 robust SDs and
-				// are set aside from the baseline, not from the series.
-				{Verdict: "fail", Rule: "single-night", Used: 28, Reps: 1, LastGood: 97, FirstBad: 98, Found: true, Bisect: 3, BaselineRecorded: true,
-					MessageHas: []string{"last good #97", "first bad #98 "}},
+				{Verdict: "fail", Rule: "single-night", Used: 29, Reps: 1, LastGood: 99, FirstBad: 0, Bisect: 3, BaselineRecorded: true,
+					MessageHas: []string{"last good #99", "first bad tonight (#101)", "widened"}},
 				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true},
 			},
 		},
@@ -168,23 +170,25 @@ func TestRegressionGates(t *testing.T) {
 		{
 			name: "agreeing repetitions", nights: steady, sum: tonight(summary.StatusOK, 90, 20, 89.5, 90, 90.5), lookup: true,
 			want: []regressionCase{
-				{Verdict: "fail", Rule: "single-night", Used: 30, Reps: 3, LastGood: 100, FirstBad: 0, Found: true, Bisect: 3, BaselineRecorded: true},
+				{Verdict: "fail", Rule: "single-night", Used: 30, Reps: 3, LastGood: 100, FirstBad: 0, Bisect: 3, BaselineRecorded: true},
 				{Verdict: "pass", Used: 30, Reps: 1, LastGood: -1, BaselineRecorded: true},
 			},
 		},
 		{
 			name: "a young recipe: judged with reduced power", nights: young(6), sum: tonight(summary.StatusOK, 80, 20), lookup: true,
 			want: []regressionCase{
-				{Verdict: "fail", Rule: "single-night", Used: 6, Reps: 1, ReducedPower: true, LastGood: 100, FirstBad: 0, Found: true, Bisect: 3, BaselineRecorded: true,
-					MessageHas: []string{"judged on 6 nights, fewer than the 20 the detector is calibrated for"}},
+				// The night before was a night's noise worse: the range holds it.
+				{Verdict: "fail", Rule: "single-night", Used: 6, Reps: 1, ReducedPower: true, LastGood: 99, FirstBad: 0, Bisect: 3, BaselineRecorded: true,
+					MessageHas: []string{"judged on 6 nights, fewer than the 30 the detector is calibrated for", "widened"}},
 				{Verdict: "pass", Used: 6, Reps: 1, ReducedPower: true, LastGood: -1, BaselineRecorded: true},
 			},
 		},
 		{
-			name: "too few nights: no-baseline", nights: young(4), sum: tonight(summary.StatusOK, 50, 40), lookup: true,
+			// A new recipe passes on its absolute gates, not soft-failed.
+			name: "first nights: no regression check yet", nights: young(4), sum: tonight(summary.StatusOK, 50, 40), lookup: true,
 			want: []regressionCase{
-				{Verdict: "no-baseline", LastGood: -1, MessageHas: []string{"8k output_throughput = 50: only 4 of 30 comparable past nights have it, 5 needed (at most 25 may be missing)"}},
-				{Verdict: "no-baseline", LastGood: -1},
+				{Verdict: "pass", Reps: 1, LastGood: -1, MessageHas: []string{"8k output_throughput = 50: first nights: no regression check yet (4 past nights, 5 needed)"}},
+				{Verdict: "pass", Reps: 1, LastGood: -1},
 			},
 		},
 		{

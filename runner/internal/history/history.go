@@ -23,7 +23,6 @@ import (
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
-	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
@@ -37,7 +36,7 @@ type Config struct {
 	Timeout time.Duration
 	// Needs is the "recipe<TAB>nights" lines of contract.HistoryEnv.
 	Needs string
-	API   gate.APIConfig
+	API   baseline.APIConfig
 }
 
 // Run is `runner history`: it fetches the nights c.Needs names through
@@ -56,7 +55,7 @@ func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(str
 		return fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
 	}
 	if source == nil {
-		source = gate.APISource(c.API, getenv, secretGetter(environ))
+		source = baseline.APISource(c.API, getenv, secretGetter(environ))
 	}
 	f := &baseline.File{Version: baseline.FileVersion, FetchedAt: time.Now().UTC(), Recipes: map[string]baseline.FileRecipe{}}
 	f.BuildNumber, _ = strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))

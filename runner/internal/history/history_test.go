@@ -17,7 +17,6 @@ import (
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
-	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/google/go-cmp/cmp"
 )
@@ -186,7 +185,7 @@ func (s failingSource) Last(context.Context, string, string, int) (baseline.Resu
 // address and needs env holds.
 func apiConfig(out string, env map[string]string) Config {
 	return Config{Out: out, Needs: env[contract.HistoryEnv],
-		API: gate.APIConfig{URL: env["BENCHKITE_API_URL"], TokenEnv: "BUILDKITE_API_TOKEN", TokenSecret: "BENCHKITE_API_TOKEN"}}
+		API: baseline.APIConfig{URL: env["BENCHKITE_API_URL"], TokenEnv: "BUILDKITE_API_TOKEN", TokenSecret: "BENCHKITE_API_TOKEN"}}
 }
 
 // A file that cannot be read is no baseline, with the reason.

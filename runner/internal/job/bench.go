@@ -87,6 +87,11 @@ func dirNames(dir string) (map[string]bool, error) {
 // host natively, inside the server's container on docker (the host has no
 // vLLM, and the bench then runs the vLLM version under test).
 func (j *Job) benchSpec(run workloads.BenchRun, rep int) (proc.Spec, error) {
+	return j.benchSpecTo(run, j.benchFile(run, rep))
+}
+
+// benchSpecTo is benchSpec writing its result to file.
+func (j *Job) benchSpecTo(run workloads.BenchRun, file string) (proc.Spec, error) {
 	res := j.res
 	argv := []string{"vllm", "bench", "serve",
 		"--backend", run.Backend,
@@ -120,7 +125,7 @@ func (j *Job) benchSpec(run workloads.BenchRun, rep int) (proc.Spec, error) {
 		argv = append(argv, "--percentile-metrics", workloads.DefaultPercentileMetrics)
 	}
 	argv = append(argv, run.Args...)
-	argv = append(argv, "--save-result", "--result-filename", j.benchFile(run, rep))
+	argv = append(argv, "--save-result", "--result-filename", file)
 	if res.Profile.Runtime == agents.Docker && j.cfg.BaseURL == "" {
 		exec := append([]string{"docker", "exec"}, j.hfTokenFlags()...)
 		argv = append(append(exec, containerName(res, j.getenv)), argv...)
@@ -220,12 +225,16 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		}
 		reps = append(reps, b)
 	}
+	reps, reruns, err := j.rerunOnAlarm(ctx, run, reps, out)
+	if err != nil {
+		return fail(err)
+	}
 	merged, err := results.MedianOf(reps)
 	if err != nil {
 		return fail(err)
 	}
 	file := j.benchFile(run, 1)
-	if run.Repetitions > 1 {
+	if len(reps) > 1 {
 		file = filepath.Join(j.dir, "bench-"+run.Name+".json")
 		data, err := merged.MarshalJSON()
 		if err != nil {
@@ -246,6 +255,7 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		out2.File = benchOut + "/" + out2.File
 	}
 	out2.RepetitionValues = j.repetitionValues(run, reps)
+	out2.Repetitions, out2.Reruns = len(reps), reruns
 	fmt.Fprintf(j.log, "runner: %s: %.1f output tok/s (%.1f per GPU), median TTFT %.1f ms, median TPOT %.2f ms\n",
 		run.Name, out2.OutputThroughput, out2.OutputThroughputPerGPU, out2.TTFT.Median, out2.TPOT.Median)
 	return out2, nil

@@ -11,7 +11,6 @@ import (
 
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
-	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -60,13 +59,13 @@ func TestSeedRecipeWithoutToken(t *testing.T) {
 	res := workloadstest.Resolve(t, seedRecipe, nil)
 	fake := &noSecrets{}
 	getenv := mapGetenv(nil)
-	cfg := gate.APIConfig{URL: "http://127.0.0.1:1/", TokenEnv: "BUILDKITE_API_TOKEN", TokenSecret: "BENCHKITE_API_TOKEN"}
+	cfg := baseline.APIConfig{URL: "http://127.0.0.1:1/", TokenEnv: "BUILDKITE_API_TOKEN", TokenSecret: "BENCHKITE_API_TOKEN"}
 
 	var log strings.Builder
 	j := &Job{res: res, log: &log, sum: *gsm8kSummary(res.Recipe.Name, 0.93), procs: fake}
 	j.sum.Bench = []summary.BenchRun{{Name: "8k-in-1k-out-conc-128", Config: "8k-in-1k-out-conc-128", Status: summary.StatusOK,
 		Metrics: map[string]float64{"output_throughput": 1000, "median_tpot_ms": 20}}}
-	j.history = baseline.NewHistory(gate.APISource(cfg, getenv, j.secret))
+	j.history = baseline.NewHistory(baseline.APISource(cfg, getenv, j.secret))
 
 	if err := j.gate(context.Background()); err != nil {
 		t.Fatalf("gate() error = %v, want nil: no baseline is a warning", err)

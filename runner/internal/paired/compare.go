@@ -11,6 +11,10 @@ import (
 const (
 	DefaultMetric = "exact_match"
 	DefaultAlpha  = 0.01
+	// DefaultMinPairs is the fewest paired questions the test decides on:
+	// with fewer, a handful of broken answers can never reach
+	// significance, and the comparison is unverified, with the count.
+	DefaultMinPairs = 200
 )
 
 // Options say what to compare and when to fail.
@@ -23,9 +27,13 @@ type Options struct {
 	Filter string
 	// Alpha is the significance level; DefaultAlpha when zero.
 	Alpha float64
-	// Tolerance is how much lower, as a fraction (0.02 = 2 points), the
-	// speculative score may be before a significant difference fails.
-	Tolerance float64
+	// MinPairs is the fewest paired documents to decide on;
+	// DefaultMinPairs when zero.
+	MinPairs int
+	// MinAgreement, when positive, is the share of paired documents that
+	// must be scored alike: greedy decoding with and without speculation
+	// should agree as often as the run without it agrees with itself.
+	MinAgreement float64
 }
 
 // Result is the paired comparison of a speculative run with a run without
@@ -45,14 +53,22 @@ type Result struct {
 	// BaselineScore and SpecScore are the mean metric over the pairs;
 	// Delta is SpecScore − BaselineScore.
 	BaselineScore, SpecScore, Delta float64
-	// P is McNemar's exact two-sided p-value.
+	// P is McNemar's exact one-sided p-value: the chance of B or more of
+	// the B+C discordant documents going against speculation if it
+	// changed nothing.
 	P float64
 	// UnmatchedBaseline and UnmatchedSpec count documents found in one
 	// run only; they are left out of everything above.
 	UnmatchedBaseline, UnmatchedSpec int
-	Alpha, Tolerance                 float64
-	Fail                             bool
-	Why                              string
+	Alpha, MinAgreement              float64
+	MinPairs                         int
+	// Unverified: fewer than MinPairs documents paired; Fail is false and
+	// nothing was decided.
+	Unverified bool
+	Fail       bool
+	// AgreementFail: the outcomes agreed less often than MinAgreement.
+	AgreementFail bool
+	Why           string
 }
 
 // CompareFiles reads two samples files and compares them.
@@ -69,8 +85,10 @@ func CompareFiles(baselinePath, specPath string, opts Options) (Result, error) {
 }
 
 // Compare pairs the speculative run's samples with the baseline's on
-// doc_hash and tests whether they differ. It fails when McNemar's p is
-// below Alpha and the speculative score is lower by more than Tolerance.
+// doc_id and doc_hash, so that two documents asking the same question stay
+// two, and tests whether speculation answers worse. McNemar's exact
+// one-sided test on the discordant documents decides on its own: p below
+// Alpha fails, whatever the means say.
 func Compare(baseline, spec []Sample, opts Options) (Result, error) {
 	opts, err := opts.check()
 	if err != nil {
@@ -83,19 +101,25 @@ func Compare(baseline, spec []Sample, opts Options) (Result, error) {
 	byHash := map[string]baseDoc{}
 	for _, s := range baseline {
 		if s.Filter == filter {
-			byHash[s.DocHash] = baseDoc{value: func() (float64, error) { return outcome(s, opts.Metric) }, answer: s.Answer}
+			byHash[DocKey(s.DocID, s.DocHash)] = baseDoc{value: func() (float64, error) { return outcome(s, opts.Metric) }, answer: s.Answer}
 		}
 	}
-	return tally(byHash, spec, filter, opts, fileOf(baseline), true)
+	return tally(byHash, spec, filter, opts, fileOf(baseline), true, false)
 }
 
 // Outcomes are a past run's stored per-document results under one metric
-// and filter: whether each document, by doc_hash, was answered right.
+// and filter: whether each document was answered right, by DocKey, or by
+// doc_hash alone for outcomes stored before doc ids were.
 type Outcomes struct {
 	// Source names the run in messages, e.g. "nospec #41".
 	Source string
 	Right  map[string]bool
+	// ByHash: Right is keyed by doc_hash alone.
+	ByHash bool
 }
+
+// DocKey is how documents pair: doc_id and doc_hash together.
+func DocKey(id int, hash string) string { return fmt.Sprintf("%d:%s", id, hash) }
 
 // CompareOutcomes is Compare with the run without speculation given by
 // its stored outcomes under opts.Metric and opts.Filter. They hold no
@@ -120,7 +144,7 @@ func CompareOutcomes(baseline Outcomes, spec []Sample, opts Options) (Result, er
 		}
 		byHash[h] = baseDoc{value: func() (float64, error) { return v, nil }}
 	}
-	return tally(byHash, spec, filter, opts, baseline.Source, false)
+	return tally(byHash, spec, filter, opts, baseline.Source, false, baseline.ByHash)
 }
 
 func (opts Options) check() (Options, error) {
@@ -130,8 +154,11 @@ func (opts Options) check() (Options, error) {
 	if opts.Alpha == 0 {
 		opts.Alpha = DefaultAlpha
 	}
-	if !(opts.Alpha > 0 && opts.Alpha < 1) || !(opts.Tolerance >= 0 && opts.Tolerance < 1) {
-		return opts, fmt.Errorf("%w: alpha %g must be in (0, 1) and tolerance %g in [0, 1)", ErrInput, opts.Alpha, opts.Tolerance)
+	if opts.MinPairs == 0 {
+		opts.MinPairs = DefaultMinPairs
+	}
+	if !(opts.Alpha > 0 && opts.Alpha < 1) || !(opts.MinAgreement >= 0 && opts.MinAgreement <= 1) || opts.MinPairs < 1 {
+		return opts, fmt.Errorf("%w: alpha %g must be in (0, 1), the minimum agreement %g in [0, 1] and the minimum pairs %d at least 1", ErrInput, opts.Alpha, opts.MinAgreement, opts.MinPairs)
 	}
 	return opts, nil
 }
@@ -145,21 +172,25 @@ type baseDoc struct {
 
 // tally pairs spec's documents under filter with byHash and judges them;
 // baseName names the baseline in errors, answers whether its answers are
-// known.
-func tally(byHash map[string]baseDoc, spec []Sample, filter string, opts Options, baseName string, answers bool) (Result, error) {
-	r := Result{Metric: opts.Metric, Filter: filter, Alpha: opts.Alpha, Tolerance: opts.Tolerance, AnswersKnown: answers}
+// known, hashOnly whether byHash is keyed by doc_hash alone.
+func tally(byHash map[string]baseDoc, spec []Sample, filter string, opts Options, baseName string, answers, hashOnly bool) (Result, error) {
+	r := Result{Metric: opts.Metric, Filter: filter, Alpha: opts.Alpha, MinPairs: opts.MinPairs, MinAgreement: opts.MinAgreement, AnswersKnown: answers}
 	matched := map[string]bool{}
 	var baseSum, specSum float64
 	for _, s := range spec {
 		if s.Filter != filter {
 			continue
 		}
-		b, ok := byHash[s.DocHash]
-		if !ok {
+		key := DocKey(s.DocID, s.DocHash)
+		if hashOnly {
+			key = s.DocHash
+		}
+		b, ok := byHash[key]
+		if !ok || matched[key] {
 			r.UnmatchedSpec++
 			continue
 		}
-		matched[s.DocHash] = true
+		matched[key] = true
 		bv, err := b.value()
 		if err != nil {
 			return Result{}, err
@@ -191,9 +222,7 @@ func tally(byHash map[string]baseDoc, spec []Sample, filter string, opts Options
 	r.OutcomeAgreement, r.AnswerAgreement = float64(r.AgreeOutcome)/n, float64(r.AgreeAnswer)/n
 	r.BaselineScore, r.SpecScore = baseSum/n, specSum/n
 	r.Delta = r.SpecScore - r.BaselineScore
-	r.P = McNemarExact(r.B, r.C)
-	lower := -r.Delta > opts.Tolerance+1e-12
-	r.Fail = r.P < opts.Alpha && lower
+	r.P = McNemarOneSided(r.B, r.C)
 
 	unmatched := ""
 	if r.UnmatchedBaseline+r.UnmatchedSpec > 0 {
@@ -203,17 +232,28 @@ func tally(byHash map[string]baseDoc, spec []Sample, filter string, opts Options
 	if !answers {
 		agree = fmt.Sprintf("outcomes alike on %.1f%%", r.OutcomeAgreement*100)
 	}
-	head := fmt.Sprintf("%s %s over %d paired documents: %.4f with speculation vs %.4f without (Δ %+.4f); %d right only without, %d right only with (McNemar exact p = %.3g); %s",
+	head := fmt.Sprintf("%s %s over %d paired documents: %.4f with speculation vs %.4f without (Δ %+.4f); %d right only without, %d right only with (McNemar exact one-sided p = %.3g); %s",
 		filter, opts.Metric, r.Pairs, r.SpecScore, r.BaselineScore, r.Delta, r.B, r.C, r.P, agree)
+	if r.Pairs < opts.MinPairs {
+		r.Unverified = true
+		r.Why = fmt.Sprintf("unverified: only %d paired documents, %d needed to decide per question; %s%s", r.Pairs, opts.MinPairs, head, unmatched)
+		return r, nil
+	}
+	r.Fail = r.P < opts.Alpha
+	r.AgreementFail = opts.MinAgreement > 0 && r.OutcomeAgreement < opts.MinAgreement
+	var why []string
+	if r.Fail {
+		why = append(why, fmt.Sprintf("speculation answers significantly worse (p < %g)", opts.Alpha))
+	}
+	if r.AgreementFail {
+		why = append(why, fmt.Sprintf("the outcomes agree on %.1f%% of documents, below the %.1f%% expected", r.OutcomeAgreement*100, opts.MinAgreement*100))
+	}
 	switch {
-	case r.Fail:
-		r.Why = fmt.Sprintf("fail: %s; the drop is significant (p < %g) and beyond the tolerance %g%s", head, opts.Alpha, opts.Tolerance, unmatched)
-	case lower:
-		r.Why = fmt.Sprintf("pass: %s; lower by more than the tolerance %g, but not significantly (p >= %g)%s", head, opts.Tolerance, opts.Alpha, unmatched)
-	case r.P < opts.Alpha:
-		r.Why = fmt.Sprintf("pass: %s; a significant difference, but within the tolerance %g%s", head, opts.Tolerance, unmatched)
+	case len(why) > 0:
+		r.Fail = true
+		r.Why = fmt.Sprintf("fail: %s; %s%s", head, strings.Join(why, "; "), unmatched)
 	default:
-		r.Why = fmt.Sprintf("pass: %s; no significant difference (p >= %g)%s", head, opts.Alpha, unmatched)
+		r.Why = fmt.Sprintf("pass: %s; not significantly worse (p >= %g)%s", head, opts.Alpha, unmatched)
 	}
 	return r, nil
 }
@@ -268,6 +308,24 @@ func outcome(s Sample, metric string) (float64, error) {
 		return 0, fmt.Errorf("%w: %s:%d: %s is %g; the paired test needs 0 or 1 per document", ErrInput, s.File, s.Line, metric, v)
 	}
 	return v, nil
+}
+
+// McNemarOneSided is the one-sided exact McNemar p-value that b, the
+// documents right only without speculation, is this large by chance: the
+// binomial(b+c, 1/2) probability of b or more.
+func McNemarOneSided(b, c int) float64 {
+	n := b + c
+	if n == 0 || b == 0 {
+		return 1
+	}
+	var sum float64
+	lgN, _ := math.Lgamma(float64(n + 1))
+	for i := b; i <= n; i++ {
+		a, _ := math.Lgamma(float64(i + 1))
+		z, _ := math.Lgamma(float64(n - i + 1))
+		sum += math.Exp(lgN - a - z - float64(n)*math.Ln2)
+	}
+	return min(1, sum)
 }
 
 // McNemarExact is the two-sided exact McNemar p-value for discordant

@@ -45,8 +45,9 @@ func specFile(kind string) string {
 
 func TestCompareFiles(t *testing.T) {
 	t.Parallel()
-	opts := Options{Filter: "strict-match", Tolerance: 0.02}
-	base := Result{Metric: "exact_match", Filter: "strict-match", Alpha: 0.01, Tolerance: 0.02, AnswersKnown: true}
+	// The files hold 100 documents; the test decides on 50 or more here.
+	opts := Options{Filter: "strict-match", MinPairs: 50}
+	base := Result{Metric: "exact_match", Filter: "strict-match", Alpha: 0.01, MinPairs: 50, AnswersKnown: true}
 	tests := []struct {
 		name string
 		spec string
@@ -60,7 +61,7 @@ func TestCompareFiles(t *testing.T) {
 				r.OutcomeAgreement, r.AnswerAgreement = 1, 1
 				r.BaselineScore, r.SpecScore, r.P = 0.75, 0.75, 1
 			}),
-			why: "pass: strict-match exact_match over 100 paired documents: 0.7500 with speculation vs 0.7500 without (Δ +0.0000); 0 right only without, 0 right only with (McNemar exact p = 1); answers identical on 100.0%; no significant difference (p >= 0.01)",
+			why: "pass: strict-match exact_match over 100 paired documents: 0.7500 with speculation vs 0.7500 without (Δ +0.0000); 0 right only without, 0 right only with (McNemar exact one-sided p = 1); answers identical on 100.0%; not significantly worse (p >= 0.01)",
 		},
 		{
 			// Docs 0..97 pair up: 73 right without speculation; 1, 2, 3
@@ -71,23 +72,24 @@ func TestCompareFiles(t *testing.T) {
 				r.Pairs, r.AgreeOutcome, r.AgreeAnswer = 98, 93, 93
 				r.OutcomeAgreement, r.AnswerAgreement = 93.0/98, 93.0/98
 				r.B, r.C = 3, 2
-				r.BaselineScore, r.SpecScore, r.Delta, r.P = 73.0/98, 72.0/98, -1.0/98, 1
+				// P(3 or more of 5) = (10+5+1)/32.
+				r.BaselineScore, r.SpecScore, r.Delta, r.P = 73.0/98, 72.0/98, -1.0/98, 0.5
 				r.UnmatchedBaseline, r.UnmatchedSpec = 2, 1
 			}),
-			why: "no significant difference (p >= 0.01); 2 documents only without speculation and 1 only with it were left out",
+			why: "not significantly worse (p >= 0.01); 2 documents only without speculation and 1 only with it were left out",
 		},
 		{
 			// Twelve right answers turn wrong and one wrong one right:
-			// p = 2·(1+13)/2^13 = 0.0034, and 0.64 is 0.11 below 0.75.
+			// p = (13+1)/2^13 = 0.0017.
 			name: "a real drop", spec: specFile("drop"),
 			want: withR(base, func(r *Result) {
 				r.Pairs, r.AgreeOutcome, r.AgreeAnswer = 100, 87, 87
 				r.OutcomeAgreement, r.AnswerAgreement = 0.87, 0.87
 				r.B, r.C = 12, 1
-				r.BaselineScore, r.SpecScore, r.Delta, r.P = 0.75, 0.64, -0.11, 28.0/8192
+				r.BaselineScore, r.SpecScore, r.Delta, r.P = 0.75, 0.64, -0.11, 14.0/8192
 				r.Fail = true
 			}),
-			why: "fail: strict-match exact_match over 100 paired documents: 0.6400 with speculation vs 0.7500 without (Δ -0.1100); 12 right only without, 1 right only with (McNemar exact p = 0.00342); answers identical on 87.0%; the drop is significant (p < 0.01) and beyond the tolerance 0.02",
+			why: "fail: strict-match exact_match over 100 paired documents: 0.6400 with speculation vs 0.7500 without (Δ -0.1100); 12 right only without, 1 right only with (McNemar exact one-sided p = 0.00171); answers identical on 87.0%; speculation answers significantly worse (p < 0.01)",
 		},
 	}
 	for _, tt := range tests {
@@ -112,17 +114,82 @@ func withR(r Result, f func(*Result)) Result {
 	return r
 }
 
-func TestCompareTolerance(t *testing.T) {
+// The paired test decides alone: no tolerance lets a significant drop
+// pass; too few pairs decide nothing; agreement is gated.
+func TestCompareDecidesAlone(t *testing.T) {
 	t.Parallel()
-	// The real drop is 0.11: a tolerance of 0.15 lets it pass, though
-	// significant; a stricter alpha than its p lets it pass too.
-	r, err := CompareFiles(nospec, specFile("drop"), Options{Filter: "flexible-extract", Tolerance: 0.15})
-	if err != nil || r.Fail || !strings.Contains(r.Why, "a significant difference, but within the tolerance 0.15") {
-		t.Errorf("CompareFiles(tolerance 0.15) = %+v, %v; want a pass within the tolerance", r, err)
-	}
-	r, err = CompareFiles(nospec, specFile("drop"), Options{Filter: "strict-match", Alpha: 0.001})
-	if err != nil || r.Fail || !strings.Contains(r.Why, "not significantly (p >= 0.001)") {
+	r, err := CompareFiles(nospec, specFile("drop"), Options{Filter: "strict-match", MinPairs: 50, Alpha: 0.001})
+	if err != nil || r.Fail || !strings.Contains(r.Why, "not significantly worse (p >= 0.001)") {
 		t.Errorf("CompareFiles(alpha 0.001) = %+v, %v; want a pass, not significant", r, err)
+	}
+	r, err = CompareFiles(nospec, specFile("drop"), Options{Filter: "strict-match"})
+	if err != nil || r.Fail || !r.Unverified || !strings.Contains(r.Why, "unverified: only 100 paired documents, 200 needed") {
+		t.Errorf("CompareFiles(100 pairs) = %+v, %v; want unverified with the count", r, err)
+	}
+	r, err = CompareFiles(nospec, specFile("identical"), Options{Filter: "strict-match", MinPairs: 50, MinAgreement: 1})
+	if err != nil || r.Fail {
+		t.Errorf("CompareFiles(identical, agreement 100 %%) = %+v, %v; want a pass", r, err)
+	}
+	r, err = CompareFiles(nospec, specFile("flips"), Options{Filter: "strict-match", MinPairs: 50, MinAgreement: 0.98})
+	if err != nil || !r.Fail || !r.AgreementFail || !strings.Contains(r.Why, "the outcomes agree on 94.9% of documents, below the 98.0% expected") {
+		t.Errorf("CompareFiles(flips, agreement 98 %%) = %+v, %v; want an agreement failure", r, err)
+	}
+}
+
+// 19 answers broken one way out of 1,319 fail; the old two-sided test
+// with a tolerance let them pass.
+func TestCompareNineteenOfMany(t *testing.T) {
+	t.Parallel()
+	var base, spec []Sample
+	for i := range 1319 {
+		h := "h" + strconv.Itoa(i)
+		right := 1.0
+		if i%4 == 0 {
+			right = 0
+		}
+		base = append(base, Sample{DocID: i, DocHash: h, Filter: "f", Metrics: map[string]float64{"exact_match": right}})
+		if i%4 == 1 && i < 4*19 {
+			right = 0
+		}
+		spec = append(spec, Sample{DocID: i, DocHash: h, Filter: "f", Metrics: map[string]float64{"exact_match": right}})
+	}
+	r, err := Compare(base, spec, Options{})
+	if err != nil || r.B != 19 || r.C != 0 || !r.Fail || math.Abs(r.P-math.Pow(2, -19)) > 1e-15 {
+		t.Errorf("Compare(19 of 1319 broken) = b %d, c %d, p %v, fail %v, %v", r.B, r.C, r.P, r.Fail, err)
+	}
+}
+
+// Two documents asking the same question share a doc_hash: they pair by
+// doc_id and stay two.
+func TestCompareDuplicateHashes(t *testing.T) {
+	t.Parallel()
+	lines := `{"doc_id": 0, "doc_hash": "same", "filter": "f", "metrics": ["exact_match"], "exact_match": 1}
+{"doc_id": 1, "doc_hash": "same", "filter": "f", "metrics": ["exact_match"], "exact_match": 0}
+{"doc_id": 2, "doc_hash": "other", "filter": "f", "metrics": ["exact_match"], "exact_match": 1}
+`
+	base, err := Parse(strings.NewReader(lines), "base.jsonl")
+	if err != nil {
+		t.Fatalf("Parse(two documents with one hash) error = %v", err)
+	}
+	r, err := Compare(base, base, Options{MinPairs: 1})
+	if err != nil || r.Pairs != 3 || r.AgreeOutcome != 3 {
+		t.Errorf("Compare(self) = %d pairs, %d alike, %v; want 3 and 3", r.Pairs, r.AgreeOutcome, err)
+	}
+	_, err = Parse(strings.NewReader(lines+`{"doc_id": 1, "doc_hash": "same", "filter": "f", "metrics": ["exact_match"], "exact_match": 0}`), "dup.jsonl")
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "dup.jsonl:4: doc_id 1, doc_hash same (filter \"f\") already on line 2") {
+		t.Errorf("Parse(one document twice) error = %v", err)
+	}
+}
+
+func TestMcNemarOneSided(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		b, c int
+		want float64
+	}{{0, 0, 1}, {0, 5, 1}, {5, 0, 1.0 / 32}, {3, 2, 16.0 / 32}, {12, 1, 14.0 / 8192}, {1, 12, 1 - 1.0/8192}} {
+		if got := McNemarOneSided(tt.b, tt.c); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("McNemarOneSided(%d, %d) = %v, want %v", tt.b, tt.c, got, tt.want)
+		}
 	}
 }
 
@@ -173,7 +240,7 @@ func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"bad JSON", line(1, "a", "f", `, "exact_match": 1.0`) + "{not json\n", "s.jsonl:2: not a JSON object"},
 		{"no doc_hash", `{"doc_id": 1, "filter": "f", "metrics": [], "exact_match": 1}` + "\n", `s.jsonl:1: no "doc_hash"`},
-		{"duplicate", line(1, "a", "f", `, "exact_match": 1.0`) + line(2, "a", "f", `, "exact_match": 0.0`), "s.jsonl:2: doc_hash a (filter \"f\") already on line 1"},
+		{"duplicate", line(1, "a", "f", `, "exact_match": 1.0`) + line(1, "a", "f", `, "exact_match": 0.0`), "s.jsonl:2: doc_id 1, doc_hash a (filter \"f\") already on line 1"},
 		{"metric not a number", line(1, "a", "f", `, "exact_match": "yes"`), `s.jsonl:1: metric "exact_match": "yes" is not a number`},
 		{"metric missing", line(1, "a", "f", ``), `s.jsonl:1: metric "exact_match": missing`},
 		{"doc_id not a number", strings.Replace(line(1, "a", "f", `, "exact_match": 1`), `"doc_id": 1`, `"doc_id": "one"`, 1), `s.jsonl:1: "doc_id"`},
@@ -235,7 +302,7 @@ func TestCompareErrors(t *testing.T) {
 		{"filter absent", base, half, Options{Filter: "flexible-extract"}, `half.jsonl has no filter "flexible-extract" (it has strict-match)`},
 		{"no pairs", half, other, Options{}, "no document of other.jsonl is in half.jsonl"},
 		{"metric absent", base, base, Options{Filter: "strict-match", Metric: "acc"}, `base.jsonl:1: no metric "acc"`},
-		{"bad tolerance", base, base, Options{Filter: "strict-match", Tolerance: -1}, "tolerance -1"},
+		{"bad agreement", base, base, Options{Filter: "strict-match", MinAgreement: 2}, "minimum agreement 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -260,10 +327,10 @@ func TestCompareOutcomesMatchesCompareFiles(t *testing.T) {
 	stored := Outcomes{Source: "nospec #7", Right: map[string]bool{}}
 	for _, s := range base {
 		if s.Filter == "strict-match" {
-			stored.Right[s.DocHash] = s.Metrics["exact_match"] == 1
+			stored.Right[DocKey(s.DocID, s.DocHash)] = s.Metrics["exact_match"] == 1
 		}
 	}
-	opts := Options{Filter: "strict-match", Tolerance: 0.02}
+	opts := Options{Filter: "strict-match", MinPairs: 50}
 	for _, kind := range []string{"identical", "flips", "drop"} {
 		spec, err := ReadFile(specFile(kind))
 		if err != nil {

@@ -69,9 +69,11 @@ func Parse(r io.Reader, name string) ([]Sample, error) {
 			return nil, fmt.Errorf("%w: %s:%d: %w", ErrInput, name, line, perr)
 		}
 		s.File, s.Line = name, line
-		key := [2]string{s.Filter, s.DocHash}
+		// Two documents may ask the same question (one doc_hash); one
+		// document twice under one filter is a broken file.
+		key := [2]string{s.Filter, DocKey(s.DocID, s.DocHash)}
 		if first, dup := seen[key]; dup {
-			return nil, fmt.Errorf("%w: %s:%d: doc_hash %s (filter %q) already on line %d", ErrInput, name, line, s.DocHash, s.Filter, first)
+			return nil, fmt.Errorf("%w: %s:%d: doc_id %d, doc_hash %s (filter %q) already on line %d", ErrInput, name, line, s.DocID, s.DocHash, s.Filter, first)
 		}
 		seen[key] = line
 		out = append(out, s)

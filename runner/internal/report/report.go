@@ -53,7 +53,11 @@ type Config struct {
 	// Download fetches this build's summaries with buildkite-agent first.
 	Download bool
 	// API is asked for the state of selected steps that left no summary.
-	API gate.APIConfig
+	API baseline.APIConfig
+	// BuildFDR is the build's false-alarm budget, the
+	// Benjamini–Hochberg level over its regression tests;
+	// gate.DefaultBuildFDR when zero.
+	BuildFDR float64
 	// states, when set, replaces the API (tests).
 	states JobStates
 	// bisect, when set, replaces the API and registry of bisection (tests).
@@ -120,8 +124,18 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		fmt.Fprintf(io.Stdout, "runner: wrote the trend page %s\n", page)
 	}
 	same := sameBuildComparisons(sums, *dir)
+	// gate is the one judge: the report asks it and renders.
+	fdr := c.BuildFDR
+	if fdr == 0 {
+		fdr = gate.DefaultBuildFDR
+	}
+	if !(fdr > 0 && fdr < 1) {
+		return fmt.Errorf("%w: the build's false-alarm budget %g is not a fraction in (0, 1)", cliutil.ErrUsage, fdr)
+	}
+	budget := gate.SpendBudget(sums, fdr)
+	sums = withinBudget(sums, budget)
 	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
-	body := annotate.Cap(renderReport(sums, same, problems, skipped, getenv("BUILDKITE_BUILD_URL")), annotate.MaxBody)
+	body := annotate.Cap(renderReport(sums, same, problems, skipped, getenv("BUILDKITE_BUILD_URL"))+renderBudget(budget)+renderLifecycle(sums), annotate.MaxBody)
 	fmt.Fprint(io.Stdout, body)
 	if buildlog.InBuildkite(getenv) {
 		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums, same), "--priority", Priority}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
@@ -152,6 +166,74 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		return cliutil.Exit(1)
 	}
 	return nil
+}
+
+// withinBudget gives every summary its verdict within the build's
+// false-alarm budget, saying so in its problems when the budget released
+// a flagged regression.
+func withinBudget(sums []summary.Summary, b gate.Budget) []summary.Summary {
+	out := make([]summary.Summary, len(sums))
+	for i, s := range sums {
+		if v := b.Verdict(s); v != s.Verdict {
+			s.Problems = append(slices.Clone(s.Problems), fmt.Sprintf("%s within the build's false-alarm budget (was %s)", v, s.Verdict))
+			s.Verdict = v
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// renderBudget shows the build's false-alarm budget and every regression
+// still open or accepted.
+func renderBudget(b gate.Budget) string {
+	if len(b.Tests) == 0 {
+		return ""
+	}
+	var w strings.Builder
+	flagged, fails := 0, 0
+	var released []string
+	for _, t := range b.Tests {
+		if t.Flagged {
+			flagged++
+		}
+		if t.Fails {
+			fails++
+		}
+		if t.Flagged && !t.Fails {
+			released = append(released, fmt.Sprintf("%s %s (p = %.2g)", annotate.InlineCode(t.Recipe), annotate.Text(t.Subject+" "+t.Metric), t.P))
+		}
+	}
+	fmt.Fprintf(&w, "False-alarm budget: Benjamini–Hochberg at %g%% over %d regression tests: %d flagged, %d fail the build", b.Q*100, len(b.Tests), flagged, fails)
+	if len(released) > 0 {
+		fmt.Fprintf(&w, "; within the budget, not failures: %s", strings.Join(released, ", "))
+	}
+	w.WriteString(".\n")
+	return w.String()
+}
+
+// renderLifecycle lists the regressions still open (red every night
+// until fixed or accepted) and the accepted ones, with their record.
+func renderLifecycle(sums []summary.Summary) string {
+	var w strings.Builder
+	for _, s := range sums {
+		for _, g := range s.Gates {
+			d := g.Detector
+			if g.Kind != summary.GateRegression || d == nil {
+				continue
+			}
+			name := annotate.InlineCode(s.Recipe) + " " + annotate.Text(g.Subject+" "+g.Metric)
+			if d.OpenSince > 0 {
+				fmt.Fprintf(&w, "- open regression: %s since #%d; red until fixed or accepted (`regression.accept: {since, reason}` in the recipe)\n", name, d.OpenSince)
+			}
+			if d.Accepted != "" {
+				fmt.Fprintf(&w, "- accepted regression: %s %s\n", name, annotate.Text(d.Accepted))
+			}
+		}
+	}
+	if w.Len() == 0 {
+		return ""
+	}
+	return "\nRegressions:\n\n" + w.String()
 }
 
 // readSummaries reads dir/*/summary.json; unreadable ones are reported,
@@ -197,6 +279,11 @@ func reportStyle(sums []summary.Summary, same []sameBuild) string {
 		return "error"
 	}
 	style := "success"
+	for _, c := range same {
+		if c.Verdict != summary.VerdictPass {
+			style = "warning"
+		}
+	}
 	for _, s := range sums {
 		switch s.Verdict {
 		case summary.VerdictFail:
@@ -333,7 +420,7 @@ func rowsOf(sums []summary.Summary, same []sameBuild) []row {
 			}
 		}
 		for _, c := range same {
-			if c.Recipe == s.Recipe && !c.Pass && rank(r.verdict) > rank(summary.VerdictFail) {
+			if c.Recipe == s.Recipe && c.Verdict == summary.VerdictFail && rank(r.verdict) > rank(summary.VerdictFail) {
 				r.verdict = summary.VerdictFail
 				r.reason = fmt.Sprintf("same-build comparison: %s %s %s vs %s %s (below)", annotate.Text(c.Task), annotate.Num(c.Value, annotate.Score),
 					annotate.InlineCode(c.Metric), annotate.InlineCode(c.From), annotate.Num(c.Other, annotate.Score))

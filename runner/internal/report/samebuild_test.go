@@ -34,11 +34,11 @@ func TestSameBuildComparisons(t *testing.T) {
 		want []sameBuild
 	}{
 		{name: "within tolerance of tonight's no-spec", sums: seedPair(0.91, 0.92),
-			want: []sameBuild{{Recipe: "minimax_m3-mi355x", From: "minimax_m3-nospec-mi355x", Task: "gsm8k", Metric: flex, Value: 0.91, Other: 0.92, Tolerance: 0.015, Pass: true}}},
+			want: []sameBuild{{Recipe: "minimax_m3-mi355x", From: "minimax_m3-nospec-mi355x", Task: "gsm8k", Metric: flex, Value: 0.91, Other: 0.92, Tolerance: 0.015, Verdict: "pass"}}},
 		// The seed's own step passed against last night's 0.90; tonight's
 		// no-spec run scored 0.95, so EAGLE3 lost accuracy tonight.
 		{name: "passed its step, fails against tonight", sums: seedPair(0.91, 0.95),
-			want: []sameBuild{{Recipe: "minimax_m3-mi355x", From: "minimax_m3-nospec-mi355x", Task: "gsm8k", Metric: flex, Value: 0.91, Other: 0.95, Tolerance: 0.015, Pass: false}}},
+			want: []sameBuild{{Recipe: "minimax_m3-mi355x", From: "minimax_m3-nospec-mi355x", Task: "gsm8k", Metric: flex, Value: 0.91, Other: 0.95, Tolerance: 0.015, Verdict: "fail"}}},
 		{name: "the other recipe did not run", sums: seedPair(0.91, 0.95)[:1]},
 	}
 	for _, tt := range tests {

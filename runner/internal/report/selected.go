@@ -12,8 +12,8 @@ import (
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/classify"
-	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -88,7 +88,7 @@ func lost(ctx context.Context, selected []string, left int, sums []summary.Summa
 
 // apiStates asks the Buildkite API for this build's jobs, with the token
 // the history step uses.
-func apiStates(c gate.APIConfig, getenv func(string) string, environ []string) JobStates {
+func apiStates(c baseline.APIConfig, getenv func(string) string, environ []string) JobStates {
 	return func(ctx context.Context) (map[string]JobState, error) {
 		number, err := strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
 		if err != nil {

@@ -205,7 +205,10 @@ type BenchRun struct {
 	InputLen    int    `json:"input_len,omitempty"`
 	OutputLen   int    `json:"output_len,omitempty"`
 	Repetitions int    `json:"repetitions"`
-	Backend     string `json:"backend,omitempty"`
+	// Reruns are the repetitions run again on alarm (counted in
+	// Repetitions): the GPU time a flagged night cost.
+	Reruns  int    `json:"reruns,omitempty"`
+	Backend string `json:"backend,omitempty"`
 	// Temperature is the bench's sampling temperature (0: greedy), which
 	// speculative decoding's acceptance depends on.
 	Temperature *float64 `json:"temperature,omitempty"`
@@ -305,7 +308,9 @@ type Paired struct {
 	Alpha float64 `json:"alpha"`
 	Delta float64 `json:"delta"`
 	Fail  bool    `json:"fail"`
-	Why   string  `json:"why"`
+	// Unverified: too few questions paired to decide.
+	Unverified bool   `json:"unverified,omitempty"`
+	Why        string `json:"why"`
 	// Note is set when the night ran another image than tonight.
 	Note string `json:"note,omitempty"`
 }
@@ -341,6 +346,16 @@ type Detector struct {
 	// calibrated with; a step is caught less often.
 	ReducedPower bool   `json:"reduced_power,omitempty"`
 	Why          string `json:"why"`
+	// P is tonight's p-value (1 below the floor): a build's false-alarm
+	// budget is spent on it. RegimeNights are the nights the level came
+	// from; Autocorr the autocorrelation allowed for.
+	P            float64 `json:"p,omitempty"`
+	RegimeNights int     `json:"regime_nights,omitempty"`
+	Autocorr     float64 `json:"autocorr,omitempty"`
+	// OpenSince is the build a regression still open began with.
+	OpenSince int `json:"open_since,omitempty"`
+	// Accepted is the recipe's regression.accept record, when it applies.
+	Accepted string `json:"accepted,omitempty"`
 }
 
 // ChangePoint is where a flagged regression began: the last good and the
@@ -360,6 +375,9 @@ type ChangePoint struct {
 	After  float64 `json:"after"`
 	// Bisect are command lines, present only when both commits are known.
 	Bisect []string `json:"bisect,omitempty"`
+	// Widened says the evidence was weak and the range holds a night more
+	// on each side.
+	Widened bool `json:"widened,omitempty"`
 }
 
 // NightRef names one night of a series.

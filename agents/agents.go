@@ -90,6 +90,13 @@ type Profile struct {
 	Tags map[string]string `json:",omitempty"`
 	// Docker is a docker profile's container variant; nil for the default.
 	Docker *DockerVariant `json:",omitempty"`
+	// GPUHourPrice is what one GPU-hour of this kind costs, in whatever
+	// currency the reader uses; 0 when unset: GPU time is then reported
+	// without a cost.
+	GPUHourPrice float64
+	// BisectGPUHours is the GPU time one automatic bisect of a recipe on
+	// this kind may take; 0 (unset) turns automatic bisection off.
+	BisectGPUHours float64
 }
 
 // EnvVar is one environment variable, kept in file order.
@@ -251,6 +258,8 @@ func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 			dockerNode = key
 			p.Docker = l.docker(n, gpu)
 		}},
+		{Name: "gpu_hour_price", Decode: func(_, n *yaml.Node) { p.GPUHourPrice, _ = d.Float(n, "gpu_hour_price", 0, 1e6) }},
+		{Name: "bisect_gpu_hours", Decode: func(_, n *yaml.Node) { p.BisectGPUHours, _ = d.Float(n, "bisect_gpu_hours", 0, 1e6) }},
 		{Name: "k8s", Decode: func(key, n *yaml.Node) {
 			k8sNode = key
 			p.K8s = l.decodeK8s(n, gpu)

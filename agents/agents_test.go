@@ -661,6 +661,22 @@ func TestProfileEqual(t *testing.T) {
 // mapEnv adapts a map to Env.
 func mapEnv(m map[string]string) Env { return func(k string) string { return m[k] } }
 
+// gpu_hour_price is a plain, non-negative number.
+func TestGPUHourPrice(t *testing.T) {
+	t.Parallel()
+	const base = "H200:\n  queue: q\n  vendor: nvidia\n  image_repo: vllm/vllm-openai\n"
+	set, err := Parse("p.yaml", []byte(base+"  gpu_hour_price: 2.5\n  bisect_gpu_hours: 40\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := set.Lookup("H200"); !ok || p.GPUHourPrice != 2.5 || p.BisectGPUHours != 40 {
+		t.Errorf("GPUHourPrice = %v (found %v), want 2.5", p.GPUHourPrice, ok)
+	}
+	if _, err := Parse("p.yaml", []byte(base+"  gpu_hour_price: -1\n")); err == nil || !strings.Contains(err.Error(), "p.yaml:5:") || !strings.Contains(err.Error(), "gpu_hour_price must be between") {
+		t.Errorf("negative price: err = %v, want one naming p.yaml:5", err)
+	}
+}
+
 // emptyDirNote is the AMD profiles' model_cache_note: why their model
 // cache does not persist.
 func emptyDirNote(gpu string) string {

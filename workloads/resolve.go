@@ -1,8 +1,10 @@
 package workloads
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -223,6 +225,10 @@ func ExpandBench(b *Bench) []BenchRun {
 				Args:              args,
 			})
 		}
+		// Lowest concurrency first: the lightest point is the canary; if
+		// it fails the server is broken and the heavier ones need not run.
+		sweep := runs[len(runs)-len(c.MaxConcurrency):]
+		slices.SortStableFunc(sweep, func(a, b BenchRun) int { return cmp.Compare(a.Concurrency, b.Concurrency) })
 	}
 	return runs
 }

@@ -260,10 +260,11 @@ func TestExpandBench(t *testing.T) {
 	args := []BenchArg{{Flag: "--num-warmups", Values: []string{"8"}}, {Flag: "--disable-tqdm"}, {Flag: "--temperature", Values: []string{"0.6"}}, {Flag: "--percentile-metrics", Values: []string{"ttft", "tpot"}}}
 	bench := &Bench{Configs: []BenchConfig{
 		{Name: "one", Backend: "openai", InputLen: 8, OutputLen: 4, NumPrompts: []int{32}, MaxConcurrency: []int{16}, Repetitions: 3, Args: args},
-		{Name: "paired", Backend: "openai-chat", InputLen: 1, OutputLen: 2, NumPrompts: []int{10, 512}, MaxConcurrency: []int{1, 128}, Repetitions: 1},
+		{Name: "paired", Backend: "openai-chat", InputLen: 1, OutputLen: 2, NumPrompts: []int{512, 10}, MaxConcurrency: []int{128, 1}, Repetitions: 1},
 		{Name: "shared", Backend: "openai", InputLen: 1, OutputLen: 2, NumPrompts: []int{64}, MaxConcurrency: []int{4, 8}, Repetitions: 1},
 	}}
 	flat := []string{"--num-warmups", "8", "--disable-tqdm", "--percentile-metrics", "ttft", "tpot"}
+	// A sweep runs lowest concurrency first, each point with its prompts.
 	want := []BenchRun{
 		{Name: "one", Config: "one", Backend: "openai", InputLen: 8, OutputLen: 4, NumPrompts: 32, Concurrency: 16, Repetitions: 3, Temperature: 0.6, TemperatureSource: "recipe", Args: flat},
 		{Name: "paired-conc-1", Config: "paired", Backend: "openai-chat", InputLen: 1, OutputLen: 2, NumPrompts: 10, Concurrency: 1, Repetitions: 1, TemperatureSource: "default"},

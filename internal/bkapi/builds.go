@@ -27,6 +27,8 @@ type Build struct {
 	CreatedAt  time.Time
 	FinishedAt time.Time // zero while the build runs
 	Jobs       []Job
+	// Env is the build's environment (its string values).
+	Env map[string]string
 }
 
 // Job is the part of a build's job the runner uses.
@@ -186,6 +188,14 @@ func buildFrom(b buildkite.Build) Build {
 		WebURL:     deref(b.WebURL),
 		CreatedAt:  timeOf(b.CreatedAt),
 		FinishedAt: timeOf(b.FinishedAt),
+	}
+	for k, v := range b.Env {
+		if str, ok := v.(string); ok {
+			if out.Env == nil {
+				out.Env = map[string]string{}
+			}
+			out.Env[k] = str
+		}
 	}
 	for _, j := range b.Jobs {
 		if j == nil {

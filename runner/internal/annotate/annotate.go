@@ -73,7 +73,7 @@ func CutUTF8(s string, n int) string {
 // failure is said once.
 func Render(s summary.Summary, trendArtifact string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s %s: %s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), Text(s.Verdict), Reason(s))
+	fmt.Fprintf(&b, "### %s %s: %s%s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), Text(s.Verdict), ClassTag(s.Failure), Reason(s))
 	writeContext(&b, s)
 	if line := modelCacheLine(s.ModelCache); line != "" {
 		b.WriteString(line + "\n\n")
@@ -96,6 +96,20 @@ func Render(s summary.Summary, trendArtifact string) string {
 	}
 	b.WriteString("</details>\n")
 	return Cap(b.String(), MaxBody)
+}
+
+// ClassTag names a red night's class and signature after its verdict,
+// " (vllm: gpu-oom)", and the blocked_by it was expected from; "" when
+// the night has no class.
+func ClassTag(f *summary.Failure) string {
+	if f == nil || f.Class == "" {
+		return ""
+	}
+	t := " (" + Text(f.Class) + ": " + Text(f.Signature)
+	if f.BlockedBy != "" {
+		t += "; blocked by " + Text(f.BlockedBy)
+	}
+	return t + ")"
 }
 
 // writeContext is the line under the verdict: where and what ran.

@@ -150,3 +150,16 @@ func TestRenderDetector(t *testing.T) {
 		}
 	}
 }
+
+// The first line names a red night's class, and the blocked_by it was
+// expected from.
+func TestRenderNamesClass(t *testing.T) {
+	t.Parallel()
+	s := summary.Summary{Recipe: "r", Verdict: summary.VerdictError, Failure: &summary.Failure{Class: "vllm", Signature: "gpu-oom", BlockedBy: "vllm-project/vllm#1"},
+		Phases: []summary.Phase{{Name: summary.PhaseReady, Status: summary.StatusFailed, Cause: "torch.OutOfMemoryError: HIP out of memory."}}}
+	first, _, _ := strings.Cut(Render(s, ""), "\n")
+	want := "### 💥 `r`: error (vllm: gpu-oom; blocked by vllm-project/vllm#1) — **ready** failed: torch.OutOfMemoryError: HIP out of memory."
+	if first != want {
+		t.Errorf("first line = %q, want %q", first, want)
+	}
+}

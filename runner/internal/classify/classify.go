@@ -133,6 +133,11 @@ func phaseLines(s *summary.Summary, p summary.Phase) []string {
 	var lines []string
 	lines = append(lines, s.Problems...)
 	lines = append(lines, strings.Split(p.Error, "\n")...)
+	// The cause is the failed process's own last error line, nearest the
+	// failure: it goes last, where Match looks first.
+	if p.Cause != "" {
+		lines = append(lines, strings.Split(p.Cause, "\n")...)
+	}
 	return lines
 }
 
@@ -158,6 +163,20 @@ func Job(state string, exitStatus *int, signalReason string) Result {
 		return Result{Signature: sig}
 	}
 	return Result{Class: ClassHarness, Signature: "no summary: " + sig}
+}
+
+// Summary is r as summary.json carries it, naming blockedBy when the
+// failure is of the kind a recipe's blocked_by points at (the engine or
+// the model); nil when r has no class.
+func (r Result) Summary(blockedBy []string) *summary.Failure {
+	if r.Class == ClassNone {
+		return nil
+	}
+	f := &summary.Failure{Class: string(r.Class), Signature: r.Signature, Line: r.Line, Source: r.Source, Phase: r.Phase}
+	if len(blockedBy) > 0 && (r.Class == ClassVLLM || r.Class == ClassModel) {
+		f.BlockedBy = strings.Join(blockedBy, ", ")
+	}
+	return f
 }
 
 // Counts tallies classes, for the build report.

@@ -155,3 +155,27 @@ func sourceOf(name string) string {
 	}
 	return ""
 }
+
+// The cause a failed process left is read, and the recipe's blocked_by is
+// named only for the engine's or the model's failures.
+func TestNightCauseAndBlockedBy(t *testing.T) {
+	t.Parallel()
+	s := summary.Summary{Verdict: summary.VerdictError, Phases: []summary.Phase{
+		{Name: summary.PhaseReady, Status: summary.StatusFailed, Error: "ready: server exited before it was ready",
+			Cause: "(EngineCore_DP0 pid=412) RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"},
+	}}
+	got := Night(&s).Summary([]string{"vllm-project/vllm#45381"})
+	want := &summary.Failure{Class: "vllm", Signature: "nccl", Phase: summary.PhaseReady, Source: sourceOf("nccl"),
+		Line:      "(EngineCore_DP0 pid=412) RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+		BlockedBy: "vllm-project/vllm#45381"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Night().Summary() (-want +got):\n%s", diff)
+	}
+	tools := summary.Summary{Verdict: summary.VerdictError, Phases: []summary.Phase{{Name: summary.PhaseTools, Status: summary.StatusFailed, Error: "pip: exit status 1"}}}
+	if f := Night(&tools).Summary([]string{"vllm-project/vllm#45381"}); f == nil || f.BlockedBy != "" || f.Class != "harness" {
+		t.Errorf("a harness failure = %+v, want class harness without blocked_by", f)
+	}
+	if f := Night(&summary.Summary{Verdict: summary.VerdictPass}).Summary(nil); f != nil {
+		t.Errorf("a pass = %+v, want nil", f)
+	}
+}

@@ -231,8 +231,17 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 	if !ok || !strings.Contains(after, rootCause) {
 		t.Errorf("the log does not show the server's last lines with %q:\n%s", rootCause, o.stdout)
 	}
+	// The engine's root cause, from the server's last lines, classes the
+	// night: the summary, the annotation's first line.
+	if f := s.Failure; f == nil || f.Class != "vllm" || f.Signature != "gpu-oom" || f.Phase != "ready" || f.Line != rootCause || f.Source == "" {
+		t.Errorf("failure = %+v, want class vllm/gpu-oom in ready with the line %q", f, rootCause)
+	}
+	// The GPU time it held went to loading, and bought no verdict.
+	if g := s.GPUTime; g == nil || g.GPUs != 1 || g.Phases["load"] <= 0 || g.Total < g.Phases["load"] || g.Lost != g.Total {
+		t.Errorf("gpu_time = %+v, want load time, all of it lost", g)
+	}
 	e.checkUploaded("summary.json", "server.log", "annotation.md")
-	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error — **ready** failed: "+rootCause)
+	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error (vllm: gpu-oom) — **ready** failed: "+rootCause)
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-load-crash: error", "ready failed: ready: server exited before it was ready: vllm exited with code 1")
 	e.checkNoLeftovers()
 }
@@ -850,4 +859,44 @@ func TestE2ERunnerKilled(t *testing.T) {
 	}
 	<-r.done
 	e.checkNoLeftovers()
+}
+
+// A sweep runs lowest concurrency first; when that canary point fails
+// with the server still serving, the config's heavier points are not
+// run, each says why, and the GPU time saved is in the log and summary.
+func TestE2ECanaryFirst(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-canary"
+	recipe := strings.Replace(tinyRecipe(name, 1), "      max_concurrency: 2\n", "      max_concurrency: [4, 1, 2]\n", 1)
+	e := newE2E(t, name, recipe)
+	// Every bench exits without its result file: the canary fails, the
+	// server stays healthy.
+	e.setenv("FAKE_VLLM_BENCH_NO_OUTPUT", "true")
+	o := e.run("--health-timeout", "5m")
+	checkCode(t, o, 1)
+
+	s := e.summary()
+	var got []string
+	for _, b := range s.Bench {
+		got = append(got, fmt.Sprintf("%s %s", b.Name, b.Status))
+	}
+	want := []string{"short-conc-1 failed", "short-conc-2 not-run", "short-conc-4 not-run"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("bench runs = %q, want %q", got, want)
+	}
+	for _, b := range s.Bench[1:] {
+		if !strings.HasPrefix(b.Error, "canary short-conc-1 failed: ") {
+			t.Errorf("%s: error %q, want the canary named", b.Name, b.Error)
+		}
+	}
+	if s.GPUTime == nil || s.GPUTime.Saved <= 0 {
+		t.Errorf("gpu_time = %+v, want GPU time saved", s.GPUTime)
+	}
+	if !strings.Contains(o.stdout, "runner: short-conc-4 not run: canary short-conc-1 failed: ") || !strings.Contains(o.stdout, "GPU-h saved") {
+		t.Errorf("the log does not say the sweep stopped and what it saved:\n%s", o.stdout)
+	}
+	// The canary ran once: the vLLM stand-in's argv log would show more.
+	if n := strings.Count(o.stdout, "$ vllm bench serve"); n != 1 {
+		t.Errorf("vllm bench serve ran %d times, want once", n)
+	}
 }

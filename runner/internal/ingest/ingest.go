@@ -81,6 +81,47 @@ type Record struct {
 	SpecAcceptRate float64 `json:"spec_acceptance_rate,omitempty"`
 	// Provenance is how to re-run the night (the run's manifest).
 	Provenance *summary.Provenance `json:"provenance,omitempty"`
+	// FailureClass and FailureSignature say why the night was red
+	// (summary.Failure), on every record of a red night.
+	FailureClass     string `json:"failure_class,omitempty"`
+	FailureSignature string `json:"failure_signature,omitempty"`
+}
+
+// FailureRecord is a red night's class, posted once per night so that a
+// night that measured nothing still reaches the dashboard.
+type FailureRecord struct {
+	Origin
+	Recipe           string `json:"recipe"`
+	Device           string `json:"device"`
+	Model            string `json:"model"`
+	Image            string `json:"image"`
+	VLLMCommit       string `json:"vllm_commit,omitempty"`
+	BuildURL         string `json:"build_url,omitempty"`
+	Date             string `json:"date"`
+	Verdict          string `json:"verdict"`
+	FailureClass     string `json:"failure_class"`
+	FailureSignature string `json:"failure_signature"`
+	FailurePhase     string `json:"failure_phase,omitempty"`
+	FailureLine      string `json:"failure_line,omitempty"`
+	BlockedBy        string `json:"blocked_by,omitempty"`
+}
+
+// Failure is the record of s's class, or nil for a night without one.
+func Failure(s summary.Summary) *FailureRecord {
+	f := s.Failure
+	if f == nil {
+		return nil
+	}
+	rec := &FailureRecord{
+		Origin: OriginOf(s),
+		Recipe: s.Recipe, Device: s.Device, Model: s.Model, Image: s.Image, VLLMCommit: s.VLLMCommit,
+		Date: s.Finished.UTC().Format(time.RFC3339), Verdict: s.Verdict,
+		FailureClass: f.Class, FailureSignature: f.Signature, FailurePhase: f.Phase, FailureLine: f.Line, BlockedBy: f.BlockedBy,
+	}
+	if s.Buildkite != nil {
+		rec.BuildURL = s.Buildkite.BuildURL
+	}
+	return rec
 }
 
 // AccuracyRecord is one accuracy result (an lm_eval task or a BFCL
@@ -152,6 +193,9 @@ func Records(s summary.Summary) []Record {
 		if r.SpecDecode != nil {
 			rec.SpecAcceptRate = r.SpecDecode.AcceptanceRate
 		}
+		if s.Failure != nil {
+			rec.FailureClass, rec.FailureSignature = s.Failure.Class, s.Failure.Signature
+		}
 		out = append(out, rec)
 	}
 	return out
@@ -181,6 +225,9 @@ func PostRecords(ctx context.Context, client *http.Client, url, token string, s 
 	}
 	for _, r := range AccuracyRecords(s) {
 		records = append(records, r)
+	}
+	if f := Failure(s); f != nil {
+		records = append(records, f)
 	}
 	if len(records) == 0 {
 		return nil

@@ -47,7 +47,7 @@ func TestIngestPostsDashboardRecords(t *testing.T) {
 	}
 	want := []Record{{
 		Origin: Origin{BuildSource: "schedule", Branch: "main", Verdict: "pass", Fingerprint: "f00d"},
-		Recipe:     "minimax_m3-mi355x", Device: "mi355x", Conc: 128, Image: "vllm/vllm-openai-rocm:nightly-abc1234",
+		Recipe: "minimax_m3-mi355x", Device: "mi355x", Conc: 128, Image: "vllm/vllm-openai-rocm:nightly-abc1234",
 		Model: "MiniMaxAI/MiniMax-M3-MXFP8", Framework: "vllm", Precision: "fp8", ISL: 8192, OSL: 1024, TP: 8,
 		TputPerGPU: 1200, OutputTputGPU: 150, MedianTTFT: 0.25, MedianTPOT: 0.02, MedianITL: 0.04, MedianE2EL: 21, P99TTFT: 0.9,
 		VLLMCommit: "abc1234", Date: "2026-11-29T03:00:00Z", SpecAcceptRate: 60,
@@ -142,5 +142,36 @@ func TestIngestMarksRunsThatAreNotNights(t *testing.T) {
 				t.Errorf("nightly only: sent %v, error %v; want sent only without marks", sent, err)
 			}
 		})
+	}
+}
+
+// A red night's class goes on every record, and once on its own record,
+// so that a night that measured nothing still reaches the dashboard.
+func TestIngestCarriesTheFailureClass(t *testing.T) {
+	t.Parallel()
+	var got []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Errorf("decode body: %v", err)
+		}
+	}))
+	defer srv.Close()
+	s := ingestSummary()
+	s.Verdict = summary.VerdictFail
+	s.Failure = &summary.Failure{Class: "perf", Signature: "regression gate"}
+	if err := Post(context.Background(), srv.Client(), srv.URL, "", s); err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	if len(got) != 2 || got[0]["failure_class"] != "perf" || got[1]["failure_class"] != "perf" || got[1]["verdict"] != "fail" || got[1]["failure_signature"] != "regression gate" {
+		t.Errorf("posted %v, want a bench record and a failure record, both of class perf", got)
+	}
+	s.Bench = nil
+	s.Verdict, s.Failure = summary.VerdictError, &summary.Failure{Class: "vllm", Signature: "gpu-oom", Phase: "ready", Line: "torch.OutOfMemoryError: HIP out of memory."}
+	got = nil
+	if err := Post(context.Background(), srv.Client(), srv.URL, "", s); err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	if len(got) != 1 || got[0]["failure_signature"] != "gpu-oom" || got[0]["failure_line"] != "torch.OutOfMemoryError: HIP out of memory." {
+		t.Errorf("posted %v, want the one failure record", got)
 	}
 }

@@ -70,6 +70,7 @@ func gated(t *testing.T, res *workloads.Resolved, s summary.Summary, history *ba
 	j := &Job{res: res, log: &strings.Builder{}, sum: s, now: func() time.Time { return time.Time{} }, history: history}
 	j.phase(context.Background(), summary.PhaseGate, j.gate)
 	j.sum.Verdict, j.sum.Problems = j.verdict(context.Background())
+	j.sum.Failure = j.failure()
 	return j.sum
 }
 

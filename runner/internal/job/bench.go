@@ -137,13 +137,34 @@ func (j *Job) benchSpecTo(run workloads.BenchRun, file string) (proc.Spec, error
 }
 
 // bench runs every expanded run, repetitions in order. A failed run does
-// not stop the others unless the server has gone.
+// not stop the others unless the server has gone, or unless it was the
+// first point of its config's sweep (the canary, lowest concurrency):
+// then the server cannot serve that load at all, and the config's other,
+// heavier points are recorded not-run instead of failing one by one.
 func (j *Job) bench(ctx context.Context) error {
+	canary := map[string]bool{}        // configs whose first point has run
+	failed := map[string]string{}      // configs whose canary failed: why
+	took := map[string]time.Duration{} // how long each canary took
 	return whileServing(ctx, j, j.res.BenchRuns,
 		func(run workloads.BenchRun) string { return run.Name },
 		func(run workloads.BenchRun) error {
+			if why, ok := failed[run.Config]; ok {
+				j.sum.Bench = append(j.sum.Bench, summary.BenchRun{Name: run.Name, Config: run.Config, Concurrency: run.Concurrency,
+					Status: summary.StatusNotRun, Error: why})
+				saved := took[run.Config].Seconds() * float64(max(j.res.Recipe.NumGPUs, 1))
+				j.canarySaved += saved
+				fmt.Fprintf(j.log, "runner: %s not run: %s; about %.2f GPU-h saved\n", run.Name, why, saved/3600)
+				return nil
+			}
+			first := !canary[run.Config]
+			canary[run.Config] = true
+			start := time.Now()
 			br, err := j.benchRun(ctx, run)
 			j.sum.Bench = append(j.sum.Bench, br)
+			if err != nil && first && ctx.Err() == nil {
+				took[run.Config] = time.Since(start)
+				failed[run.Config] = fmt.Sprintf("canary %s failed: %s", run.Name, firstLine(err.Error()))
+			}
 			return err
 		},
 		func(run workloads.BenchRun, why string) {

@@ -109,6 +109,9 @@ type Job struct {
 	serverExit string
 	// unserving says why a server still running stopped serving.
 	unserving string
+	// canarySaved is the GPU time, in GPU-seconds, that bench points
+	// skipped after a failed canary would have taken (an estimate).
+	canarySaved float64
 	// cause is the failed process's own words for the phase running now
 	// (noteCause); the phase's record takes it.
 	cause   string
@@ -254,6 +257,7 @@ func (j *Job) Run(ctx context.Context) Result {
 		fmt.Fprintf(j.log, "runner: %v\n", err)
 		j.sum.Finished = j.now()
 		j.sum.Verdict, j.sum.Problems = summary.VerdictError, []string{err.Error()}
+		j.sum.Failure = j.failure()
 		j.phase(context.WithoutCancel(ctx), summary.PhasePublish, j.publish)
 		j.finish()
 		return Result{Summary: j.sum, Failed: true, Verdict: summary.VerdictError}
@@ -327,6 +331,8 @@ func (j *Job) Run(ctx context.Context) Result {
 	j.writeProvenance(cleanCtx)
 	j.sum.Finished = j.now()
 	j.sum.Verdict, j.sum.Problems = j.verdict(ctx)
+	j.sum.Failure = j.failure()
+	j.account()
 	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
 		fmt.Fprintf(j.log, "runner: write summary: %v\n", err)
 	}

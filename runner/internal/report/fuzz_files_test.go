@@ -59,8 +59,8 @@ func FuzzReportFiles(f *testing.F) {
 		write("spec-mi355x/gsm8k/m/samples_gsm8k_2026-01-01T00-00-00.jsonl", specSamples)
 		write("nospec-mi355x/gsm8k/m/samples_gsm8k_2026-01-01T00-00-00.jsonl", nospecSamples)
 		env := map[string]string{contract.SelectedEnv: selected, "BUILDKITE_BUILD_URL": "https://buildkite.com/o/p/builds/1"}
-		states := func(context.Context) (map[string]string, error) {
-			return map[string]string{"recipe:lost-b200": "<b>expired</b>"}, nil
+		states := func(context.Context) (map[string]JobState, error) {
+			return map[string]JobState{"recipe:lost-b200": {State: "<b>expired</b>"}}, nil
 		}
 		var out, errs bytes.Buffer
 		err := Run(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &out, Stderr: &errs}, mapGetenv(env), nil)

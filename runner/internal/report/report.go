@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,12 +16,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
+	"github.com/benchkite/benchkite/runner/internal/classify"
 	"github.com/benchkite/benchkite/runner/internal/gate"
+	"github.com/benchkite/benchkite/runner/internal/gputime"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -56,10 +60,26 @@ type Config struct {
 	BuildFDR float64
 	// states, when set, replaces the API (tests).
 	states JobStates
+	// bisect, when set, replaces the API and registry of bisection (tests).
+	bisect *bisector
 }
 
 // JobStates gives the state of each job of this build by step key.
-type JobStates func(ctx context.Context) (map[string]string, error)
+type JobStates func(ctx context.Context) (map[string]JobState, error)
+
+// JobState is what the Buildkite API says of a job.
+type JobState struct {
+	State string
+	// ExitStatus is nil before the command ends; -1 when the agent was lost.
+	ExitStatus *int
+}
+
+func (s JobState) String() string {
+	if s.ExitStatus != nil {
+		return fmt.Sprintf("%s (exit status %d)", s.State, *s.ExitStatus)
+	}
+	return s.State
+}
 
 // Run is `runner report`: it writes the build-wide annotation and fails
 // only for regressions it found.
@@ -127,6 +147,14 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 			if err := procs.Run(ctx, spec); err != nil {
 				fmt.Fprintf(io.Stdout, "runner: upload the trend page: %v\n", err)
 			}
+		}
+	}
+	if state := getenv(bisect.Env); state != "" || wantsBisect(sums) {
+		b, err := c.bisector(ctx, getenv, environ)
+		if err != nil {
+			fmt.Fprintf(io.Stdout, "runner: warning: bisect: %v\n", err)
+		} else {
+			bisectStep(ctx, b, sums, state, io.Stdout)
 		}
 	}
 	if n := regressions(sums); n > 0 {
@@ -372,6 +400,9 @@ func rowsOf(sums []summary.Summary, same []sameBuild) []row {
 	var rows []row
 	for _, s := range sums {
 		r := row{s: s, verdict: s.Verdict, reason: annotate.Reason(s)}
+		if s.Failure != nil && s.Failure.Class != "" {
+			r.reason = strings.TrimSpace(annotate.ClassTag(s.Failure)) + " " + r.reason
+		}
 		switch s.Verdict {
 		case summary.VerdictPass, summary.VerdictFail, summary.VerdictUnverified:
 		default:
@@ -450,6 +481,68 @@ func judged(g *summary.GateResult) string {
 	return out
 }
 
+// writeClasses counts the build's red nights by class, the furthest from
+// the code under test first: infra before harness before vLLM.
+func writeClasses(b *strings.Builder, sums []summary.Summary) {
+	counts := map[string]int{}
+	for _, s := range sums {
+		if s.Failure != nil && s.Failure.Class != "" {
+			counts[s.Failure.Class]++
+		}
+	}
+	var parts []string
+	for _, c := range []classify.Class{classify.ClassInfra, classify.ClassHarness, classify.ClassVLLM, classify.ClassModel, classify.ClassAccuracy, classify.ClassPerf} {
+		if n := counts[string(c)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+			delete(counts, string(c))
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", annotate.Text(c), counts[c]))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(b, "Red nights by class: %s.\n\n", strings.Join(parts, " · "))
+	}
+}
+
+// writeGPUTime is the build's GPU time: the total, each phase's share
+// with the largest named, what red nights lost and a skipped sweep saved,
+// and the cost where the profiles give a price.
+func writeGPUTime(b *strings.Builder, sums []summary.Summary) {
+	t := gputime.Sum(sums)
+	if t.Runs == 0 || t.Total <= 0 {
+		return
+	}
+	gpuh := func(s float64) string { return fmt.Sprintf("%.1f GPU-h", s/3600) }
+	fmt.Fprintf(b, "**GPU time:** %s over %d run(s)", gpuh(t.Total), t.Runs)
+	if d := t.Dominant(); d != "" {
+		fmt.Fprintf(b, "; most in **%s** (%.0f%%)", d, t.Phases[d]/t.Total*100)
+	}
+	if t.Lost > 0 {
+		fmt.Fprintf(b, "; %s lost to runs that could not be judged", gpuh(t.Lost))
+	}
+	if t.Saved > 0 {
+		fmt.Fprintf(b, "; about %s saved by stopping sweeps after a failed first point", gpuh(t.Saved))
+	}
+	if t.Priced > 0 {
+		fmt.Fprintf(b, "; cost %.2f", t.Cost)
+		if t.Priced < t.Runs {
+			fmt.Fprintf(b, " (%d of %d runs priced)", t.Priced, t.Runs)
+		}
+	}
+	b.WriteString(".\n\n| phase |")
+	for _, p := range gputime.Phases {
+		fmt.Fprintf(b, " %s |", p)
+	}
+	b.WriteString("\n|---|")
+	b.WriteString(strings.Repeat("--:|", len(gputime.Phases)))
+	b.WriteString("\n| GPU-h |")
+	for _, p := range gputime.Phases {
+		fmt.Fprintf(b, " %.1f |", t.Phases[p]/3600)
+	}
+	b.WriteString("\n\n")
+}
+
 func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
 	rows := rowsOf(sums, same)
@@ -476,6 +569,7 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 		fmt.Fprintf(&b, "; %d unreadable", len(problems))
 	}
 	b.WriteString("\n\n")
+	writeClasses(&b, sums)
 	if len(rows) > 0 {
 		fmt.Fprintf(&b, "Worst first. <a href=\"artifact://%s\">The nights of every recipe</a> (trends, baselines, limits).\n\n", annotate.TrendPage)
 		b.WriteString("| recipe | verdict | why | GPU | output tok/s per GPU | Δ (limit) | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | Δ (limit) | BFCL |\n")
@@ -511,6 +605,7 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 		}
 		b.WriteString("\n")
 	}
+	writeGPUTime(&b, sums)
 	writeSameBuild(&b, same)
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")

@@ -160,8 +160,9 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 	t.Parallel()
 	dir := resultsWith(t, "gpt_oss_120b-h200")
 	env := map[string]string{contract.SelectedEnv: contract.EncodeSelected([]string{"gpt_oss_120b-h200", "kimi_k2_5-b200", "lost-mi355x"})}
-	states := func(context.Context) (map[string]string, error) {
-		return map[string]string{"recipe:gpt_oss_120b-h200": "passed (exit status 0)", "recipe:kimi_k2_5-b200": "expired", "recipe:lost-mi355x": "failed (exit status -1)"}, nil
+	zero, lostAgent := 0, -1
+	states := func(context.Context) (map[string]JobState, error) {
+		return map[string]JobState{"recipe:gpt_oss_120b-h200": {"passed", &zero}, "recipe:kimi_k2_5-b200": {State: "expired"}, "recipe:lost-mi355x": {"failed", &lostAgent}}, nil
 	}
 	var stdout, stderr strings.Builder
 	err := Run(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil)
@@ -174,6 +175,10 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 		"| `kimi_k2_5-b200` | 💥 error | ",
 		"no summary.json: the step is expired",
 		"no summary.json: the step is failed (exit status -1)",
+		// The step's state classifies a night without a summary.
+		"Red nights by class: infra 2.",
+		"(infra: agent lost: job failed) ",
+		"(infra: job expired) ",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("report lacks %q:\n%s", w, out)
@@ -185,7 +190,7 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 
 	// Without an API answer the state is unknown, and the report says why.
 	stdout.Reset()
-	noAPI := func(context.Context) (map[string]string, error) { return nil, errors.New("no Buildkite API token") }
+	noAPI := func(context.Context) (map[string]JobState, error) { return nil, errors.New("no Buildkite API token") }
 	if err := Run(context.Background(), Config{Results: dir, states: noAPI}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +224,28 @@ func TestSelectedRoundTrip(t *testing.T) {
 	names, left := contract.ParseSelected(v)
 	if len(names)+left != len(many) || left == 0 || names[0] != many[0] {
 		t.Errorf("parsed %d names and %d left, want %d in all", len(names), left, len(many))
+	}
+}
+
+// The report totals the build's GPU time, names the phase that took the
+// most, what red nights lost, and prices it where the profiles say.
+func TestReportAccountsGPUTime(t *testing.T) {
+	t.Parallel()
+	sums := []summary.Summary{
+		{Recipe: "a", Verdict: summary.VerdictPass, NumGPUs: 8, GPUTime: &summary.GPUTime{GPUs: 8, Total: 7200, HourPrice: 2,
+			Phases: map[string]float64{"load": 4000, "bench": 3000}}},
+		{Recipe: "b", Verdict: summary.VerdictError, NumGPUs: 4, Failure: &summary.Failure{Class: "vllm", Signature: "gpu-oom"},
+			GPUTime: &summary.GPUTime{GPUs: 4, Total: 3600, Lost: 3600, Saved: 1800, Phases: map[string]float64{"load": 3600}}},
+	}
+	out := renderReport(sums, nil, nil, nil, "")
+	for _, w := range []string{
+		"Red nights by class: vllm 1.",
+		"**GPU time:** 3.0 GPU-h over 2 run(s); most in **load** (70%); 1.0 GPU-h lost to runs that could not be judged; about 0.5 GPU-h saved by stopping sweeps after a failed first point; cost 4.00 (1 of 2 runs priced).",
+		"| GPU-h | 0.0 | 2.1 | 0.8 | 0.0 | 0.0 | 0.0 |",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report lacks %q:\n%s", w, out)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/classify"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -70,12 +71,16 @@ func lost(ctx context.Context, selected []string, left int, sums []summary.Summa
 			continue
 		}
 		state := "unknown"
+		var failure *summary.Failure
 		if st, ok := jobs[contract.StepKey(name)]; ok {
-			state = st
+			state = st.String()
+			// The step's state is all that is known of why: a lost agent
+			// or an unscheduled pod is infra.
+			failure = classify.Job(st.State, st.ExitStatus, "").Summary(nil)
 		} else if jobs != nil {
 			state = "not in the build"
 		}
-		out = append(out, summary.Summary{Recipe: name, Verdict: summary.VerdictError,
+		out = append(out, summary.Summary{Recipe: name, Verdict: summary.VerdictError, Failure: failure,
 			Problems: []string{"no summary.json: the step is " + state}})
 	}
 	return out, problems
@@ -84,7 +89,7 @@ func lost(ctx context.Context, selected []string, left int, sums []summary.Summa
 // apiStates asks the Buildkite API for this build's jobs, with the token
 // the history step uses.
 func apiStates(c baseline.APIConfig, getenv func(string) string, environ []string) JobStates {
-	return func(ctx context.Context) (map[string]string, error) {
+	return func(ctx context.Context) (map[string]JobState, error) {
 		number, err := strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
 		if err != nil {
 			return nil, fmt.Errorf("no build number (BUILDKITE_BUILD_NUMBER=%q)", getenv("BUILDKITE_BUILD_NUMBER"))
@@ -102,16 +107,12 @@ func apiStates(c baseline.APIConfig, getenv func(string) string, environ []strin
 		if err != nil {
 			return nil, err
 		}
-		out := map[string]string{}
+		out := map[string]JobState{}
 		for _, j := range b.Jobs {
 			if j.StepKey == "" {
 				continue
 			}
-			st := j.State
-			if j.ExitStatus != nil {
-				st += fmt.Sprintf(" (exit status %d)", *j.ExitStatus)
-			}
-			out[j.StepKey] = st
+			out[j.StepKey] = JobState{State: j.State, ExitStatus: j.ExitStatus}
 		}
 		return out, nil
 	}

@@ -102,6 +102,11 @@ type Summary struct {
 	// Problems are what kept the verdict from pass other than a failed
 	// gate: each names the phase, metric, file or key; optional.
 	Problems []string `json:"problems,omitempty"`
+	// Failure says why a red night was red; nil for a pass or an
+	// unverified run.
+	Failure *Failure `json:"failure,omitempty"`
+	// GPUTime is what the run held its GPUs for, by phase.
+	GPUTime *GPUTime `json:"gpu_time,omitempty"`
 
 	Phases   []Phase      `json:"phases"`
 	Bench    []BenchRun   `json:"bench"`
@@ -109,6 +114,41 @@ type Summary struct {
 	Gates    []GateResult `json:"gates"`
 	// Provenance is how to re-run this run (manifest.json's content).
 	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// Failure is a red night's class (infra, harness, vllm, model, accuracy,
+// perf) and what decided it: a known message of a tool, with its line and
+// where the text comes from, or a rule.
+type Failure struct {
+	Class     string `json:"class"`
+	Signature string `json:"signature"`
+	Line      string `json:"line,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Phase     string `json:"phase,omitempty"`
+	// BlockedBy names the recipe's blocked_by when the failure is of the
+	// kind it waits on (vllm or model): an expected red.
+	BlockedBy string `json:"blocked_by,omitempty"`
+}
+
+// GPUTime is GPUs × wall time, in GPU-seconds. Phases are tools, load
+// (serve and ready), bench, lm_eval, bfcl and teardown (from the end of
+// the last phase before it to the gates).
+type GPUTime struct {
+	GPUs   int                `json:"gpus"`
+	Phases map[string]float64 `json:"phases_gpu_s"`
+	// Total is the whole run, start to finish.
+	Total float64 `json:"total_gpu_s"`
+	// Lost is Total for a run that could not be judged (failed or
+	// canceled): GPU time that bought no verdict.
+	Lost float64 `json:"lost_gpu_s,omitempty"`
+	// Saved is what skipping bench points after a failed canary point
+	// saved, estimated from the canary's own time.
+	Saved float64 `json:"saved_gpu_s,omitempty"`
+	// HourPrice is the profile's gpu_hour_price, 0 when unset.
+	HourPrice float64 `json:"gpu_hour_price,omitempty"`
+	// BisectBudget is the profile's bisect_gpu_hours: 0 when a regression
+	// of this recipe is not bisected automatically.
+	BisectBudget float64 `json:"bisect_gpu_h,omitempty"`
 }
 
 // BuildkiteInfo identifies the Buildkite job that produced a summary.

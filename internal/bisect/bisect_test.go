@@ -1,0 +1,183 @@
+package bisect
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
+)
+
+func commit(i int) string {
+	h := sha1.Sum([]byte(fmt.Sprint("vllm commit ", i)))
+	return hex.EncodeToString(h[:])
+}
+
+// nightlies pushes n nightly images to a loopback registry, commit i
+// created i hours after the first, and returns the repository. Tags are
+// pushed in an order other than their creation, and with other tags
+// among them, so the listing's order is not the answer.
+func nightlies(t *testing.T, n int) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	repo := strings.TrimPrefix(srv.URL, "http://") + "/vllm/vllm-openai"
+	t0 := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+	push := func(tag string, created time.Time) {
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err = mutate.CreatedAt(img, v1.Time{Time: created})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := name.ParseReference(repo + ":" + tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatalf("push %s: %v", ref, err)
+		}
+	}
+	for i := n - 1; i >= 0; i-- {
+		push("nightly-"+commit(i), t0.Add(time.Duration(i)*time.Hour))
+	}
+	push("latest", t0)
+	push("nightly-20261101", t0) // a date, not a commit
+	return repo
+}
+
+// A scripted series in which commit k is slow: every bisect build is
+// triggered through the Buildkite API stand-in, carries its state in its
+// environment, and the first bad commit is found within ⌈log2 n⌉+1 builds.
+func TestBisectFindsTheSlowCommit(t *testing.T) {
+	t.Parallel()
+	const n = 17 // commits 0 (last good) .. 16 (first bad night)
+	repo := nightlies(t, n)
+	for k := 1; k < n; k++ {
+		t.Run(fmt.Sprint("slow from ", k), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			cands, err := Candidates(ctx, repo, commit(0)[:12], commit(n-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cands) != n-1 || cands[0].Commit != commit(1) || cands[n-2].Commit != commit(n-1) {
+				t.Fatalf("candidates = %d, first %s; want commits 1..%d in creation order", len(cands), cands[0].Commit, n-1)
+			}
+			srv := bkapitest.NewServer(t, "org", "nightly", "tok")
+			client, err := bkapi.New(bkapi.Config{BaseURL: srv.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Start("llama-h200", "output_throughput", commit(0), commit(n-1), cands, 4242, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.GoodValue, s.BadValue = 1000, 800
+			index := map[string]int{}
+			for i := range n {
+				index[commit(i)] = i
+			}
+			builds, last := 0, 0
+			for !s.Done() {
+				b, tested, err := Trigger(ctx, client, s, "main")
+				if err != nil {
+					t.Fatalf("build %d: %v", builds+1, err)
+				}
+				builds, last = builds+1, b.Number
+				// The bisect build reads its state from its own env.
+				created := srv.Created()
+				env := created[len(created)-1].Env
+				if env["VLLM_COMMIT"] != tested || env["WORKLOADS"] != "llama-h200" || env["BENCH_ONLY"] != "1" {
+					t.Fatalf("build env = %v, want only llama-h200 on %s", env, tested)
+				}
+				got, err := Decode(env[Env])
+				if err != nil {
+					t.Fatal(err)
+				}
+				value := 1000.0
+				if index[tested] >= k {
+					value = 800 // commit k made it slow
+				}
+				s, err = got.Record(tested, b.Number, value, got.Judge(value), 0.5)
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			srv.AddBuild(bkapitest.Build{Number: 4242, State: "failed"})
+			if err := Announce(ctx, client, s, last); err != nil {
+				t.Fatal(err)
+			}
+			notes := srv.Annotations()
+			if len(notes) != 2 || notes[1].Build != last || notes[0].Build != 4242 || notes[0].Context != "benchkite-bisect-llama-h200" || notes[0].Style != "warning" ||
+				!strings.Contains(notes[0].Body, "regressed at vLLM ["+commit(k)[:12]+"]("+commitURL(commit(k))+")") || !strings.Contains(notes[0].Body, "· first bad: ") {
+				t.Errorf("annotations = %+v, want the origin build told the first bad commit %s", notes, commit(k))
+			}
+			if got := s.FirstBad(); got != commit(k) {
+				t.Errorf("first bad = %s (commit %d), want commit %d", got, index[got], k)
+			}
+			if max := MaxBuilds(len(cands)); builds > max {
+				t.Errorf("%d builds, want at most %d", builds, max)
+			}
+		})
+	}
+}
+
+func TestBudgetStopsTheBisect(t *testing.T) {
+	t.Parallel()
+	cands := []Candidate{{Commit: commit(1)}, {Commit: commit(2)}, {Commit: commit(3)}, {Commit: commit(4)}}
+	s, err := Start("r", "m", commit(0), commit(4), cands, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = s.Record(next, 2, 1, false, 1.5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Next(); err == nil || !strings.Contains(err.Error(), "1.5 of 1.0 GPU-h used") {
+		t.Errorf("Next() after the budget = %v, want the budget named", err)
+	}
+	if _, err := s.Record(commit(4), 3, 1, true, 0); err == nil {
+		t.Error("Record() of a commit other than the midpoint succeeded")
+	}
+}
+
+func TestCandidatesNeedBothEnds(t *testing.T) {
+	t.Parallel()
+	repo := nightlies(t, 3)
+	if _, err := Candidates(context.Background(), repo, "deadbee", commit(2)); err == nil || !strings.Contains(err.Error(), "last good commit deadbee") {
+		t.Errorf("err = %v, want the missing good image named", err)
+	}
+	if _, err := Candidates(context.Background(), repo, commit(2), commit(0)); err == nil || !strings.Contains(err.Error(), "not newer") {
+		t.Errorf("err = %v, want the order refused", err)
+	}
+}
+
+func TestDecodeRefusesBadState(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{`{}`, `{"recipe":"r","candidates":[{"commit":"abcdef0"}],"lo":0,"hi":0}`, `{"recipe":"r","extra":1}`, `not json`} {
+		if _, err := Decode(v); err == nil || !strings.Contains(err.Error(), Env) {
+			t.Errorf("Decode(%s) = %v, want an error naming %s", v, err, Env)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/benchkite/benchkite/internal/bisect"
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+)
+
+// bisector is what the report step needs to bisect: the Buildkite API
+// and the registry's options (tests point both at stand-ins).
+type bisector struct {
+	client   *bkapi.Client
+	registry []remote.Option
+	branch   string
+	build    int
+}
+
+// bisectStep goes on with the bisect this build belongs to (its env
+// carries BENCHKITE_BISECT), or starts one for each recipe whose
+// regression gate found a change point between two known vLLM commits and
+// whose profile gives a bisect budget. It only warns: the report's
+// verdict does not depend on it. Cancelling a bisect build stops the
+// chain: its report step is what triggers the next.
+func bisectStep(ctx context.Context, b bisector, sums []summary.Summary, state string, out io.Writer) {
+	if state != "" {
+		if err := b.advance(ctx, sums, state, out); err != nil {
+			fmt.Fprintf(out, "runner: warning: bisect: %v\n", err)
+		}
+		return
+	}
+	started := map[string]bool{}
+	for _, s := range sums {
+		g := regressed(s)
+		if g == nil || started[s.Recipe] || s.GPUTime == nil || s.GPUTime.BisectBudget <= 0 {
+			continue
+		}
+		started[s.Recipe] = true // one bisect per recipe
+		if err := b.start(ctx, s, *g, out); err != nil {
+			fmt.Fprintf(out, "runner: warning: bisect %s: %v\n", s.Recipe, err)
+		}
+	}
+}
+
+// regressed is s's failed regression gate with a change point between
+// two known commits, nil when there is none.
+func regressed(s summary.Summary) *summary.GateResult {
+	for i, g := range s.Gates {
+		cp := g.ChangePoint
+		if g.Kind == summary.GateRegression && g.Verdict == summary.VerdictFail && cp != nil && cp.Found &&
+			cp.LastGood.VLLMCommit != "" && cp.FirstBad.VLLMCommit != "" && cp.LastGood.VLLMCommit != cp.FirstBad.VLLMCommit {
+			return &s.Gates[i]
+		}
+	}
+	return nil
+}
+
+// imageRepo is the repository of s's image, without tag or digest.
+func imageRepo(s summary.Summary) string {
+	ref := s.Image
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
+}
+
+func (b bisector) start(ctx context.Context, s summary.Summary, g summary.GateResult, out io.Writer) error {
+	// One bisect per recipe at a time: a scheduled or running bisect
+	// build of this recipe goes on with its own.
+	active, err := b.client.ActiveBuilds(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ab := range active {
+		if st, err := bisect.Decode(ab.Env[bisect.Env]); err == nil && st.Recipe == s.Recipe {
+			fmt.Fprintf(out, "runner: bisect %s: build #%d is bisecting it already\n", s.Recipe, ab.Number)
+			return nil
+		}
+	}
+	cp := g.ChangePoint
+	repo := imageRepo(s)
+	cands, err := bisect.Candidates(ctx, repo, cp.LastGood.VLLMCommit, cp.FirstBad.VLLMCommit, b.registry...)
+	if err != nil {
+		return err
+	}
+	st, err := bisect.Start(s.Recipe, g.Metric, cp.LastGood.VLLMCommit, cp.FirstBad.VLLMCommit, cands, b.build, s.GPUTime.BisectBudget)
+	if err != nil {
+		return err
+	}
+	st.Subject, st.GoodValue, st.BadValue = g.Subject, cp.Before, cp.After
+	if st.Done() {
+		fmt.Fprintf(out, "runner: bisect %s: no image between the last good and the first bad night; vLLM %s is the first bad commit\n", s.Recipe, cp.FirstBad.VLLMCommit)
+		return bisect.Announce(ctx, b.client, st)
+	}
+	nb, commit, err := bisect.Trigger(ctx, b.client, st, b.branch)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "runner: bisect %s: %d candidate image(s) in %s; build #%d tests vLLM %s (at most %d builds)\n",
+		s.Recipe, len(cands), repo, nb.Number, commit, bisect.MaxBuilds(len(cands)))
+	return nil
+}
+
+// advance judges this bisect build's run of the recipe and triggers the
+// next midpoint, or announces the first bad commit.
+func (b bisector) advance(ctx context.Context, sums []summary.Summary, state string, out io.Writer) error {
+	st, err := bisect.Decode(state)
+	if err != nil {
+		return err
+	}
+	commit, err := st.Next()
+	if err != nil {
+		return err
+	}
+	var value *float64
+	gpuh := 0.0
+	for _, s := range sums {
+		if s.Recipe != st.Recipe {
+			continue
+		}
+		if s.GPUTime != nil {
+			gpuh = s.GPUTime.Total / 3600
+		}
+		for _, g := range s.Gates {
+			if g.Kind == summary.GateRegression && g.Subject == st.Subject && g.Metric == st.Metric && g.Value != nil {
+				value = g.Value
+			}
+		}
+	}
+	if value == nil {
+		// A build that measured nothing cannot say good or bad; the
+		// bisect stops rather than guess, and says where it stood.
+		_ = bisect.Announce(ctx, b.client, st, b.build)
+		return fmt.Errorf("build #%d measured no %s %s on vLLM %s; the bisect stops", b.build, st.Subject, st.Metric, commit)
+	}
+	bad := st.Judge(*value)
+	if st, err = st.Record(commit, b.build, *value, bad, gpuh); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "runner: bisect %s: vLLM %s measured %.4g: %s\n", st.Recipe, commit, *value, map[bool]string{true: "bad", false: "good"}[bad])
+	if !st.Done() {
+		nb, next, err := bisect.Trigger(ctx, b.client, st, b.branch)
+		if errors.Is(err, bisect.ErrBudget) {
+			fmt.Fprintf(out, "runner: bisect %s stops: %v\n", st.Recipe, err)
+			return bisect.Announce(ctx, b.client, st, b.build)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "runner: bisect %s: build #%d tests vLLM %s\n", st.Recipe, nb.Number, next)
+		return bisect.Announce(ctx, b.client, st, b.build)
+	}
+	fmt.Fprintf(out, "runner: bisect %s: the first bad vLLM commit is %s\n", st.Recipe, st.FirstBad())
+	return bisect.Announce(ctx, b.client, st, b.build)
+}
+
+// buildNumber is this build's number, 0 when unknown.
+func buildNumber(getenv func(string) string) int {
+	n, _ := strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
+	return n
+}
+
+// wantsBisect says whether a recipe regressed where a bisect could start.
+func wantsBisect(sums []summary.Summary) bool {
+	for _, s := range sums {
+		if regressed(s) != nil && s.GPUTime != nil && s.GPUTime.BisectBudget > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// bisector is the API client of this pipeline, with the token the
+// history step uses, and the registry's default keychain.
+func (c Config) bisector(ctx context.Context, getenv func(string) string, environ []string) (bisector, error) {
+	if c.bisect != nil {
+		return *c.bisect, nil
+	}
+	token, err := bkapi.TokenFromEnvOrSecret(ctx, getenv, secretGetter(environ), c.API.TokenEnv, c.API.TokenSecret)
+	if err != nil {
+		return bisector{}, err
+	}
+	client, err := bkapi.New(bkapi.Config{BaseURL: c.API.URL, Token: token,
+		Org: getenv("BUILDKITE_ORGANIZATION_SLUG"), Pipeline: getenv("BUILDKITE_PIPELINE_SLUG")})
+	if err != nil {
+		return bisector{}, err
+	}
+	return bisector{client: client, branch: getenv("BUILDKITE_BRANCH"), build: buildNumber(getenv),
+		registry: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)}}, nil
+}

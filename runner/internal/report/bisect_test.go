@@ -1,0 +1,145 @@
+package report
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/benchkite/benchkite/internal/bisect"
+	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/runner/internal/summary"
+)
+
+func vllmCommit(i int) string {
+	h := sha1.Sum([]byte(fmt.Sprint("vllm ", i)))
+	return hex.EncodeToString(h[:])
+}
+
+// writeSummary puts s where the report step reads it.
+func writeSummary(t *testing.T, s summary.Summary) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, s.Recipe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := summary.Write(filepath.Join(dir, s.Recipe, "summary.json"), s); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// The whole loop, as the report steps of the builds run it: the nightly
+// build's regression starts a bisect; each bisect build's report step
+// judges its run of the recipe (commit k and later are slow) and
+// triggers the next, until the first bad commit is annotated on the
+// build that found it. The API and the registry are loopback stand-ins.
+func TestReportBisectsARegressionToItsCommit(t *testing.T) {
+	t.Parallel()
+	const n, k, recipe, origin = 12, 7, "llama-h200", 500
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	repo := strings.TrimPrefix(reg.URL, "http://") + "/vllm/vllm-openai"
+	t0 := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+	for i := range n {
+		img, err := random.Image(64, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img, err = mutate.CreatedAt(img, v1.Time{Time: t0.Add(time.Duration(i) * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		ref, err := name.ParseReference(repo + ":nightly-" + vllmCommit(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api := bkapitest.NewServer(t, "org", "nightly", "tok")
+	api.AddBuild(bkapitest.Build{Number: origin, State: "failed"})
+	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	night := func(commit string, value float64, gate *summary.GateResult) summary.Summary {
+		g := summary.GateResult{Kind: summary.GateRegression, Subject: "sweep-conc-8", Metric: "output_throughput", Value: &value, Verdict: summary.VerdictPass}
+		if gate != nil {
+			g = *gate
+		}
+		return summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: recipe, GPU: "H200", NumGPUs: 8, Verdict: g.Verdict, VLLMCommit: commit,
+			Image: repo + ":nightly-" + commit, Gates: []summary.GateResult{g},
+			GPUTime: &summary.GPUTime{GPUs: 8, Total: 8 * 3600, BisectBudget: 100}}
+	}
+	bad := 800.0
+	found := summary.GateResult{Kind: summary.GateRegression, Subject: "sweep-conc-8", Metric: "output_throughput", Value: &bad, Verdict: summary.VerdictFail,
+		ChangePoint: &summary.ChangePoint{Found: true, Before: 1000, After: 800,
+			LastGood: summary.NightRef{Build: 498, VLLMCommit: vllmCommit(0)}, FirstBad: summary.NightRef{Build: 499, VLLMCommit: vllmCommit(n - 1)}}}
+	var out strings.Builder
+	run := func(s summary.Summary, env map[string]string, build int) error {
+		out.Reset()
+		return Run(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: build}},
+			cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(env), nil)
+	}
+	_ = run(night(vllmCommit(n-1), 800, &found), map[string]string{}, origin)
+	if !strings.Contains(out.String(), "runner: bisect llama-h200: 11 candidate image(s)") {
+		t.Fatalf("the nightly's report did not start a bisect:\n%s", out.String())
+	}
+	index := map[string]int{}
+	for i := range n {
+		index[vllmCommit(i)] = i
+	}
+	for seen := 0; seen < len(api.Created()); seen++ {
+		env := api.Created()[seen].Env
+		commit := env["VLLM_COMMIT"]
+		value := 1000.0
+		if index[commit] >= k {
+			value = 790
+		}
+		number := origin + 1 + seen
+		if err := run(night(commit, value, nil), map[string]string{bisect.Env: env[bisect.Env], "BUILDKITE_BUILD_NUMBER": strconv.Itoa(number)}, number); err != nil {
+			t.Fatalf("bisect build #%d: %v\n%s", number, err, out.String())
+		}
+	}
+	if want := bisect.MaxBuilds(n - 1); len(api.Created()) > want {
+		t.Errorf("%d bisect builds, want at most %d", len(api.Created()), want)
+	}
+	if !strings.Contains(out.String(), "the first bad vLLM commit is "+vllmCommit(k)) {
+		t.Errorf("the last bisect build did not name commit %d:\n%s", k, out.String())
+	}
+	// The bisect builds are still scheduled in the stand-in: another
+	// night's regression of the recipe starts no second bisect.
+	created := len(api.Created())
+	_ = run(night(vllmCommit(n-1), 800, &found), map[string]string{}, origin+100)
+	if len(api.Created()) != created || !strings.Contains(out.String(), "is bisecting it already") {
+		t.Errorf("a second bisect of the recipe started:\n%s", out.String())
+	}
+	var onOrigin []string
+	for _, a := range api.Annotations() {
+		if a.Build == origin {
+			onOrigin = append(onOrigin, a.Body)
+		}
+	}
+	if len(onOrigin) == 0 || !strings.Contains(onOrigin[len(onOrigin)-1], "regressed at vLLM ["+vllmCommit(k)[:12]+"]") {
+		t.Errorf("the origin build's last annotation does not name commit %d: %q", k, onOrigin)
+	}
+}

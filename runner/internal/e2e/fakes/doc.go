@@ -103,6 +103,11 @@
 //	                                   <context>.style styles ("/" in a context
 //	                                   becomes "_"; no context means "default").
 //	FAKE_AGENT_SECRETS                 JSON file of secret key to value.
+//	FAKE_AGENT_STEP_ARTIFACTS          directory of <step key>/<path>: what other
+//	                                   steps uploaded; artifact download --step
+//	                                   copies one out, or fails as the agent does.
+//	FAKE_AGENT_STEP_STATES             directory of <step key> files holding the
+//	                                   step's state, for step get state --step.
 //
 // Unset directories mean the command is only recorded.
 //

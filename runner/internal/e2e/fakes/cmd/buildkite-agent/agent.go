@@ -42,9 +42,11 @@ type command struct {
 // commands are the ones the runner runs; anything else exits 1 as an
 // unknown command, so a new call shows up as a failing test.
 var commands = map[string]command{
-	"annotate":        annotateCommand,
-	"artifact upload": artifactUploadCommand,
-	"secret get":      secretGetCommand,
+	"annotate":          annotateCommand,
+	"artifact upload":   artifactUploadCommand,
+	"artifact download": artifactDownloadCommand,
+	"secret get":        secretGetCommand,
+	"step get":          stepGetCommand,
 }
 
 func (a *agent) run(args []string) int {

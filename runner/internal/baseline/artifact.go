@@ -49,6 +49,10 @@ type StepSource struct {
 // DefaultHistoryPoll is the pause between looks at a running history step.
 const DefaultHistoryPoll = 10 * time.Second
 
+// UnknownStateWait bounds the wait when buildkite-agent cannot report
+// the history step's state (the wait is then all there is to go by).
+const UnknownStateWait = 2 * time.Minute
+
 // Last downloads recipe's history file (waiting for the step if need be)
 // and answers from it.
 func (s *StepSource) Last(ctx context.Context, recipe, stepKey string, n int) (Result, error) {
@@ -124,6 +128,12 @@ func (s *StepSource) fetch(ctx context.Context, recipe string) (string, error) {
 			continue
 		}
 		waited := now().Sub(start)
+		if serr != nil && waited >= min(s.Wait, UnknownStateWait) {
+			// An agent that cannot say how the step is doing may never
+			// say: do not hold the GPUs for the whole wait.
+			s.gaveUp = fmt.Errorf("the history step (key %q) has no %s after %s and buildkite-agent cannot tell its state: %w", s.Step, rel, waited, serr)
+			return "", s.gaveUp
+		}
 		if waited >= s.Wait {
 			s.gaveUp = fmt.Errorf("the history step (key %q) was still %s after %s (--history-wait); no past nights", s.Step, state, s.Wait)
 			return "", s.gaveUp

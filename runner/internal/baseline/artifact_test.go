@@ -23,6 +23,7 @@ type historyStep struct {
 	now      time.Time
 	finishAt time.Time // zero: never
 	noFile   bool
+	noState  bool // the agent cannot tell the step's state
 	calls    []string
 }
 
@@ -43,6 +44,9 @@ func (h *historyStep) agent(_ context.Context, args ...string) (string, error) {
 		}
 		return "", f.WriteFile(path)
 	case len(args) == 5 && args[0] == "step" && args[1] == "get" && args[2] == "state" && args[4] == "history":
+		if h.noState {
+			return "", errors.New("exit status 1: unknown command \"step\"")
+		}
 		if h.finished() {
 			return "finished\n", nil
 		}
@@ -116,5 +120,20 @@ func TestStepSourceFinishedWithoutTheFile(t *testing.T) {
 	}
 	if h.now != start {
 		t.Errorf("waited %s for a finished step", h.now.Sub(start))
+	}
+}
+
+// An agent that cannot tell the step's state bounds the wait at
+// UnknownStateWait, not the whole wait, and says why.
+func TestStepSourceUnknownStateWaitsLess(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	h := &historyStep{t: t, dir: t.TempDir(), now: start, noState: true}
+	_, err := h.source(30*time.Minute, &bytes.Buffer{}).Last(context.Background(), recipe, stepKey, 3)
+	if !errors.Is(err, baseline.ErrNoBaseline) || !strings.Contains(err.Error(), "cannot tell its state") {
+		t.Errorf("Last() error = %v, want no-baseline saying the state is unknown", err)
+	}
+	if got := h.now.Sub(start); got != baseline.UnknownStateWait {
+		t.Errorf("waited %s, want %s", got, baseline.UnknownStateWait)
 	}
 }

@@ -110,6 +110,8 @@
 //	FAKE_AGENT_DOWNLOADS               directory artifact download serves from:
 //	                                   <step key>/<path> ("/" and ":" in a key
 //	                                   become "_"); files arrive mode 0644.
+//	FAKE_AGENT_STEP_STATES             directory of <step key> files holding the
+//	                                   step's state, for step get state --step.
 //
 // Unset directories mean the command is only recorded.
 //

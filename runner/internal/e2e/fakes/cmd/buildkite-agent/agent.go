@@ -46,6 +46,7 @@ var commands = map[string]command{
 	"artifact upload":   artifactUploadCommand,
 	"artifact download": artifactDownloadCommand,
 	"secret get":        secretGetCommand,
+	"step get":          stepGetCommand,
 }
 
 func (a *agent) run(args []string) int {

@@ -77,3 +77,31 @@ func copyPlain(src, dst string) error {
 	}
 	return out.Close()
 }
+
+// envStepStates is a directory of <step key> files, each holding the
+// step's state ("running", "finished", ...).
+const envStepStates = "FAKE_AGENT_STEP_STATES"
+
+var stepGetCommand = command{
+	valueFlags: []string{"step", "build", "format"},
+	run:        stepGet,
+}
+
+// stepGet answers `step get state --step KEY` from FAKE_AGENT_STEP_STATES;
+// other attributes are not the runner's business.
+func stepGet(a *agent, f flags, _ string) error {
+	if len(f.args) != 1 || f.args[0] != "state" {
+		return errUnsupported(fmt.Sprintf("step get %q", f.args))
+	}
+	step := f.value("step", "")
+	if step == "" {
+		return errors.New("--step is required")
+	}
+	dir := a.getenv(envStepStates)
+	state, err := os.ReadFile(filepath.Join(dir, step))
+	if dir == "" || err != nil {
+		return fmt.Errorf("failed to get step: no step with key %q in this build", step)
+	}
+	_, err = fmt.Fprintln(a.stdout, strings.TrimSpace(string(state)))
+	return err
+}

@@ -218,8 +218,8 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 	search := Search{Alpha: cfg.ChangeAlpha, MinSegment: MinSegment, Known: cfg.Known, Scan: true}
 	d.Changes = search.Find(hist)
 	nz := noiseOf(hist, d.Changes, cfg)
-	if nz.rhoPoint > 0 {
-		search.Inflate = (1 + nz.rhoPoint) / (1 - nz.rhoPoint)
+	if nz.rho > 0 {
+		search.Inflate = (1 + nz.rho) / (1 - nz.rho)
 		d.Changes = search.Find(hist)
 		nz = noiseOf(hist, d.Changes, cfg)
 	}
@@ -372,11 +372,12 @@ func regime(hist []float64, cs []Change, dir, floor float64) (start, end int, op
 
 // noise is the night-to-night spread of a history around its regimes.
 type noise struct {
-	// rho is the upper end of the autocorrelation's interval, for the
-	// bounds; rhoPoint its estimate, for telling a wander from a change.
-	sd, rho, rhoPoint float64
-	df                int
-	used, outliers    int
+	// rho is the upper end of the autocorrelation's 90 % interval: a
+	// month of nights estimates it roughly, and too small a ρ makes a
+	// wander look like a change and narrows the bounds.
+	sd, rho        float64
+	df             int
+	used, outliers int
 }
 
 // noiseOf pools every regime's nights around its own mean. From
@@ -424,7 +425,6 @@ func noiseOf(hist []float64, cs []Change, cfg Config) noise {
 	if nz.used >= 10 && lag0 > 0 {
 		r := lag / lag0
 		r += (1 + 3*r) / float64(nz.used) // Kendall's bias correction
-		nz.rhoPoint = min(max(r, 0), 0.9)
 		if r > 0 {
 			// The upper end of ρ's one-sided 90 % interval: ρ from a
 			// month of nights is rough, and too small a ρ is a false alarm.

@@ -25,7 +25,7 @@ func TestArtifactDownloadAndStepState(t *testing.T) {
 	if code, out, _ := ta.run("", "step", "get", "state", "--step", "history"); code != 0 || out != "running\n" {
 		t.Errorf("step get state = %d %q, want running", code, out)
 	}
-	if code, _, errOut := ta.run("", "artifact", "download", path, ".", "--step", "history"); code != 1 || !strings.Contains(errOut, "no artifacts found for downloading") {
+	if code, _, errOut := ta.run("", "artifact", "download", path, ".", "--step", "history"); code != 1 || !strings.Contains(strings.ToLower(errOut), "no artifacts found for downloading") {
 		t.Errorf("download before the upload = %d %q, want 1 and the agent's error", code, errOut)
 	}
 	src := filepath.Join(ta.env[envDownloads], "history", filepath.FromSlash(path))

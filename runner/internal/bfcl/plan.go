@@ -148,8 +148,10 @@ func Split(n int, leaves []string) ([]Quota, error) {
 	if len(leaves) == 0 {
 		return nil, fmt.Errorf("no leaves to split %d test entries over", n)
 	}
-	if n < len(leaves) {
-		return nil, fmt.Errorf("%d test entries cannot cover %d sub-categories (%s)", n, len(leaves), strings.Join(leaves, ", "))
+	if need := workloads.BFCLMinEntriesPerLeaf * len(leaves); n < need {
+		// BFCL's evaluation fails on a sub-category of one entry, so
+		// BFCL_MAX_TEST_CASES is held to what lint asks of the recipe.
+		return nil, fmt.Errorf("%d test entries cannot give each of %d sub-categories (%s) the %d BFCL's evaluation needs: ask for at least %d", n, len(leaves), strings.Join(leaves, ", "), workloads.BFCLMinEntriesPerLeaf, need)
 	}
 	out := make([]Quota, len(leaves))
 	for i, leaf := range leaves {

@@ -1,6 +1,7 @@
 package bfcl
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestSplit(t *testing.T) {
 	}{
 		{240, mt, []Quota{{"multi_turn_base", 60}, {"multi_turn_long_context", 60}, {"multi_turn_miss_func", 60}, {"multi_turn_miss_param", 60}}},
 		{10, mt, []Quota{{"multi_turn_base", 3}, {"multi_turn_long_context", 3}, {"multi_turn_miss_func", 2}, {"multi_turn_miss_param", 2}}},
-		{4, mt, []Quota{{"multi_turn_base", 1}, {"multi_turn_long_context", 1}, {"multi_turn_miss_func", 1}, {"multi_turn_miss_param", 1}}},
+		{8, mt, []Quota{{"multi_turn_base", 2}, {"multi_turn_long_context", 2}, {"multi_turn_miss_func", 2}, {"multi_turn_miss_param", 2}}},
 		{7, []string{"simple_python"}, []Quota{{"simple_python", 7}}},
 	}
 	for _, tt := range tests {
@@ -36,8 +37,14 @@ func TestSplit(t *testing.T) {
 			t.Errorf("Split(%d, %v) diff (-got +want):\n%s", tt.n, tt.leaves, diff)
 		}
 	}
-	if got, err := Split(3, mt); err == nil || !strings.Contains(err.Error(), "3 test entries cannot cover 4 sub-categories") {
-		t.Errorf("Split(3, multi_turn leaves) = %v, %v; want an error", got, err)
+	// BFCL's evaluation fails on a sub-category of one entry.
+	for _, n := range []int{3, 4, 7} {
+		if got, err := Split(n, mt); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d test entries cannot give each of 4 sub-categories", n)) {
+			t.Errorf("Split(%d, multi_turn leaves) = %v, %v; want an error", n, got, err)
+		}
+	}
+	if got, err := Split(1, []string{"simple_python"}); err == nil {
+		t.Errorf("Split(1, simple_python) = %v; want an error", got)
 	}
 }
 
@@ -73,13 +80,13 @@ func TestPlans(t *testing.T) {
 		},
 		{
 			name: "env wins",
-			env:  map[string]string{EnvMaximumStepLimit: "3", EnvMaxTestCases: " 6 "},
+			env:  map[string]string{EnvMaximumStepLimit: "3", EnvMaxTestCases: " 10 "},
 			want: []Plan{
 				{Category: "simple_python", Leaves: []string{"simple_python"}, NumThreads: 16, Temperature: 0.5, MaximumStepLimit: 3, StepLimitFrom: "env BFCL_MAXIMUM_STEP_LIMIT",
-					MaxTestCases: 6, MaxTestCasesFrom: "env BFCL_MAX_TEST_CASES", Quotas: []Quota{{"simple_python", 6}}, Gates: b.Gates[:1]},
+					MaxTestCases: 10, MaxTestCasesFrom: "env BFCL_MAX_TEST_CASES", Quotas: []Quota{{"simple_python", 10}}, Gates: b.Gates[:1]},
 				{Category: "multi_turn", Leaves: mt, NumThreads: 16, Temperature: 0.5, MaximumStepLimit: 3, StepLimitFrom: "env BFCL_MAXIMUM_STEP_LIMIT",
-					MaxTestCases: 6, MaxTestCasesFrom: "env BFCL_MAX_TEST_CASES",
-					Quotas: []Quota{{"multi_turn_base", 2}, {"multi_turn_long_context", 2}, {"multi_turn_miss_func", 1}, {"multi_turn_miss_param", 1}},
+					MaxTestCases: 10, MaxTestCasesFrom: "env BFCL_MAX_TEST_CASES",
+					Quotas: []Quota{{"multi_turn_base", 3}, {"multi_turn_long_context", 3}, {"multi_turn_miss_func", 2}, {"multi_turn_miss_param", 2}},
 					Gates:  b.Gates[1:]},
 			},
 		},
@@ -122,7 +129,7 @@ func TestPlansErrors(t *testing.T) {
 		{"bad step limit", &workloads.BFCL{TestCategories: []string{"multiple"}}, map[string]string{EnvMaximumStepLimit: "ten"}, `BFCL_MAXIMUM_STEP_LIMIT="ten": want a whole number`},
 		{"zero test cases", &workloads.BFCL{TestCategories: []string{"multiple"}}, map[string]string{EnvMaxTestCases: "0"}, `BFCL_MAX_TEST_CASES="0": want a whole number`},
 		{"env too small for a group", &workloads.BFCL{TestCategories: []string{"multi_turn"}}, map[string]string{EnvMaxTestCases: "2"},
-			"bfcl multi_turn: max_test_cases from env BFCL_MAX_TEST_CASES: 2 test entries cannot cover 4 sub-categories"},
+			"bfcl multi_turn: max_test_cases from env BFCL_MAX_TEST_CASES: 2 test entries cannot give each of 4 sub-categories"},
 		{"memory subsampled", &workloads.BFCL{TestCategories: []string{"agentic"}, MaxTestCases: map[string]int{"agentic": 50}}, nil,
 			"bfcl agentic: max_test_cases from recipe: subsampling memory_kv is not supported"},
 	}

@@ -161,64 +161,21 @@ func (l *loader) decodeAIPerfConfig(n *yaml.Node, i int) AIPerfConfig {
 	return c
 }
 
-// decodeAIPerfArgs reads the args map: each key becomes --key, true a bare
-// flag, false nothing, a list the flag repeated, anything else one value.
+// decodeAIPerfArgs reads the args map: each key an `aiperf profile`
+// flag (a leading -- and _ accepted).
 func (l *loader) decodeAIPerfArgs(n *yaml.Node, what string) []BenchArg {
 	d := l.d
-	var out []BenchArg
-	seen := map[string]*yaml.Node{}
-	d.Pairs(n, what, func(k, v *yaml.Node) {
-		flag := "--" + strings.ReplaceAll(strings.TrimPrefix(k.Value, "--"), "_", "-")
-		if !flagRE.MatchString(flag) {
-			d.Errorf(k, "%s key %q is not a flag name", what, k.Value)
-			return
-		}
-		if why, owned := runnerOwnedAIPerfFlags[flag]; owned {
-			d.Errorf(k, "%s: %s cannot be set here: %s", what, flag, why)
-			return
-		}
-		if prev, dup := seen[flag]; dup {
-			d.Errorf(k, "%s: %q is %s again (first at line %d)", what, k.Value, flag, prev.Line)
-			return
-		}
-		seen[flag] = k
-		arg := BenchArg{Flag: flag}
-		scalar := func(v *yaml.Node) (string, bool) {
-			s, ok := d.Scalar(v, what+"."+k.Value)
-			if ok && strings.ContainsAny(s, "\n\x00") {
-				d.Errorf(v, "%s.%s: values are one line", what, k.Value)
-				return "", false
+	return l.decodeFlagArgs(n, what, flagArgs{
+		normalize: func(key string) string { return strings.TrimPrefix(key, "--") },
+		owned:     runnerOwnedAIPerfFlags,
+		value: func(v *yaml.Node, what, s string) bool {
+			if strings.HasPrefix(s, "-") && !isNumber(s) {
+				d.Errorf(v, "%s: %q starts with '-': aiperf would read it as a flag", what, s)
+				return false
 			}
-			if ok && strings.HasPrefix(s, "-") && !isNumber(s) {
-				d.Errorf(v, "%s.%s: %q starts with '-': aiperf would read it as a flag", what, k.Value, s)
-				return "", false
-			}
-			return s, ok
-		}
-		switch {
-		case v.Kind == yaml.SequenceNode:
-			d.Items(v, what+"."+k.Value, func(_ int, item *yaml.Node) {
-				if s, ok := scalar(item); ok {
-					arg.Values = append(arg.Values, s)
-				}
-			})
-			if len(arg.Values) == 0 {
-				return
-			}
-		case v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool":
-			if on, _ := d.Bool(v, what+"."+k.Value); !on {
-				return
-			}
-		default:
-			s, ok := scalar(v)
-			if !ok {
-				return
-			}
-			arg.Values = []string{s}
-		}
-		out = append(out, arg)
+			return true
+		},
 	})
-	return out
 }
 
 // IsAIPerfMetric says whether the runner reads metric from aiperf's export.

@@ -112,6 +112,8 @@
 //	                                   become "_"); files arrive mode 0644.
 //	FAKE_AGENT_STEP_STATES             directory of <step key> files holding the
 //	                                   step's state, for step get state --step.
+//	FAKE_AGENT_UPLOAD_DELAY            Go duration artifact upload takes before it
+//	                                   copies (a slow link); it copies once awake.
 //
 // Unset directories mean the command is only recorded.
 //

@@ -95,6 +95,8 @@ type Summary struct {
 	Buildkite  *BuildkiteInfo `json:"buildkite,omitempty"`
 	Tools      *Tools         `json:"tools,omitempty"`
 	ModelCache *ModelCache    `json:"model_cache,omitempty"`
+	// ServerPytest is the pytest step before the server started.
+	ServerPytest *ServerPytest `json:"server_pytest,omitempty"`
 
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
@@ -179,6 +181,31 @@ type ModelCache struct {
 	// ReadySeconds is the server's start to ready, the download included.
 	ReadySeconds float64 `json:"ready_seconds,omitempty"`
 }
+
+// ServerPytest is pytest in the server's Python, which torch.compile
+// needs (it imports cupy's testing helpers) in the CUDA nightlies: left
+// alone when it imports, else installed from its lock before the server
+// starts.
+type ServerPytest struct {
+	// Python is the interpreter, as run: a path, or natively "python3";
+	// in a container, "docker exec NAME python3".
+	Python string `json:"python"`
+	// Action is "skipped" (pytest imported; nothing installed) or
+	// "installed".
+	Action string `json:"action"`
+	// Version is pytest's version, as the interpreter imports it after
+	// the step.
+	Version string `json:"version"`
+	// Installed are the distributions installed, name==version.
+	Installed       []string `json:"installed,omitempty"`
+	DurationSeconds float64  `json:"duration_s"`
+}
+
+// Pytest step actions.
+const (
+	PytestSkipped   = "skipped"
+	PytestInstalled = "installed"
+)
 
 // Tools says how the evaluation tools (lm-eval, bfcl-eval) were found.
 type Tools struct {

@@ -44,6 +44,10 @@ func TestClassify(t *testing.T) {
 		{"image pull on docker", Failure{Phase: "serve", Lines: []string{"Unable to find image 'vllm/vllm-openai:nightly-0123' locally", "docker: Error response from daemon: manifest unknown: manifest unknown."}}, ClassInfra, "image-pull", "docker: Error response from daemon: manifest unknown: manifest unknown."},
 		{"disk full beats everything", Failure{Phase: "ready", Lines: []string{"OSError: [Errno 28] No space left on device", "RuntimeError: Engine core initialization failed. See root cause above."}}, ClassInfra, "disk-full", "OSError: [Errno 28] No space left on device"},
 		{"tools install, no signature", Failure{Phase: "tools", Lines: []string{"ERROR: Could not find a version that satisfies the requirement lm-eval==0.4.12"}}, ClassHarness, "tools install failed", ""},
+		{"pytest into the server's Python", Failure{Phase: "serve", Lines: []string{
+			"serve failed: pytest: install into python3 (lock pytest-94b1f33c6dd58bda): python3 exited with code 1; last lines:",
+			"ERROR: No matching distribution found for iniconfig==2.3.1",
+		}}, ClassHarness, "server-pytest", "serve failed: pytest: install into python3 (lock pytest-94b1f33c6dd58bda): python3 exited with code 1; last lines:"},
 		{"server died quietly", Failure{Phase: "ready", Lines: []string{"ready: server exited before it was ready"}}, ClassVLLM, "server did not start", ""},
 		{"our gate phase", Failure{Phase: "gate", Lines: []string{"gate: read history: unexpected EOF"}}, ClassHarness, "phase gate failed", ""},
 	}

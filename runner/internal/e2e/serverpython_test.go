@@ -63,14 +63,14 @@ func defaultServerPython(t testing.TB, fakes string) serverPython {
 }
 
 // withoutPytest gives the run's server a fresh Python that cannot import
-// pytest, and pip the locked wheels from a local folder only.
-func (e *e2e) withoutPytest() {
+// pytest, and pip the wheels of the folder wheels only (pytestWheels for
+// the locked ones).
+func (e *e2e) withoutPytest(wheels string) {
 	e.t.Helper()
 	py, err := makeServerPython(e.t.TempDir(), e.fakes, false)
 	if err != nil {
 		e.t.Fatalf("the server's Python: %v", err)
 	}
-	wheels := pytestWheels(e.t)
 	path := e.env["PATH"]
 	_, rest, _ := strings.Cut(path, string(os.PathListSeparator))
 	e.setenv("PATH", py.bin+string(os.PathListSeparator)+rest, imagePathEnv, py.venvBin,

@@ -60,6 +60,9 @@ func TestMain(m *testing.M) {
 	if serverPyDir != "" {
 		os.RemoveAll(serverPyDir)
 	}
+	if pipVenvRoot != "" {
+		os.RemoveAll(pipVenvRoot)
+	}
 }
 
 // buildRunner builds this package's binary once per test binary, with the

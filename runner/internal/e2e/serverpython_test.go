@@ -81,12 +81,22 @@ func (e *e2e) withoutPytest(wheels string) {
 // stand-in pytest module, or with pip and no pytest.
 func makeServerPython(dir, fakes string, withPytest bool) (serverPython, error) {
 	venv := filepath.Join(dir, "venv")
-	args := []string{"-m", "venv", venv}
 	if withPytest {
-		args = []string{"-m", "venv", "--without-pip", venv}
-	}
-	if out, err := pythonCmd("python3", args...).CombinedOutput(); err != nil {
-		return serverPython{}, fmt.Errorf("python3 %s: %w\n%s", strings.Join(args, " "), err, out)
+		args := []string{"-m", "venv", "--without-pip", venv}
+		if out, err := pythonCmd("python3", args...).CombinedOutput(); err != nil {
+			return serverPython{}, fmt.Errorf("python3 %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+	} else {
+		// A venv with pip takes tens of seconds on a loaded machine; each
+		// test copies one made once. `python -m pip` does not mind the
+		// move (only the pip script's "#!" line names the first place).
+		tmpl, err := pipVenv()
+		if err != nil {
+			return serverPython{}, err
+		}
+		if out, err := exec.Command("cp", "-a", tmpl, venv).CombinedOutput(); err != nil {
+			return serverPython{}, fmt.Errorf("copy the venv: %w\n%s", err, out)
+		}
 	}
 	py := filepath.Join(venv, "bin", "python")
 	if withPytest {
@@ -112,6 +122,29 @@ func makeServerPython(dir, fakes string, withPytest bool) (serverPython, error) 
 		return serverPython{}, err
 	}
 	return serverPython{bin: bin, venvBin: filepath.Join(venv, "bin")}, nil
+}
+
+var (
+	pipVenvOnce sync.Once
+	pipVenvRoot string // removed by TestMain
+	pipVenvDir  string
+	pipVenvErr  error
+)
+
+// pipVenv is a venv with pip and without pytest, made once per test
+// binary.
+func pipVenv() (string, error) {
+	pipVenvOnce.Do(func() {
+		pipVenvRoot, pipVenvErr = os.MkdirTemp("", "benchkite-e2e-pipvenv-")
+		if pipVenvErr != nil {
+			return
+		}
+		pipVenvDir = filepath.Join(pipVenvRoot, "venv")
+		if out, err := pythonCmd("python3", "-m", "venv", pipVenvDir).CombinedOutput(); err != nil {
+			pipVenvErr = fmt.Errorf("python3 -m venv: %w\n%s", err, out)
+		}
+	})
+	return pipVenvDir, pipVenvErr
 }
 
 // pythonCmd runs python with no configuration of the test's user.

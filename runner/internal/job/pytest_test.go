@@ -233,6 +233,15 @@ func TestParseLock(t *testing.T) {
 	if diff := cmp.Diff(want, lockNames(entries)); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
+	// pip's --require-hashes reads each as an exact pin with hashes.
+	for _, e := range entries {
+		if !strings.HasPrefix(e.text, e.name+"==") || !strings.Contains(e.text, "\n    --hash=sha256:") {
+			t.Errorf("%s is not pinned with hashes:\n%s", e.name, e.text)
+		}
+	}
+	if !strings.Contains(lockText(entries), "\npytest==9.2.0 \\\n") {
+		t.Errorf("the lock does not pin pytest 9.2.0")
+	}
 	got, all := lockText(entries), string(toollocks.Pytest().Text)
 	if n, want := strings.Count(got, "--hash=sha256:"), strings.Count(all, "--hash=sha256:"); n != want || want == 0 {
 		t.Errorf("the entries hold %d hashes, the lock %d", n, want)

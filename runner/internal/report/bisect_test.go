@@ -88,19 +88,29 @@ func TestReportBisectsARegressionToItsCommit(t *testing.T) {
 		}
 		return summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: recipe, GPU: "H200", NumGPUs: 8, Verdict: g.Verdict, VLLMCommit: commit,
 			Image: repo + ":nightly-" + commit, Gates: []summary.GateResult{g},
+			Bench:   []summary.BenchRun{{Name: "sweep-conc-8", Config: "sweep", Status: summary.StatusOK, Metrics: map[string]float64{"output_throughput": value}}},
 			GPUTime: &summary.GPUTime{GPUs: 8, Total: 8 * 3600, BisectBudget: 100}}
 	}
-	bad := 800.0
+	// The good regime the nightly judged by: 20 nights about 1000 (±1 %),
+	// a 5 % floor; the nights after the change averaged 940. A tested
+	// commit 4 % down (960) is good, below the floor, though nearer the
+	// bad mean; 10 % down is bad.
+	var goodNights []float64
+	for i := range 20 {
+		goodNights = append(goodNights, 1000*(1+[]float64{0.4, -0.8, 1.0, -0.2, 0.6, -1.0, 0.2, 0.8, -0.6, -0.4}[i%10]/100))
+	}
+	bad := 900.0
 	found := summary.GateResult{Kind: summary.GateRegression, Subject: "sweep-conc-8", Metric: "output_throughput", Value: &bad, Verdict: summary.VerdictFail,
-		ChangePoint: &summary.ChangePoint{Found: true, Before: 1000, After: 800,
-			LastGood: summary.NightRef{Build: 498, VLLMCommit: vllmCommit(0)}, FirstBad: summary.NightRef{Build: 499, VLLMCommit: vllmCommit(n - 1)}}}
+		ChangePoint: &summary.ChangePoint{Found: true, Before: 1000, After: 940,
+			LastGood: summary.NightRef{Build: 498, VLLMCommit: vllmCommit(0)}, FirstBad: summary.NightRef{Build: 499, VLLMCommit: vllmCommit(n - 1)},
+			GoodRegime: &summary.Regime{Nights: goodNights, HigherIsBetter: true, FloorPct: 5}}}
 	var out strings.Builder
 	run := func(s summary.Summary, env map[string]string, build int) error {
 		out.Reset()
 		return Run(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: build}},
 			cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(env), nil)
 	}
-	_ = run(night(vllmCommit(n-1), 800, &found), map[string]string{}, origin)
+	_ = run(night(vllmCommit(n-1), 900, &found), map[string]string{}, origin)
 	if !strings.Contains(out.String(), "runner: bisect llama-h200: 11 candidate image(s)") {
 		t.Fatalf("the nightly's report did not start a bisect:\n%s", out.String())
 	}
@@ -111,14 +121,28 @@ func TestReportBisectsARegressionToItsCommit(t *testing.T) {
 	for seen := 0; seen < len(api.Created()); seen++ {
 		env := api.Created()[seen].Env
 		commit := env["VLLM_COMMIT"]
-		value := 1000.0
+		// Commits before k are a little slower (4 %, within the floor);
+		// k and later 10 % slower.
+		value := 960.0
 		if index[commit] >= k {
-			value = 790
+			value = 900
+		}
+		s := night(commit, value, nil)
+		if seen == 1 {
+			// The second bisect build's job was lost: inconclusive, the
+			// commit is tested again.
+			s.Verdict, s.Bench, s.Problems = summary.VerdictError, nil, []string{"bench not-run: the agent was lost"}
 		}
 		number := origin + 1 + seen
-		if err := run(night(commit, value, nil), map[string]string{bisect.Env: env[bisect.Env], "BUILDKITE_BUILD_NUMBER": strconv.Itoa(number)}, number); err != nil {
+		if err := run(s, map[string]string{bisect.Env: env[bisect.Env], "BUILDKITE_BUILD_NUMBER": strconv.Itoa(number)}, number); err != nil {
 			t.Fatalf("bisect build #%d: %v\n%s", number, err, out.String())
 		}
+		if seen == 1 && !strings.Contains(out.String(), "inconclusive: the run could not finish: bench not-run: the agent was lost") {
+			t.Fatalf("the lost bisect build was not called inconclusive:\n%s", out.String())
+		}
+	}
+	if created := api.Created(); len(created) < 3 || created[1].Env["VLLM_COMMIT"] != created[2].Env["VLLM_COMMIT"] {
+		t.Errorf("the inconclusive build's commit was not tested again")
 	}
 	if want := bisect.MaxBuilds(n - 1); len(api.Created()) > want {
 		t.Errorf("%d bisect builds, want at most %d", len(api.Created()), want)
@@ -129,7 +153,7 @@ func TestReportBisectsARegressionToItsCommit(t *testing.T) {
 	// The bisect builds are still scheduled in the stand-in: another
 	// night's regression of the recipe starts no second bisect.
 	created := len(api.Created())
-	_ = run(night(vllmCommit(n-1), 800, &found), map[string]string{}, origin+100)
+	_ = run(night(vllmCommit(n-1), 900, &found), map[string]string{}, origin+100)
 	if len(api.Created()) != created || !strings.Contains(out.String(), "is bisecting it already") {
 		t.Errorf("a second bisect of the recipe started:\n%s", out.String())
 	}

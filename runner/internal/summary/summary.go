@@ -385,6 +385,18 @@ type ChangePoint struct {
 	// Widened says the evidence was weak and the range holds a night more
 	// on each side.
 	Widened bool `json:"widened,omitempty"`
+	// GoodRegime is what the detector judged against, cut at the last
+	// good night: a bisect build is judged by it as tonight was.
+	GoodRegime *Regime `json:"good_regime,omitempty"`
+}
+
+// Regime is a metric's nights up to the last good one, oldest first, with
+// the known change points among them and the detector's settings.
+type Regime struct {
+	Nights         []float64 `json:"nights"`
+	Known          []int     `json:"known,omitempty"`
+	HigherIsBetter bool      `json:"higher_is_better"`
+	FloorPct       float64   `json:"floor_pct"`
 }
 
 // NightRef names one night of a series.

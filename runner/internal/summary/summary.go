@@ -149,6 +149,11 @@ type GPUTime struct {
 	// BisectBudget is the profile's bisect_gpu_hours: 0 when a regression
 	// of this recipe is not bisected automatically.
 	BisectBudget float64 `json:"bisect_gpu_h,omitempty"`
+	// Retried is the GPU time of the step's earlier tries, retried by hand
+	// or automatically, and RetriedTries how many, by class ("" for a
+	// cancel): the report step adds them from the Buildkite API's jobs.
+	Retried      float64        `json:"retried_gpu_s,omitempty"`
+	RetriedTries map[string]int `json:"retried_tries,omitempty"`
 }
 
 // BuildkiteInfo identifies the Buildkite job that produced a summary.

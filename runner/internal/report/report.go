@@ -528,7 +528,13 @@ func writeGPUTime(b *strings.Builder, sums []summary.Summary) {
 	if (t.Runs == 0 || t.Total <= 0) && t.Tries() == 0 {
 		return
 	}
-	gpuh := func(s float64) string { return fmt.Sprintf("%.1f GPU-h", s/3600) }
+	// Under a tenth of a GPU-hour, minutes say more than "0.0 GPU-h".
+	gpuh := func(s float64) string {
+		if s < 360 {
+			return fmt.Sprintf("%.1f GPU-min", s/60)
+		}
+		return fmt.Sprintf("%.1f GPU-h", s/3600)
+	}
 	fmt.Fprintf(b, "**GPU time:** %s over %d run(s)", gpuh(t.Total), t.Runs)
 	if d := t.Dominant(); d != "" {
 		fmt.Fprintf(b, "; most in **%s** (%.0f%%)", d, t.Phases[d]/t.Total*100)
@@ -554,9 +560,13 @@ func writeGPUTime(b *strings.Builder, sums []summary.Summary) {
 	}
 	b.WriteString("\n|---|")
 	b.WriteString(strings.Repeat("--:|", len(gputime.Phases)))
-	b.WriteString("\n| GPU-h |")
+	unit, per := "GPU-h", 3600.0
+	if t.Total < 360 {
+		unit, per = "GPU-min", 60
+	}
+	fmt.Fprintf(b, "\n| %s |", unit)
 	for _, p := range gputime.Phases {
-		fmt.Fprintf(b, " %.1f |", t.Phases[p]/3600)
+		fmt.Fprintf(b, " %.1f |", t.Phases[p]/per)
 	}
 	b.WriteString("\n\n")
 }

@@ -37,7 +37,11 @@ func (s State) Markdown() string {
 	} else {
 		fmt.Fprintf(&b, "### :mag: bisecting `%s` %s: %d commit(s) left\n\n", s.Recipe, s.Metric, s.Hi-s.Lo-1)
 	}
-	fmt.Fprintf(&b, "Found by build #%d; %d bisect build(s), %.1f GPU-h.\n\n", s.Origin, len(s.Tested), s.UsedGPUHours)
+	used := fmt.Sprintf("%.1f GPU-h", s.UsedGPUHours)
+	if s.UsedGPUHours < 0.1 {
+		used = fmt.Sprintf("%.1f GPU-min", s.UsedGPUHours*60)
+	}
+	fmt.Fprintf(&b, "Found by build #%d; %d bisect build(s), %s.\n\n", s.Origin, len(s.Tested), used)
 	if len(s.Tested) > 0 {
 		b.WriteString("| build | vLLM | value | judged |\n|--:|---|--:|---|\n")
 		for _, t := range s.Tested {

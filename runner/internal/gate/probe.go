@@ -57,10 +57,14 @@ func JudgeProbe(r summary.Regime, sum summary.Summary, commit, subject, metric s
 	switch {
 	case sum.Verdict == summary.VerdictError:
 		why := "the run could not finish"
-		if sum.Failure != nil && sum.Failure.Class != "" {
-			why += fmt.Sprintf(" (%s: %s)", sum.Failure.Class, sum.Failure.Signature)
+		f := sum.Failure
+		if f != nil && f.Class != "" {
+			why += fmt.Sprintf(" (%s: %s)", f.Class, f.Signature)
 		}
-		if len(sum.Problems) > 0 {
+		switch {
+		case f != nil && f.Line != "":
+			why += ": " + f.Line // the failed process's own words
+		case len(sum.Problems) > 0:
 			why += ": " + firstLine(sum.Problems[0])
 		}
 		return inconclusive("%s", why)

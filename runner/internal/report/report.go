@@ -528,16 +528,12 @@ func writeGPUTime(b *strings.Builder, sums []summary.Summary) {
 	if (t.Runs == 0 || t.Total <= 0) && t.Tries() == 0 {
 		return
 	}
-	// Under a tenth of a GPU-hour, minutes say more than "0.0 GPU-h".
-	gpuh := func(s float64) string {
-		if s < 360 {
-			return fmt.Sprintf("%.1f GPU-min", s/60)
-		}
-		return fmt.Sprintf("%.1f GPU-h", s/3600)
-	}
+	gpuh := func(s float64) string { u, per := gpuUnit(s); return fmt.Sprintf("%.1f %s", s/per, u) }
 	fmt.Fprintf(b, "**GPU time:** %s over %d run(s)", gpuh(t.Total), t.Runs)
-	if d := t.Dominant(); d != "" {
-		fmt.Fprintf(b, "; most in **%s** (%.0f%%)", d, t.Phases[d]/t.Total*100)
+	// The phases' shares are of the runs' own time, retried tries apart.
+	runs := t.Total - t.Retried
+	if d := t.Dominant(); d != "" && runs > 0 {
+		fmt.Fprintf(b, "; most in **%s** (%.0f%%)", d, t.Phases[d]/runs*100)
 	}
 	if t.Lost > 0 {
 		fmt.Fprintf(b, "; %s lost to runs that could not be judged", gpuh(t.Lost))
@@ -560,15 +556,25 @@ func writeGPUTime(b *strings.Builder, sums []summary.Summary) {
 	}
 	b.WriteString("\n|---|")
 	b.WriteString(strings.Repeat("--:|", len(gputime.Phases)))
-	unit, per := "GPU-h", 3600.0
-	if t.Total < 360 {
-		unit, per = "GPU-min", 60
-	}
+	unit, per := gpuUnit(runs)
 	fmt.Fprintf(b, "\n| %s |", unit)
 	for _, p := range gputime.Phases {
 		fmt.Fprintf(b, " %.1f |", t.Phases[p]/per)
 	}
 	b.WriteString("\n\n")
+}
+
+// gpuUnit is the unit GPU-seconds s read best in, with its size: hours
+// from a tenth of one, then minutes, then seconds (a drill's runs), so
+// that no amount shows as 0.0.
+func gpuUnit(s float64) (string, float64) {
+	switch {
+	case s >= 360:
+		return "GPU-h", 3600
+	case s >= 60:
+		return "GPU-min", 60
+	}
+	return "GPU-s", 1
 }
 
 // retriedClasses names the retried tries' classes by name; a try

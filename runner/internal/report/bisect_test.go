@@ -167,3 +167,59 @@ func TestReportBisectsARegressionToItsCommit(t *testing.T) {
 		t.Errorf("the origin build's last annotation does not name commit %d: %q", k, onOrigin)
 	}
 }
+
+// A commit that cannot be judged twice stops the bisect: the second
+// inconclusive build triggers nothing, and the build that found the
+// regression is told where the first bad commit lies and why it stopped.
+func TestReportStopsABisectJudgedInconclusiveTwice(t *testing.T) {
+	t.Parallel()
+	api := bkapitest.NewServer(t, "org", "nightly", "tok")
+	api.AddBuild(bkapitest.Build{Number: 700, State: "failed"})
+	api.AddBuild(bkapitest.Build{Number: 701, State: "running"})
+	api.AddBuild(bkapitest.Build{Number: 702, State: "running"})
+	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cands []bisect.Candidate
+	for i := 1; i <= 4; i++ {
+		cands = append(cands, bisect.Candidate{Commit: vllmCommit(i)})
+	}
+	st, err := bisect.Start("r-h200", "output_throughput", vllmCommit(0), vllmCommit(4), cands, 700, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Subject, st.Regime = "sweep", bisect.Regime{Nights: []float64{100, 101, 99, 100, 102, 98}, HigherIsBetter: true, FloorPct: 5}
+	mid, _ := st.Next()
+	lostRun := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r-h200", Verdict: summary.VerdictError, VLLMCommit: mid,
+		Failure:  &summary.Failure{Class: "infra", Signature: "node-oom-kill", Line: "OOMKilled"},
+		Problems: []string{"serve failed"}}
+	var out strings.Builder
+	for i, build := range []int{701, 702} {
+		state, err := st.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		if err := Run(context.Background(), Config{Results: writeSummary(t, lostRun), bisect: &bisector{client: client, branch: "main", build: build}},
+			cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(map[string]string{bisect.Env: state}), nil); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if len(api.Created()) != 1 || api.Created()[0].Env["VLLM_COMMIT"] != mid {
+				t.Fatalf("the inconclusive build did not trigger %s again:\n%s", mid, out.String())
+			}
+			if st, err = bisect.Decode(api.Created()[0].Env[bisect.Env]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(api.Created()) != 1 || !strings.Contains(out.String(), "runner: bisect r-h200 stops: vLLM "+mid[:12]+" could not be judged twice") {
+		t.Errorf("a second inconclusive build went on (%d builds triggered):\n%s", len(api.Created()), out.String())
+	}
+	notes := api.Annotations()
+	if len(notes) == 0 || notes[len(notes)-2].Build != 700 || !strings.Contains(notes[len(notes)-2].Body, "stopped: the first bad commit is one of 4 after") ||
+		!strings.Contains(notes[len(notes)-2].Body, "inconclusive: the run could not finish (infra: node-oom-kill): OOMKilled") {
+		t.Errorf("the origin build was not told the bisect stopped: %+v", notes)
+	}
+}

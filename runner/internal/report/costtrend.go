@@ -38,12 +38,12 @@ func costOverview(sums []summary.Summary, pasts map[string]baseline.Nights) *tre
 	}
 	gpu := trend.Panel{Title: "GPU time per night", Unit: "GPU-h"}
 	cost := trend.Panel{Title: "Cost per night"}
-	priced, any := false, false
+	priced, measured := false, false
 	add := func(label string, runs []summary.Summary, at time.Time, tonight bool) {
 		t := gputime.Sum(runs)
 		h, c := math.NaN(), math.NaN()
 		if t.Runs > 0 && t.Total > 0 {
-			h, any = t.Total/3600, true
+			h, measured = t.Total/3600, true
 		}
 		if t.Priced > 0 {
 			c, priced = t.Cost, true
@@ -74,7 +74,7 @@ func costOverview(sums []summary.Summary, pasts map[string]baseline.Nights) *tre
 		add("#"+strconv.Itoa(b), nights[b].runs, nights[b].at, false)
 	}
 	add("tonight", sums, time.Time{}, true)
-	if !any {
+	if !measured {
 		return nil
 	}
 	o := &trend.Section{ID: "gpu-time", Title: "GPU time and cost per night",

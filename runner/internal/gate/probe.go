@@ -112,3 +112,21 @@ func JudgeProbe(r summary.Regime, sum summary.Summary, commit, subject, metric s
 	}
 	return Probe{Bad: d.Flagged, Value: d.Tonight, Why: d.Why}, nil
 }
+
+// CheckRegime says whether r can judge a bisect build at all, before any
+// is started: the detector must find enough nights in it to estimate their
+// noise, as JudgeProbe will ask of it.
+func CheckRegime(r summary.Regime) error {
+	if len(r.Nights) == 0 {
+		return fmt.Errorf("%w: the good regime has no nights", ErrInconclusive)
+	}
+	cfg := detect.Config{HigherIsBetter: r.HigherIsBetter, MinEffectPct: r.FloorPct, Known: r.Known}
+	d, err := detect.Detect(r.Nights, r.Nights[len(r.Nights)-1:], cfg)
+	if err != nil {
+		return fmt.Errorf("%w: the good regime cannot be judged by: %v", ErrInconclusive, err)
+	}
+	if d.Status == detect.StatusInsufficientHistory {
+		return fmt.Errorf("%w: the good regime cannot judge a bisect build: %s", ErrInconclusive, d.Why)
+	}
+	return nil
+}

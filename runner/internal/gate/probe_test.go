@@ -124,7 +124,13 @@ func TestJudgeProbeKeepsTheFloor(t *testing.T) {
 	if err != nil || got.Bad || !strings.Contains(got.Why, "below the 15% floor") {
 		t.Errorf("JudgeProbe() = %+v, %v; want good, below the 15%% floor", got, err)
 	}
+	if err := CheckRegime(r); err != nil {
+		t.Errorf("CheckRegime(26 nights) = %v", err)
+	}
 	r.Nights = r.Nights[:3]
+	if err := CheckRegime(r); !errors.Is(err, ErrInconclusive) || !strings.Contains(err.Error(), "first nights: no regression check yet (3 past nights, 5 needed)") {
+		t.Errorf("CheckRegime(3 nights) = %v, want the detector's reason", err)
+	}
 	if _, err := JudgeProbe(r, summary.Summary{Verdict: summary.VerdictPass, VLLMCommit: "abc1234",
 		Bench: []summary.BenchRun{{Name: "8k", Status: summary.StatusOK, Metrics: tputTPOT(90, 20)}}}, "abc1234", "8k", "output_throughput"); !errors.Is(err, ErrInconclusive) {
 		t.Errorf("JudgeProbe() on 3 good nights = %v, want inconclusive", err)

@@ -91,6 +91,9 @@ func (b bisector) start(ctx context.Context, s summary.Summary, g summary.GateRe
 		}
 	}
 	cp := g.ChangePoint
+	if err := gate.CheckRegime(*cp.GoodRegime); err != nil {
+		return fmt.Errorf("no bisect: %w", err)
+	}
 	repo := imageRepo(s)
 	cands, err := bisect.Candidates(ctx, repo, cp.LastGood.VLLMCommit, cp.FirstBad.VLLMCommit, b.registry...)
 	if err != nil {

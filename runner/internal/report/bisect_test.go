@@ -223,3 +223,27 @@ func TestReportStopsABisectJudgedInconclusiveTwice(t *testing.T) {
 		t.Errorf("the origin build was not told the bisect stopped: %+v", notes)
 	}
 }
+
+// A good regime too short for the detector to judge a bisect build by
+// starts no bisect: every build would be inconclusive.
+func TestReportStartsNoBisectItCouldNotJudge(t *testing.T) {
+	t.Parallel()
+	api := bkapitest.NewServer(t, "org", "nightly", "tok")
+	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := 80.0
+	s := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r-h200", Verdict: summary.VerdictFail, VLLMCommit: vllmCommit(2),
+		Image: "registry.local/vllm/vllm-openai:nightly-" + vllmCommit(2), GPUTime: &summary.GPUTime{GPUs: 8, Total: 3600, BisectBudget: 10},
+		Gates: []summary.GateResult{{Kind: summary.GateRegression, Subject: "sweep", Metric: "output_throughput", Value: &v, Verdict: summary.VerdictFail,
+			ChangePoint: &summary.ChangePoint{Found: true, Before: 100, After: 80,
+				LastGood: summary.NightRef{Build: 3, VLLMCommit: vllmCommit(0)}, FirstBad: summary.NightRef{Build: 4, VLLMCommit: vllmCommit(1)},
+				GoodRegime: &summary.Regime{Nights: []float64{100, 101, 99}, HigherIsBetter: true, FloorPct: 5}}}}}
+	var out strings.Builder
+	_ = Run(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: 5}},
+		cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(nil), nil)
+	if len(api.Created()) != 0 || !strings.Contains(out.String(), "runner: warning: bisect r-h200: no bisect: inconclusive: the good regime cannot judge a bisect build: first nights") {
+		t.Errorf("%d builds triggered; want none, and why:\n%s", len(api.Created()), out.String())
+	}
+}

@@ -293,7 +293,7 @@ func TestDrill(t *testing.T) {
 	// The bisect builds, each triggered by the report step of the one
 	// before: only drill-perf, bench only, on the commit in its env. The
 	// first one's server dies (an NCCL error): inconclusive, tried again.
-	var log []string
+	var steps []string
 	for i := 0; i < len(api.Created()); i++ {
 		c := api.Created()[i]
 		build := drillOrigin + 1 + i
@@ -309,14 +309,14 @@ func TestDrill(t *testing.T) {
 		out, _ := reportStep(build, []string{"drill-perf"}, bisect.Env+"="+c.Env[bisect.Env])
 		for _, l := range strings.Split(out, "\n") {
 			if strings.HasPrefix(l, "runner: bisect") || strings.HasPrefix(l, "runner: warning: bisect") {
-				log = append(log, fmt.Sprintf("#%d (vLLM %d): %s", build, index[commit], l))
+				steps = append(steps, fmt.Sprintf("#%d (vLLM %d): %s", build, index[commit], l))
 			}
 		}
 		if i > 6 {
-			t.Fatalf("more than 7 bisect builds:\n%s", strings.Join(log, "\n"))
+			t.Fatalf("more than 7 bisect builds:\n%s", strings.Join(steps, "\n"))
 		}
 	}
-	t.Logf("bisect:\n%s", strings.Join(log, "\n"))
+	t.Logf("bisect:\n%s", strings.Join(steps, "\n"))
 	if max := bisect.MaxBuilds(8); len(api.Created()) > max {
 		t.Errorf("%d bisect builds, want at most %d (⌈log2 8⌉ + 1)", len(api.Created()), max)
 	}
@@ -327,7 +327,7 @@ func TestDrill(t *testing.T) {
 		}
 	}
 	if want := "regressed at vLLM [" + drillCommit(drillK)[:12] + "]"; !strings.Contains(last, want) || !strings.Contains(last, "inconclusive: the run could not finish (vllm: nccl)") {
-		t.Errorf("the red night's bisect annotation does not name vLLM %d (%q) with the inconclusive build:\n%s\nbisect:\n%s", drillK, want, last, strings.Join(log, "\n"))
+		t.Errorf("the red night's bisect annotation does not name vLLM %d (%q) with the inconclusive build:\n%s\nbisect:\n%s", drillK, want, last, strings.Join(steps, "\n"))
 	}
 	if *drillOut != "" {
 		out := filepath.Join(testutil.ModuleRoot(t), *drillOut)

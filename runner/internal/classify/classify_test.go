@@ -119,6 +119,11 @@ func TestJob(t *testing.T) {
 		{"expired unscheduled", "expired", nil, "", ClassInfra},
 		{"step timeout", "timed_out", nil, "", ClassInfra},
 		{"canceled by someone", "canceled", nil, "cancel", ClassNone},
+		{"agent stopped under the job", "failed", &lost, "agent_stop", ClassInfra},
+		{"agent refused it", "failed", &lost, "agent_refused", ClassInfra},
+		{"signature not verified", "failed", &lost, "signature_rejected", ClassInfra},
+		{"process could not start", "failed", &lost, "process_run_error", ClassInfra},
+		{"canceled while the agent was lost", "canceled", &lost, "cancel", ClassNone},
 		{"failed with no summary", "failed", &one, "", ClassHarness},
 	}
 	for _, tt := range tests {

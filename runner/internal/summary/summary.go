@@ -151,6 +151,11 @@ type GPUTime struct {
 	// BisectBudget is the profile's bisect_gpu_hours: 0 when a regression
 	// of this recipe is not bisected automatically.
 	BisectBudget float64 `json:"bisect_gpu_h,omitempty"`
+	// Retried is the GPU time of the step's earlier tries, retried by hand
+	// or automatically, and RetriedTries how many, by class ("" for a
+	// cancel): the report step adds them from the Buildkite API's jobs.
+	Retried      float64        `json:"retried_gpu_s,omitempty"`
+	RetriedTries map[string]int `json:"retried_tries,omitempty"`
 }
 
 // BuildkiteInfo identifies the Buildkite job that produced a summary.
@@ -412,6 +417,18 @@ type ChangePoint struct {
 	// Widened says the evidence was weak and the range holds a night more
 	// on each side.
 	Widened bool `json:"widened,omitempty"`
+	// GoodRegime is what the detector judged against, cut at the last
+	// good night: a bisect build is judged by it as tonight was.
+	GoodRegime *Regime `json:"good_regime,omitempty"`
+}
+
+// Regime is a metric's nights up to the last good one, oldest first, with
+// the known change points among them and the detector's settings.
+type Regime struct {
+	Nights         []float64 `json:"nights"`
+	Known          []int     `json:"known,omitempty"`
+	HigherIsBetter bool      `json:"higher_is_better"`
+	FloorPct       float64   `json:"floor_pct"`
 }
 
 // NightRef names one night of a series.

@@ -648,8 +648,12 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 				acc = fmt.Sprintf("%s %s", annotate.Text(task.Task), annotate.Num(task.Metrics[metric], annotate.Score))
 				accD = judged(gateOn(s, task.Task, metric))
 			}
-			fmt.Fprintf(&b, "| %s | %s %s | %s | %s × %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				name, mark(r.verdict), annotate.Text(r.verdict), r.reason, annotate.Text(s.GPU), s.NumGPUs, tput, tputD, ttft, tpot, accept, acc, accD, functionCalling(s))
+			gpus := "–" // a job lost before it wrote its summary
+			if s.GPU != "" {
+				gpus = fmt.Sprintf("%s × %d", annotate.Text(s.GPU), s.NumGPUs)
+			}
+			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				name, mark(r.verdict), annotate.Text(r.verdict), r.reason, gpus, tput, tputD, ttft, tpot, accept, acc, accD, functionCalling(s))
 		}
 		b.WriteString("\n")
 	}

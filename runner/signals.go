@@ -57,6 +57,7 @@ func (c *canceler) wait(sigs <-chan os.Signal, done <-chan int) int {
 			switch {
 			case first.IsZero():
 				first = now
+				fmt.Fprintf(c.stderr, "runner: %s: cancelling; the same signal within %s is the same cancel\n", sig, c.window)
 				c.cancel(signalError{sig})
 			case second != nil:
 			case now.Sub(first) < c.window:

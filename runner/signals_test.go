@@ -92,6 +92,10 @@ func TestCancelerCountsRepeatsOnce(t *testing.T) {
 			if code != tt.wantCode {
 				t.Errorf("code = %d, want %d", code, tt.wantCode)
 			}
+			// The first signal is logged when taken: the window starts there.
+			if !strings.HasPrefix(log.String(), "runner: terminated: cancelling; the same signal within 2s is the same cancel\n") {
+				t.Errorf("log does not start with the cancel:\n%s", log.String())
+			}
 			if !strings.Contains(log.String(), tt.wantLog) {
 				t.Errorf("log lacks %q:\n%s", tt.wantLog, log.String())
 			}

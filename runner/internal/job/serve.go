@@ -485,7 +485,10 @@ func (j *Job) teardown(ctx context.Context, hurry bool) {
 	if s.container != "" {
 		env, _ := j.env(childenv.Docker)
 		for _, argv := range containerCleanup(s.container, grace) {
-			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: env, Stdout: io.Discard, Stderr: io.Discard}); err != nil && argv[1] == "rm" {
+			// Spare: a second cancel must not kill the stop or the rm half
+			// way, leaving a container that holds the node's GPUs; the
+			// last deadline still ends them.
+			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: env, Stdout: io.Discard, Stderr: io.Discard, Spare: true}); err != nil && argv[1] == "rm" {
 				// rm fails when --rm already removed it; only say so.
 				fmt.Fprintf(j.log, "runner: %s: %v\n", strings.Join(argv[:2], " "), err)
 			}

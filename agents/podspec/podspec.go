@@ -134,4 +134,3 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 func HostPathVolume(path string) string {
 	return "host" + strings.ReplaceAll(strings.ToLower(path), "/", "-")
 }
-

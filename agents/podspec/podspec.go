@@ -111,8 +111,12 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 		c.Env = append(c.Env, EnvVar{Name: e.Name, Value: e.Value})
 	}
 	c.Env = append(c.Env, EnvVar{Name: "HF_HOME", Value: p.HFCacheDir()})
-	if k.ToolsDir != "" {
-		c.Env = append(c.Env, EnvVar{Name: "BENCHKITE_TOOLS_DIR", Value: k.ToolsDir})
+	tools, err := p.Tools(env)
+	if err != nil {
+		return Spec{}, err
+	}
+	if tools.Dir != "" {
+		c.Env = append(c.Env, EnvVar{Name: "BENCHKITE_TOOLS_DIR", Value: tools.Dir})
 	}
 	if s := k.HFTokenSecret; s != nil {
 		name := s.Name

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/buildkite/go-buildkite/v3/buildkite"
 )
 
 // SourceSchedule is the build source of builds started by a pipeline
@@ -58,9 +57,9 @@ func (b Build) Job(stepKey string) (Job, bool) {
 // DefaultBranch returns the pipeline's default branch.
 func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
 	var branch string
-	err := c.do(ctx, fmt.Sprintf("get pipeline %s/%s", c.cfg.Org, c.cfg.Pipeline), true, func(bk *buildkite.Client) error {
-		p, _, err := bk.Pipelines.Get(c.cfg.Org, c.cfg.Pipeline)
-		if err != nil {
+	err := c.do(ctx, fmt.Sprintf("get pipeline %s/%s", c.cfg.Org, c.cfg.Pipeline), true, func(api *rest) error {
+		var p pipelineJSON
+		if _, err := api.get(api.pipelinePath(), nil, &p); err != nil {
 			return err
 		}
 		branch = deref(p.DefaultBranch)
@@ -93,20 +92,15 @@ func (c *Client) ListScheduledBuilds(ctx context.Context, branch string, limit i
 	var out []Build
 	seen := map[int]bool{}
 	for page := 1; page <= c.cfg.MaxPages; page++ {
-		opt := &buildkite.BuildsListOptions{
-			Branch:      []string{branch},
-			ListOptions: buildkite.ListOptions{Page: page, PerPage: perPage},
-		}
-		var builds []buildkite.Build
+		q := url.Values{"branch[]": {branch}, "page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(perPage)}}
+		var builds []buildJSON
 		var next int
 		what := fmt.Sprintf("list builds of %s/%s on %s (page %d)", c.cfg.Org, c.cfg.Pipeline, branch, page)
-		err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
-			bs, resp, err := bk.Builds.ListByPipeline(c.cfg.Org, c.cfg.Pipeline, opt)
-			if err != nil {
-				return err
-			}
-			builds, next = bs, resp.NextPage
-			return nil
+		err := c.do(ctx, what, true, func(api *rest) error {
+			builds = nil
+			n, err := api.get(api.pipelinePath("builds"), q, &builds)
+			next = n
+			return err
 		})
 		if err != nil {
 			return nil, err
@@ -154,18 +148,17 @@ func (c *Client) CreateBuild(ctx context.Context, req CreateBuildRequest) (Build
 	if req.Commit == "" {
 		req.Commit = "HEAD"
 	}
-	body := &buildkite.CreateBuild{
+	body := createBuildJSON{
 		Branch:  req.Branch,
 		Commit:  req.Commit,
 		Message: req.Message,
 		Env:     req.Env,
 	}
-	var created *buildkite.Build
+	var created *buildJSON
 	what := fmt.Sprintf("create build of %s/%s on %s", c.cfg.Org, c.cfg.Pipeline, req.Branch)
-	err := c.do(ctx, what, false, func(bk *buildkite.Client) error {
-		b, _, err := bk.Builds.Create(c.cfg.Org, c.cfg.Pipeline, body)
-		created = b
-		return err
+	err := c.do(ctx, what, false, func(api *rest) error {
+		created = nil
+		return api.post(api.pipelinePath("builds"), body, &created)
 	})
 	if err != nil {
 		return Build{}, err
@@ -176,7 +169,7 @@ func (c *Client) CreateBuild(ctx context.Context, req CreateBuildRequest) (Build
 	return buildFrom(*created), nil
 }
 
-func buildFrom(b buildkite.Build) Build {
+func buildFrom(b buildJSON) Build {
 	out := Build{
 		ID:         deref(b.ID),
 		Number:     deref(b.Number),
@@ -186,8 +179,8 @@ func buildFrom(b buildkite.Build) Build {
 		Commit:     deref(b.Commit),
 		Message:    deref(b.Message),
 		WebURL:     deref(b.WebURL),
-		CreatedAt:  timeOf(b.CreatedAt),
-		FinishedAt: timeOf(b.FinishedAt),
+		CreatedAt:  deref(b.CreatedAt),
+		FinishedAt: deref(b.FinishedAt),
 	}
 	for k, v := range b.Env {
 		if str, ok := v.(string); ok {
@@ -221,24 +214,17 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func timeOf(ts *buildkite.Timestamp) time.Time {
-	if ts == nil {
-		return time.Time{}
-	}
-	return ts.Time
-}
-
 // GetBuild returns build number of the pipeline with its jobs: the report
 // step asks it for the state of recipe steps that left no results.
 func (c *Client) GetBuild(ctx context.Context, number int) (Build, error) {
 	var out Build
 	what := fmt.Sprintf("get build %s/%s#%d", c.cfg.Org, c.cfg.Pipeline, number)
-	err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
-		b, _, err := bk.Builds.Get(c.cfg.Org, c.cfg.Pipeline, strconv.Itoa(number), nil)
-		if err != nil {
+	err := c.do(ctx, what, true, func(api *rest) error {
+		var b buildJSON
+		if _, err := api.get(api.pipelinePath("builds", strconv.Itoa(number)), nil, &b); err != nil {
 			return err
 		}
-		out = buildFrom(*b)
+		out = buildFrom(b)
 		return nil
 	})
 	return out, err

@@ -18,8 +18,10 @@ pipeline:
 lint:
 	$(GO) run ./generator lint --workloads workloads --agents agents/profiles.yaml
 
+# Built as the runner is (static, -trimpath), so that on a fresh CPU agent
+# the standard library is compiled once for both.
 generator:
-	$(GO) build -o bin/generator ./generator
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/generator ./generator
 
 # Regenerate the table of `vllm serve` flags lint checks serve_args against,
 # from the Python source in vLLM's wheel (nothing is imported or built).

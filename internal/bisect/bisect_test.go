@@ -74,7 +74,7 @@ func TestBisectFindsTheSlowCommit(t *testing.T) {
 		t.Run(fmt.Sprint("slow from ", k), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			cands, err := Candidates(ctx, repo, commit(0)[:12], commit(n-1))
+			cands, err := Candidates(ctx, nil, repo, commit(0)[:12], commit(n-1))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,10 +166,10 @@ func TestBudgetStopsTheBisect(t *testing.T) {
 func TestCandidatesNeedBothEnds(t *testing.T) {
 	t.Parallel()
 	repo := nightlies(t, 3)
-	if _, err := Candidates(context.Background(), repo, "deadbee", commit(2)); err == nil || !strings.Contains(err.Error(), "last good commit deadbee") {
+	if _, err := Candidates(context.Background(), nil, repo, "deadbee", commit(2)); err == nil || !strings.Contains(err.Error(), "last good commit deadbee") {
 		t.Errorf("err = %v, want the missing good image named", err)
 	}
-	if _, err := Candidates(context.Background(), repo, commit(2), commit(0)); err == nil || !strings.Contains(err.Error(), "not newer") {
+	if _, err := Candidates(context.Background(), nil, repo, commit(2), commit(0)); err == nil || !strings.Contains(err.Error(), "not newer") {
 		t.Errorf("err = %v, want the order refused", err)
 	}
 }

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"time"
-
-	"github.com/buildkite/go-buildkite/v3/buildkite"
 )
 
 // SourceSchedule is the build source of builds started by a pipeline
@@ -72,9 +71,9 @@ func (b Build) Job(stepKey string) (Job, bool) {
 // DefaultBranch returns the pipeline's default branch.
 func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
 	var branch string
-	err := c.do(ctx, fmt.Sprintf("get pipeline %s/%s", c.cfg.Org, c.cfg.Pipeline), true, func(bk *buildkite.Client) error {
-		p, _, err := bk.Pipelines.Get(c.cfg.Org, c.cfg.Pipeline)
-		if err != nil {
+	err := c.do(ctx, fmt.Sprintf("get pipeline %s/%s", c.cfg.Org, c.cfg.Pipeline), true, func(api *rest) error {
+		var p pipelineJSON
+		if _, err := api.get(api.pipelinePath(), nil, &p); err != nil {
 			return err
 		}
 		branch = deref(p.DefaultBranch)
@@ -107,20 +106,15 @@ func (c *Client) ListScheduledBuilds(ctx context.Context, branch string, limit i
 	var out []Build
 	seen := map[int]bool{}
 	for page := 1; page <= c.cfg.MaxPages; page++ {
-		opt := &buildkite.BuildsListOptions{
-			Branch:      []string{branch},
-			ListOptions: buildkite.ListOptions{Page: page, PerPage: perPage},
-		}
-		var builds []buildkite.Build
+		q := url.Values{"branch[]": {branch}, "page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(perPage)}}
+		var builds []buildJSON
 		var next int
 		what := fmt.Sprintf("list builds of %s/%s on %s (page %d)", c.cfg.Org, c.cfg.Pipeline, branch, page)
-		err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
-			bs, resp, err := bk.Builds.ListByPipeline(c.cfg.Org, c.cfg.Pipeline, opt)
-			if err != nil {
-				return err
-			}
-			builds, next = bs, resp.NextPage
-			return nil
+		err := c.do(ctx, what, true, func(api *rest) error {
+			builds = nil
+			n, err := api.get(api.pipelinePath("builds"), q, &builds)
+			next = n
+			return err
 		})
 		if err != nil {
 			return nil, err
@@ -168,18 +162,17 @@ func (c *Client) CreateBuild(ctx context.Context, req CreateBuildRequest) (Build
 	if req.Commit == "" {
 		req.Commit = "HEAD"
 	}
-	body := &buildkite.CreateBuild{
+	body := createBuildJSON{
 		Branch:  req.Branch,
 		Commit:  req.Commit,
 		Message: req.Message,
 		Env:     req.Env,
 	}
-	var created *buildkite.Build
+	var created *buildJSON
 	what := fmt.Sprintf("create build of %s/%s on %s", c.cfg.Org, c.cfg.Pipeline, req.Branch)
-	err := c.do(ctx, what, false, func(bk *buildkite.Client) error {
-		b, _, err := bk.Builds.Create(c.cfg.Org, c.cfg.Pipeline, body)
-		created = b
-		return err
+	err := c.do(ctx, what, false, func(api *rest) error {
+		created = nil
+		return api.post(api.pipelinePath("builds"), body, &created)
 	})
 	if err != nil {
 		return Build{}, err
@@ -190,7 +183,7 @@ func (c *Client) CreateBuild(ctx context.Context, req CreateBuildRequest) (Build
 	return buildFrom(*created), nil
 }
 
-func buildFrom(b buildkite.Build) Build {
+func buildFrom(b buildJSON) Build {
 	out := Build{
 		ID:         deref(b.ID),
 		Number:     deref(b.Number),
@@ -200,8 +193,8 @@ func buildFrom(b buildkite.Build) Build {
 		Commit:     deref(b.Commit),
 		Message:    deref(b.Message),
 		WebURL:     deref(b.WebURL),
-		CreatedAt:  timeOf(b.CreatedAt),
-		FinishedAt: timeOf(b.FinishedAt),
+		CreatedAt:  deref(b.CreatedAt),
+		FinishedAt: deref(b.FinishedAt),
 	}
 	for k, v := range b.Env {
 		if str, ok := v.(string); ok {
@@ -220,7 +213,7 @@ func buildFrom(b buildkite.Build) Build {
 	return out
 }
 
-func jobFrom(j buildkite.Job) Job {
+func jobFrom(j jobJSON) Job {
 	return Job{
 		ID:             deref(j.ID),
 		StepKey:        deref(j.StepKey),
@@ -230,22 +223,11 @@ func jobFrom(j buildkite.Job) Job {
 		ExitStatus:     j.ExitStatus,
 		Retried:        j.Retried,
 		RetriedInJobID: j.RetriedInJobID,
-		StartedAt:      timeOf(j.StartedAt),
-		FinishedAt:     timeOf(j.FinishedAt),
+		Signal:         deref(j.Signal),
+		SignalReason:   deref(j.SignalReason),
+		StartedAt:      deref(j.StartedAt),
+		FinishedAt:     deref(j.FinishedAt),
 	}
-}
-
-// restBuild is a build as the REST API serves it, with the job fields
-// the client library does not know yet (signal, signal_reason).
-type restBuild struct {
-	buildkite.Build
-	Jobs []restJob `json:"jobs"`
-}
-
-type restJob struct {
-	buildkite.Job
-	Signal       *string `json:"signal"`
-	SignalReason *string `json:"signal_reason"`
 }
 
 func deref[T any](p *T) T {
@@ -254,13 +236,6 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
-}
-
-func timeOf(ts *buildkite.Timestamp) time.Time {
-	if ts == nil {
-		return time.Time{}
-	}
-	return ts.Time
 }
 
 // GetBuild returns build number of the pipeline with its jobs, the
@@ -279,26 +254,16 @@ func (c *Client) GetBuildAllTries(ctx context.Context, number int) (Build, error
 func (c *Client) getBuild(ctx context.Context, number int, allTries bool) (Build, error) {
 	var out Build
 	what := fmt.Sprintf("get build %s/%s#%d", c.cfg.Org, c.cfg.Pipeline, number)
-	err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
-		u := fmt.Sprintf("v2/organizations/%s/pipelines/%s/builds/%d", url.PathEscape(c.cfg.Org), url.PathEscape(c.cfg.Pipeline), number)
+	err := c.do(ctx, what, true, func(api *rest) error {
+		var query url.Values
 		if allTries {
-			u += "?include_retried_jobs=true"
+			query = url.Values{"include_retried_jobs": {"true"}}
 		}
-		req, err := bk.NewRequest("GET", u, nil)
-		if err != nil {
+		var b buildJSON
+		if _, err := api.get(api.pipelinePath("builds", strconv.Itoa(number)), query, &b); err != nil {
 			return err
 		}
-		var raw restBuild
-		if _, err := bk.Do(req, &raw); err != nil {
-			return err
-		}
-		raw.Build.Jobs = nil
-		out = buildFrom(raw.Build)
-		for _, j := range raw.Jobs {
-			job := jobFrom(j.Job)
-			job.Signal, job.SignalReason = deref(j.Signal), deref(j.SignalReason)
-			out.Jobs = append(out.Jobs, job)
-		}
+		out = buildFrom(b)
 		return nil
 	})
 	return out, err

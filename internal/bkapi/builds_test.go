@@ -358,7 +358,7 @@ func TestCreateBuild(t *testing.T) {
 					"BENCHKITE_RECIPES": "llama-h200",
 				},
 			},
-			wantKeys:   []string{"author", "branch", "commit", "env", "message"},
+			wantKeys:   []string{"branch", "commit", "env", "message"},
 			wantNumber: 8,
 		},
 		{
@@ -369,7 +369,7 @@ func TestCreateBuild(t *testing.T) {
 				Commit:  "HEAD",
 				Message: "Rerun",
 			},
-			wantKeys:   []string{"author", "branch", "commit", "message"},
+			wantKeys:   []string{"branch", "commit", "message"},
 			wantNumber: 8,
 		},
 	}

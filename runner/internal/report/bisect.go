@@ -8,20 +8,19 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/oci"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
 // bisector is what the report step needs to bisect: the Buildkite API
-// and the registry's options (tests point both at stand-ins).
+// and the registry client, nil for the default (tests point both at
+// stand-ins).
 type bisector struct {
 	client   *bkapi.Client
-	registry []remote.Option
+	registry *oci.Client
 	branch   string
 	build    int
 }
@@ -95,7 +94,7 @@ func (b bisector) start(ctx context.Context, s summary.Summary, g summary.GateRe
 		return fmt.Errorf("no bisect: %w", err)
 	}
 	repo := imageRepo(s)
-	cands, err := bisect.Candidates(ctx, repo, cp.LastGood.VLLMCommit, cp.FirstBad.VLLMCommit, b.registry...)
+	cands, err := bisect.Candidates(ctx, b.registry, repo, cp.LastGood.VLLMCommit, cp.FirstBad.VLLMCommit)
 	if err != nil {
 		return err
 	}
@@ -197,7 +196,8 @@ func wantsBisect(sums []summary.Summary) bool {
 }
 
 // bisector is the API client of this pipeline, with the token the
-// history step uses, and the registry's default keychain.
+// history step uses, and the registry with the docker config's
+// credentials.
 func (c Config) bisector(ctx context.Context, getenv func(string) string, environ []string) (bisector, error) {
 	if c.bisect != nil {
 		return *c.bisect, nil
@@ -212,5 +212,5 @@ func (c Config) bisector(ctx context.Context, getenv func(string) string, enviro
 		return bisector{}, err
 	}
 	return bisector{client: client, branch: getenv("BUILDKITE_BRANCH"), build: buildNumber(getenv),
-		registry: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)}}, nil
+		registry: &oci.Client{UserAgent: "benchkite-runner"}}, nil
 }

@@ -529,9 +529,13 @@ func writeGPUTime(b *strings.Builder, sums []summary.Summary) {
 		return
 	}
 	gpuh := func(s float64) string { u, per := gpuUnit(s); return fmt.Sprintf("%.1f %s", s/per, u) }
-	fmt.Fprintf(b, "**GPU time:** %s over %d run(s)", gpuh(t.Total), t.Runs)
 	// The phases' shares are of the runs' own time, retried tries apart.
 	runs := t.Total - t.Retried
+	if t.Tries() > 0 {
+		fmt.Fprintf(b, "**GPU time:** %s in all, %s over %d run(s)", gpuh(t.Total), gpuh(runs), t.Runs)
+	} else {
+		fmt.Fprintf(b, "**GPU time:** %s over %d run(s)", gpuh(t.Total), t.Runs)
+	}
 	if d := t.Dominant(); d != "" && runs > 0 {
 		fmt.Fprintf(b, "; most in **%s** (%.0f%%)", d, t.Phases[d]/runs*100)
 	}

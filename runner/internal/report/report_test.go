@@ -304,7 +304,7 @@ func TestReportCountsRetriedTries(t *testing.T) {
 	out := stdout.String()
 	for _, w := range []string{
 		// 8 GPUs × (30 + 0 min) of retried tries: 4.0 GPU-h, priced with the rest.
-		"**GPU time:** 12.0 GPU-h over 1 run(s); most in **load** (50%); 4.0 GPU-h held by 3 retried tries (canceled 1 · infra 2); cost 36.00.",
+		"**GPU time:** 12.0 GPU-h in all, 8.0 GPU-h over 1 run(s); most in **load** (50%); 4.0 GPU-h held by 3 retried tries (canceled 1 · infra 2); cost 36.00.",
 		"(infra: agent refused the job: job failed (agent_refused)) ",
 		"Red nights by class: infra 1.",
 	} {

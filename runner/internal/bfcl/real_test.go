@@ -253,6 +253,10 @@ func TestDriverRegistersSettingsAndScores(t *testing.T) {
 	}
 	h.rec.requests = nil
 	h.rec.mu.Unlock()
+	// A run that left no score is an error naming the files looked at.
+	checkNoScore(t, job, []string{"score"},
+		"bfcl live_parallel: no score: looked at score/data_live.csv",
+		"and score/**/BFCL_v4_live_parallel_score.json (none found)")
 
 	job, res, out, err = h.run(plans[1])
 	if err != nil {
@@ -303,6 +307,33 @@ func TestDriverRegistersSettingsAndScores(t *testing.T) {
 	if diff := cmp.Diff(wantNames, names); diff != "" {
 		t.Errorf("TaskResults() diff (-want +got):\n%s", diff)
 	}
+	checkNoScore(t, job, []string{"score/data_multi_turn.csv", "score/org_my_model-v1/multi_turn/BFCL_v4_multi_turn_miss_func_score.json"},
+		"bfcl multi_turn: sub-category multi_turn_miss_func: no score: looked at score/data_multi_turn.csv",
+		"score/**/BFCL_v4_multi_turn_miss_func_score.json (none found)")
+}
+
+// checkNoScore takes files BFCL wrote away from a run, relative to its
+// root, and wants ReadResult's error to say each of want.
+func checkNoScore(t *testing.T, job *Job, remove []string, want ...string) {
+	t.Helper()
+	for _, f := range remove {
+		p := filepath.Join(job.Root, f)
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("BFCL did not write %s: %v", f, err)
+		}
+		if err := os.RemoveAll(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := ReadResult(job)
+	if err == nil {
+		t.Fatalf("ReadResult() = %+v without %v, want an error", res, remove)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("ReadResult() error = %v\nwant it to contain %q", err, w)
+		}
+	}
 }
 
 func TestDriverEnvHoldsNoSecrets(t *testing.T) {
@@ -330,68 +361,20 @@ func TestDriverEnvHoldsNoSecrets(t *testing.T) {
 	}
 }
 
-func TestDriverFailures(t *testing.T) {
+// TestDriverServerDies: a server that dies during generate fails the run,
+// saying so, rather than scoring BFCL's recorded errors as wrong answers.
+func TestDriverServerDies(t *testing.T) {
 	t.Parallel()
-	b := &workloads.BFCL{TestCategories: []string{"simple_python", "multi_turn"}, NumThreads: 2,
-		MaxTestCases: map[string]int{"simple_python": 6, "multi_turn": 8}}
-	tests := []struct {
-		name     string
-		category int
-		dieAfter int
-		// remove are files, relative to the category's root, taken away
-		// after BFCL wrote them: a run that left no score.
-		remove []string
-		want   []string
-	}{
-		{
-			name:   "a category with no score",
-			remove: []string{"score"},
-			want: []string{
-				"bfcl simple_python: no score: looked at score/data_non_live.csv",
-				"and score/**/BFCL_v4_simple_python_score.json (none found)",
-			},
-		},
-		{
-			name:     "a sub-category with no score",
-			category: 1,
-			remove:   []string{"score/data_multi_turn.csv", "score/m/multi_turn/BFCL_v4_multi_turn_miss_func_score.json"},
-			want: []string{
-				"bfcl multi_turn: sub-category multi_turn_miss_func: no score: looked at score/data_multi_turn.csv",
-				"score/**/BFCL_v4_multi_turn_miss_func_score.json (none found)",
-			},
-		},
-		{
-			name:     "the server dies during generate",
-			dieAfter: 3,
-			want:     []string{"bfcl simple_python: driver exited with 3", "the server stopped answering during generate of simple_python"},
-		},
+	b := &workloads.BFCL{TestCategories: []string{"simple_python"}, NumThreads: 2, MaxTestCases: map[string]int{"simple_python": 6}}
+	h := newHarness(t, "m", 1, openai.Faults{DieAfterRequests: 3}, nil)
+	_, res, out, err := h.run(planFor(t, b, nil)[0])
+	if err == nil {
+		t.Fatalf("Run() = %+v, want an error\noutput:\n%s", res, out)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			h := newHarness(t, "m", 1, openai.Faults{DieAfterRequests: tt.dieAfter}, nil)
-			job, res, out, err := h.run(planFor(t, b, nil)[tt.category])
-			if len(tt.remove) > 0 {
-				if err != nil {
-					t.Fatalf("Run() error = %v\noutput:\n%s", err, out)
-				}
-				for _, f := range tt.remove {
-					if err := os.RemoveAll(filepath.Join(job.Root, f)); err != nil {
-						t.Fatal(err)
-					}
-				}
-				res, err = ReadResult(job)
-			}
-			if err == nil {
-				t.Fatalf("Run() = %+v, want an error\noutput:\n%s", res, out)
-			}
-			t.Logf("error = %v", err)
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error = %v\nwant it to contain %q", err, w)
-				}
-			}
-		})
+	for _, w := range []string{"bfcl simple_python: driver exited with 3", "the server stopped answering during generate of simple_python"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Run() error = %v\nwant it to contain %q", err, w)
+		}
 	}
 }
 

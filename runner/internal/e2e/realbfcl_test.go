@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/hfhub"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
@@ -20,7 +21,8 @@ import (
 
 // realBFCLRecipe is a small BFCL recipe: two single-turn categories, one
 // with one call per answer, one with several, on a server started with a
-// tool parser as BFCL's function-calling path needs.
+// tool parser as BFCL's function-calling path needs; and gsm8k, whose
+// lm_eval then runs from the same venv as BFCL.
 func realBFCLRecipe(name string) string {
 	return fmt.Sprintf(`name: %s
 gpu: MI355X
@@ -28,6 +30,13 @@ num_gpus: 1
 vllm:
   model: benchkite/tiny-model
   serve_args: --enable-auto-tool-choice --tool-call-parser hermes
+lm_eval:
+  tasks:
+    - name: gsm8k
+      num_fewshot: 2
+      model_args:
+        num_concurrent: 4
+        max_gen_toks: 64
 vllm_bench:
   configs:
     - name: short
@@ -74,8 +83,15 @@ func TestE2ERealBFCL(t *testing.T) {
 		perLeaf  = 6
 	)
 	name := "e2e-real-bfcl"
+	repo, _ := hfhub.GSM8K(10, 20)
+	hub, err := hfhub.Start(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hub.Close() })
 	e := newE2E(t, name, realBFCLRecipe(name))
 	e.withRealBFCL(t)
+	e.setenv("HF_ENDPOINT", hub.URL(), "HF_HOME", filepath.Join(e.dir, "hf"), "HF_HUB_DISABLE_TELEMETRY", "1")
 	e.setenv("BFCL_MAX_TEST_CASES", fmt.Sprint(perLeaf), "FAKE_VLLM_ACCURACY", fmt.Sprint(accuracy))
 	o := e.start("--health-timeout", "5m").waitWithin(realToolsBound)
 	s := e.summary()
@@ -94,6 +110,10 @@ func TestE2ERealBFCL(t *testing.T) {
 	acc := map[string]summary.TaskResult{}
 	for _, a := range s.Accuracy {
 		acc[a.Task] = a
+	}
+	// lm_eval runs from the BFCL set's venv, whose pins are bfcl-eval's.
+	if a := acc["gsm8k"]; a.Status != summary.StatusOK || a.Metrics["exact_match,flexible-extract"] <= 0 {
+		t.Errorf("gsm8k from the lm-eval-bfcl venv = %+v, want scored\nstdout:\n%s", a, lastLines(o.stdout, 60))
 	}
 	for _, cat := range []string{"simple_python", "parallel_multiple"} {
 		t.Run(cat, func(t *testing.T) {

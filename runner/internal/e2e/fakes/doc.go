@@ -93,8 +93,6 @@
 //	                                   the results file: nan, inf (bare tokens, as
 //	                                   Python writes them), string:TEXT, or missing.
 //	FAKE_LMEVAL_NO_OUTPUT              true: exit 0 without writing --output_path.
-//	FAKE_LMEVAL_EXIT                   after the requests, exit with this status
-//	                                   (after a traceback) instead of writing results.
 //
 // The test problems are chosen so that the exact match of any prefix of the
 // set tracks the server's FAKE_VLLM_ACCURACY within a few percent.

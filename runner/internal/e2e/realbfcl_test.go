@@ -31,6 +31,9 @@ vllm:
   model: benchkite/tiny-model
   serve_args: --enable-auto-tool-choice --tool-call-parser hermes
 lm_eval:
+  model_args:
+    tokenized_requests: false
+    tokenizer_backend: null
   tasks:
     - name: gsm8k
       num_fewshot: 2

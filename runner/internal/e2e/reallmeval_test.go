@@ -188,7 +188,11 @@ func TestE2ELMEvalFails(t *testing.T) {
 	}
 	t.Cleanup(func() { hub.Close() })
 	const name = "e2e-lmeval-fails"
-	e := newE2E(t, name, tinyRecipe(name, 1))
+	// Without a tokenizer: the locked set has no transformers, which
+	// lm_eval's local-completions imports to tokenize.
+	recipe := strings.Replace(tinyRecipe(name, 1), "lm_eval:\n  tasks:",
+		"lm_eval:\n  model_args:\n    tokenized_requests: false\n    tokenizer_backend: null\n  tasks:", 1)
+	e := newE2E(t, name, recipe)
 	dir := toolsCacheDir(t)
 	e.setenv("BENCHKITE_TOOLS", "venv", "BENCHKITE_TOOLS_DIR", dir,
 		"PIP_CACHE_DIR", filepath.Join(dir, "pip-cache"),

@@ -136,7 +136,9 @@ func LoadFile(path string) (*Set, error) {
 var (
 	gpuNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9]*$`)
 	queueRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-	repoRE    = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$`)
+	// repoRE: lower-case path components, the first one a registry host
+	// that may carry a port (registry.local:5000/vllm/vllm-openai).
+	repoRE    = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+/[a-z0-9]+(?:[._-][a-z0-9]+)*)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$`)
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
@@ -436,4 +438,44 @@ func (p Profile) HFCacheVolume(env Env) (json.RawMessage, string, error) {
 		}
 	}
 	return json.RawMessage(`{"emptyDir":{}}`), "default", nil
+}
+
+// ToolsDirName is the folder inside a persistent model cache that holds
+// the tools' venvs when the profile names no tools_dir.
+const ToolsDirName = "benchkite-tools"
+
+// ToolsPlace is where a job keeps the evaluation tools' venvs (one per
+// lock hash under Dir) and whether the next job finds them.
+type ToolsPlace struct {
+	// Dir is BENCHKITE_TOOLS_DIR in a pod; empty: the runner's default,
+	// under the job's $HOME.
+	Dir        string
+	Persistent bool
+	// Why says what decided it, for `generator explain`.
+	Why string
+}
+
+// Tools says where a native profile's pod keeps the tools: its
+// k8s.tools_dir (a node path); else inside the model cache when that
+// outlives the pod ({GPU}_HF_CACHE_VOLUME or k8s.hf_cache_volume naming a
+// PVC or a hostPath), so a volume installs each lock once; else the pod's
+// $HOME, installed again by every job. Docker profiles keep them in the
+// agent host's home.
+func (p Profile) Tools(env Env) (ToolsPlace, error) {
+	if p.Runtime != Native {
+		return ToolsPlace{Persistent: true, Why: "the agent host's home: installed once per host and lock"}, nil
+	}
+	if p.K8s != nil && p.K8s.ToolsDir != "" {
+		return ToolsPlace{Dir: p.K8s.ToolsDir, Persistent: true, Why: "node path: installed once per node and lock"}, nil
+	}
+	mc, err := p.ModelCache(env)
+	if err != nil {
+		return ToolsPlace{}, err
+	}
+	if mc.Persistent {
+		return ToolsPlace{Dir: mc.Dir + "/" + ToolsDirName, Persistent: true,
+			Why: "inside the model cache, " + mc.Backing + ": installed once per volume and lock"}, nil
+	}
+	return ToolsPlace{Why: "the pod's home, installed again every job: the profile has no k8s.tools_dir and its model cache is an emptyDir; " +
+		"a persistentVolumeClaim or hostPath in " + p.GPU + "_HF_CACHE_VOLUME would hold the tools too"}, nil
 }

@@ -381,7 +381,7 @@ func TestImageFor(t *testing.T) {
 
 func TestK8sDefaults(t *testing.T) {
 	t.Parallel()
-	s, err := Parse("p.yaml", []byte("X1: {queue: x, vendor: nvidia, image_repo: r/x}\nX2: {queue: x, vendor: nvidia, image_repo: r/x, runtime: docker}\n"))
+	s, err := Parse("p.yaml", []byte("X1: {queue: x, vendor: nvidia, image_repo: r/x}\nX2: {queue: x, vendor: nvidia, image_repo: registry.local:5000/r/x, runtime: docker}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -710,5 +710,42 @@ func TestModelCache(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s %v ModelCache() diff (-want +got):\n%s", tt.gpu, tt.env, diff)
 		}
+	}
+}
+
+// The tools venvs go to a node path, else into a model cache that
+// outlives the pod, else the pod's home, and explain says which.
+func TestTools(t *testing.T) {
+	t.Parallel()
+	s := defaultSet(t)
+	env := func(m map[string]string) Env { return func(k string) string { return m[k] } }
+	tests := []struct {
+		gpu  string
+		env  map[string]string
+		want ToolsPlace
+	}{
+		{"B200", nil, ToolsPlace{Dir: "/mnt/shared/benchkite-tools", Persistent: true, Why: "node path: installed once per node and lock"}},
+		{"H200", nil, ToolsPlace{Persistent: true, Why: "the agent host's home: installed once per host and lock"}},
+		{"MI355X", nil, ToolsPlace{Why: "the pod's home, installed again every job: the profile has no k8s.tools_dir and its model cache is an emptyDir; a persistentVolumeClaim or hostPath in MI355X_HF_CACHE_VOLUME would hold the tools too"}},
+		{"MI300X", map[string]string{"MI300X_HF_CACHE_VOLUME": `{"persistentVolumeClaim":{"claimName":"hf"}}`},
+			ToolsPlace{Dir: "/root/.cache/huggingface/benchkite-tools", Persistent: true, Why: "inside the model cache, persistentVolumeClaim (from MI300X_HF_CACHE_VOLUME): installed once per volume and lock"}},
+		{"MI355X", map[string]string{"MI355X_HF_CACHE_VOLUME": `{"hostPath":{"path":"/data/hf"}}`},
+			ToolsPlace{Dir: "/root/.cache/huggingface/benchkite-tools", Persistent: true, Why: "inside the model cache, hostPath (from MI355X_HF_CACHE_VOLUME): installed once per volume and lock"}},
+		{"MI355X", map[string]string{"MI355X_HF_CACHE_VOLUME": `{"emptyDir":{"sizeLimit":"1Ti"}}`},
+			ToolsPlace{Why: "the pod's home, installed again every job: the profile has no k8s.tools_dir and its model cache is an emptyDir; a persistentVolumeClaim or hostPath in MI355X_HF_CACHE_VOLUME would hold the tools too"}},
+	}
+	for _, tt := range tests {
+		p, _ := s.Lookup(tt.gpu)
+		got, err := p.Tools(env(tt.env))
+		if err != nil {
+			t.Fatalf("%s Tools() error = %v", tt.gpu, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s %v Tools() diff (-want +got):\n%s", tt.gpu, tt.env, diff)
+		}
+	}
+	p, _ := s.Lookup("MI355X")
+	if _, err := p.Tools(env(map[string]string{"MI355X_HF_CACHE_VOLUME": `[1]`})); err == nil {
+		t.Errorf("Tools() with a bad MI355X_HF_CACHE_VOLUME: no error")
 	}
 }

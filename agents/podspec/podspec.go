@@ -1,18 +1,19 @@
 // Package podspec builds the Kubernetes pod a native GPU job runs in, from
 // a profile's cluster facts, as the kubernetes plugin of agent-stack-k8s
-// takes it. It is its own package so that only the generator links the
-// Kubernetes API types; the runner never needs them.
+// takes it. The pod is written with the few Kubernetes shapes it needs
+// (types.go) rather than k8s.io/api, whose modules would be most of what a
+// fresh CPU agent downloads and compiles before the GPU steps are
+// uploaded; the tests read every pod back strictly as k8s.io/api's
+// v1.PodSpec, and a volume source from a profile or the build env is
+// checked against the fields of Kubernetes' VolumeSource (volumesource.json).
 package podspec
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Volume names in the pod.
@@ -31,7 +32,7 @@ type Job struct {
 // agents.PodSpecPatchField).
 type Spec struct {
 	Field string
-	Pod   corev1.PodSpec
+	Pod   PodSpec
 }
 
 // Plugin is the kubernetes plugin's configuration: {Field: Pod}.
@@ -50,18 +51,18 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 	if p.K8s != nil {
 		k = *p.K8s
 	}
-	c := corev1.Container{
+	c := Container{
 		Name:  k.Container(),
 		Image: job.Image,
-		Resources: corev1.ResourceRequirements{
-			Limits: corev1.ResourceList{corev1.ResourceName(p.GPUResource()): *resource.NewQuantity(int64(job.NumGPUs), resource.DecimalSI)},
+		Resources: Resources{
+			Limits: map[string]string{p.GPUResource(): strconv.Itoa(job.NumGPUs)},
 		},
-		VolumeMounts: []corev1.VolumeMount{{Name: ShmVolume, MountPath: "/dev/shm"}},
+		VolumeMounts: []VolumeMount{{Name: ShmVolume, MountPath: "/dev/shm"}},
 	}
-	pod := corev1.PodSpec{
+	pod := PodSpec{
 		// Shared memory for NCCL/RCCL: the container runtime's default
 		// /dev/shm is 64 MiB.
-		Volumes: []corev1.Volume{{Name: ShmVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}},
+		Volumes: []Volume{{Name: ShmVolume, Source: emptyDir(mediumMemory)}},
 	}
 	if k.RuntimeClassName != "" {
 		pod.RuntimeClassName = &k.RuntimeClassName
@@ -70,29 +71,25 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 		pod.HostNetwork = true
 		// Without it a host-network pod resolves with the node's DNS and
 		// cannot reach cluster services.
-		pod.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+		pod.DNSPolicy = dnsClusterFirstWithHostNet
 	}
 	for _, s := range k.ImagePullSecrets {
-		pod.ImagePullSecrets = append(pod.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
+		pod.ImagePullSecrets = append(pod.ImagePullSecrets, LocalObjectReference{Name: s})
 	}
 	if k.SeccompProfile != "" || len(k.Capabilities) > 0 {
-		sc := &corev1.SecurityContext{}
+		sc := &SecurityContext{}
 		if k.SeccompProfile != "" {
-			sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileType(k.SeccompProfile)}
+			sc.SeccompProfile = &SeccompProfile{Type: k.SeccompProfile}
 		}
 		if len(k.Capabilities) > 0 {
-			sc.Capabilities = &corev1.Capabilities{}
-			for _, cap := range k.Capabilities {
-				sc.Capabilities.Add = append(sc.Capabilities.Add, corev1.Capability(cap))
-			}
+			sc.Capabilities = &Capabilities{Add: append([]string(nil), k.Capabilities...)}
 		}
 		c.SecurityContext = sc
 	}
-	dirOrCreate := corev1.HostPathDirectoryOrCreate
 	for _, hp := range k.HostPaths {
 		name := HostPathVolume(hp)
-		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hp, Type: &dirOrCreate}}})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: hp})
+		pod.Volumes = append(pod.Volumes, Volume{Name: name, Source: hostPathDirOrCreate(hp)})
+		c.VolumeMounts = append(c.VolumeMounts, VolumeMount{Name: name, MountPath: hp})
 	}
 	raw, source, err := p.HFCacheVolume(env)
 	if err != nil {
@@ -107,15 +104,19 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 			}
 			return Spec{}, fmt.Errorf("%s: %w", where, err)
 		}
-		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: HFCacheVolume, VolumeSource: vs})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: HFCacheVolume, MountPath: p.HFCacheDir()})
+		pod.Volumes = append(pod.Volumes, Volume{Name: HFCacheVolume, Source: vs})
+		c.VolumeMounts = append(c.VolumeMounts, VolumeMount{Name: HFCacheVolume, MountPath: p.HFCacheDir()})
 	}
 	for _, e := range k.Env {
-		c.Env = append(c.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
+		c.Env = append(c.Env, EnvVar{Name: e.Name, Value: e.Value})
 	}
-	c.Env = append(c.Env, corev1.EnvVar{Name: "HF_HOME", Value: p.HFCacheDir()})
-	if k.ToolsDir != "" {
-		c.Env = append(c.Env, corev1.EnvVar{Name: "BENCHKITE_TOOLS_DIR", Value: k.ToolsDir})
+	c.Env = append(c.Env, EnvVar{Name: "HF_HOME", Value: p.HFCacheDir()})
+	tools, err := p.Tools(env)
+	if err != nil {
+		return Spec{}, err
+	}
+	if tools.Dir != "" {
+		c.Env = append(c.Env, EnvVar{Name: "BENCHKITE_TOOLS_DIR", Value: tools.Dir})
 	}
 	if s := k.HFTokenSecret; s != nil {
 		name := s.Name
@@ -124,11 +125,11 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 		}
 		// Not optional: a pod whose secret is missing fails to start and
 		// says so, rather than running gated models without a token.
-		c.Env = append(c.Env, corev1.EnvVar{Name: "HF_TOKEN", ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: s.Key},
+		c.Env = append(c.Env, EnvVar{Name: "HF_TOKEN", ValueFrom: &EnvVarSource{
+			SecretKeyRef: &SecretKeySelector{Name: name, Key: s.Key},
 		}})
 	}
-	pod.Containers = []corev1.Container{c}
+	pod.Containers = []Container{c}
 	return Spec{Field: k.Field(), Pod: pod}, nil
 }
 
@@ -136,26 +137,4 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 // host-mnt-shared.
 func HostPathVolume(path string) string {
 	return "host" + strings.ReplaceAll(strings.ToLower(path), "/", "-")
-}
-
-// volumeSource decodes a volume source as Kubernetes would, except that an
-// unknown field is an error rather than dropped: a typo'd claim name field
-// must not turn into an emptyDir. It must hold exactly one source.
-func volumeSource(raw json.RawMessage) (corev1.VolumeSource, error) {
-	var vs corev1.VolumeSource
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&vs); err != nil {
-		return vs, fmt.Errorf("not a k8s volume source: %w", err)
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &keys); err != nil || len(keys) != 1 {
-		return vs, fmt.Errorf("a volume source holds exactly one source, got %s", raw)
-	}
-	for k, v := range keys {
-		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-			return vs, fmt.Errorf("volume source %s is null", k)
-		}
-	}
-	return vs, nil
 }

@@ -179,6 +179,16 @@ func TestBuildOverrides(t *testing.T) {
 	if got := pod.Volumes[1]; got.Name != "hf-cache" || got.PersistentVolumeClaim == nil || got.PersistentVolumeClaim.ClaimName != "hf-cache" {
 		t.Errorf("hf-cache volume = %+v, want the PVC", got)
 	}
+	// The tools live in the persistent model cache too.
+	var toolsDir string
+	for _, e := range pod.Containers[0].Env {
+		if e.Name == "BENCHKITE_TOOLS_DIR" {
+			toolsDir = e.Value
+		}
+	}
+	if toolsDir != "/root/.cache/huggingface/benchkite-tools" {
+		t.Errorf("BENCHKITE_TOOLS_DIR = %q, want the PVC's /root/.cache/huggingface/benchkite-tools", toolsDir)
+	}
 	token := pod.Containers[0].Env[len(pod.Containers[0].Env)-1]
 	if ref := token.ValueFrom.SecretKeyRef; ref.Name != "other-secret" || ref.Key != "TOKEN" || ref.Optional != nil {
 		t.Errorf("HF_TOKEN = %+v, want secret other-secret key TOKEN, not optional", ref)

@@ -6,8 +6,7 @@ import (
 	"regexp"
 	"sort"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/benchkite/benchkite/internal/oci"
 )
 
 // nightlyTagRE is a nightly image's tag: nightly-<vLLM commit>. A tag of
@@ -20,14 +19,17 @@ var (
 // Candidates lists the nightly-<sha> images of repo and returns those
 // created after the good commit's image up to the bad commit's, oldest
 // first, ordered by the images' creation time (the order vLLM's nightly
-// builds pushed them in). Both ends must have an image.
-func Candidates(ctx context.Context, repo, good, bad string, opts ...remote.Option) ([]Candidate, error) {
-	r, err := name.NewRepository(repo)
+// builds pushed them in). Both ends must have an image. A nil client is
+// the zero oci.Client (the docker config's credentials).
+func Candidates(ctx context.Context, client *oci.Client, repo, good, bad string) ([]Candidate, error) {
+	if client == nil {
+		client = &oci.Client{}
+	}
+	r, err := oci.ParseRepository(repo)
 	if err != nil {
 		return nil, fmt.Errorf("bisect: image repository %q: %w", repo, err)
 	}
-	opts = append([]remote.Option{remote.WithContext(ctx)}, opts...)
-	tags, err := remote.List(r, opts...)
+	tags, err := client.Tags(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("bisect: list tags of %s: %w", repo, err)
 	}
@@ -37,11 +39,7 @@ func Candidates(ctx context.Context, repo, good, bad string, opts ...remote.Opti
 		if m == nil || digitsRE.MatchString(m[1]) {
 			continue
 		}
-		img, err := remote.Image(r.Tag(tag), opts...)
-		if err != nil {
-			return nil, fmt.Errorf("bisect: read %s:%s: %w", repo, tag, err)
-		}
-		cfg, err := img.ConfigFile()
+		cfg, err := imageConfig(ctx, client, r.WithTag(tag))
 		if err != nil {
 			return nil, fmt.Errorf("bisect: read the config of %s:%s: %w", repo, tag, err)
 		}
@@ -66,4 +64,35 @@ func Candidates(ctx context.Context, repo, good, bad string, opts ...remote.Opti
 		return nil, fmt.Errorf("bisect: the image of the first bad commit %s is not newer than the last good one's %s", bad, good)
 	}
 	return all[lo+1 : hi+1], nil
+}
+
+// imageConfig reads the config of the image ref names; of an index's, the
+// image a linux/amd64 node runs.
+func imageConfig(ctx context.Context, client *oci.Client, ref oci.Ref) (*oci.ConfigFile, error) {
+	m, err := client.Manifest(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if oci.IsIndex(m.MediaType) {
+		idx, err := m.ParseIndex()
+		if err != nil {
+			return nil, err
+		}
+		d, ok := oci.PickImage(idx.Manifests)
+		if !ok {
+			return nil, fmt.Errorf("index %s lists no image", m.Digest)
+		}
+		if m, err = client.Manifest(ctx, ref.At(d.Digest)); err != nil {
+			return nil, err
+		}
+	}
+	im, err := m.ParseImage()
+	if err != nil {
+		return nil, err
+	}
+	b, err := client.Blob(ctx, ref.At(im.Config.Digest), oci.MaxConfigBytes)
+	if err != nil {
+		return nil, err
+	}
+	return oci.ParseConfig(b)
 }

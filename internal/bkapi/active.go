@@ -3,23 +3,20 @@ package bkapi
 import (
 	"context"
 	"fmt"
-
-	"github.com/buildkite/go-buildkite/v3/buildkite"
+	"net/url"
+	"strconv"
 )
 
 // ActiveBuilds lists the pipeline's scheduled and running builds, newest
 // first, up to one page: a bisect asks it whether another bisect of the
 // same recipe is under way.
 func (c *Client) ActiveBuilds(ctx context.Context) ([]Build, error) {
-	opt := &buildkite.BuildsListOptions{
-		State:       []string{"scheduled", "running"},
-		ListOptions: buildkite.ListOptions{Page: 1, PerPage: perPage},
-	}
-	var builds []buildkite.Build
+	q := url.Values{"state[]": {"scheduled", "running"}, "page": {"1"}, "per_page": {strconv.Itoa(perPage)}}
+	var builds []buildJSON
 	what := fmt.Sprintf("list active builds of %s/%s", c.cfg.Org, c.cfg.Pipeline)
-	err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
-		bs, _, err := bk.Builds.ListByPipeline(c.cfg.Org, c.cfg.Pipeline, opt)
-		builds = bs
+	err := c.do(ctx, what, true, func(api *rest) error {
+		builds = nil
+		_, err := api.get(api.pipelinePath("builds"), q, &builds)
 		return err
 	})
 	if err != nil {

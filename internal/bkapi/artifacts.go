@@ -7,10 +7,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
-
-	"github.com/buildkite/go-buildkite/v3/buildkite"
 )
 
 const (
@@ -45,35 +44,34 @@ type Artifact struct {
 // ListArtifacts returns all artifacts of a build, across its jobs.
 func (c *Client) ListArtifacts(ctx context.Context, buildNumber int) ([]Artifact, error) {
 	what := fmt.Sprintf("list artifacts of %s/%s build %d", c.cfg.Org, c.cfg.Pipeline, buildNumber)
-	return c.listArtifacts(ctx, what, func(bk *buildkite.Client, opt *buildkite.ArtifactListOptions) ([]buildkite.Artifact, *buildkite.Response, error) {
-		return bk.Artifacts.ListByBuild(c.cfg.Org, c.cfg.Pipeline, strconv.Itoa(buildNumber), opt)
+	return c.listArtifacts(ctx, what, func(api *rest) string {
+		return api.pipelinePath("builds", strconv.Itoa(buildNumber), "artifacts")
 	})
 }
 
 // ListJobArtifacts returns the artifacts one job of a build uploaded.
 func (c *Client) ListJobArtifacts(ctx context.Context, buildNumber int, jobID string) ([]Artifact, error) {
 	what := fmt.Sprintf("list artifacts of %s/%s build %d job %s", c.cfg.Org, c.cfg.Pipeline, buildNumber, jobID)
-	return c.listArtifacts(ctx, what, func(bk *buildkite.Client, opt *buildkite.ArtifactListOptions) ([]buildkite.Artifact, *buildkite.Response, error) {
-		return bk.Artifacts.ListByJob(c.cfg.Org, c.cfg.Pipeline, strconv.Itoa(buildNumber), jobID, opt)
+	return c.listArtifacts(ctx, what, func(api *rest) string {
+		return api.pipelinePath("builds", strconv.Itoa(buildNumber), "jobs", jobID, "artifacts")
 	})
 }
 
-type listArtifactsFunc func(*buildkite.Client, *buildkite.ArtifactListOptions) ([]buildkite.Artifact, *buildkite.Response, error)
-
-func (c *Client) listArtifacts(ctx context.Context, what string, list listArtifactsFunc) ([]Artifact, error) {
+func (c *Client) listArtifacts(ctx context.Context, what string, path func(*rest) string) ([]Artifact, error) {
 	var out []Artifact
 	for page := 1; page <= maxArtifactPages; page++ {
-		opt := &buildkite.ArtifactListOptions{ListOptions: buildkite.ListOptions{Page: page, PerPage: perPage}}
+		q := url.Values{"page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(perPage)}}
 		var next int
-		err := c.do(ctx, fmt.Sprintf("%s (page %d)", what, page), true, func(bk *buildkite.Client) error {
-			as, resp, err := list(bk, opt)
+		err := c.do(ctx, fmt.Sprintf("%s (page %d)", what, page), true, func(api *rest) error {
+			var as []artifactJSON
+			n, err := api.get(path(api), q, &as)
 			if err != nil {
 				return err
 			}
 			for _, a := range as {
 				out = append(out, artifactFrom(a))
 			}
-			next = resp.NextPage
+			next = n
 			return nil
 		})
 		if err != nil {
@@ -99,9 +97,9 @@ func (c *Client) DownloadArtifact(ctx context.Context, a Artifact) ([]byte, erro
 		return nil, fmt.Errorf("%s: %w: %d bytes, limit %d", what, ErrArtifactTooLarge, a.FileSize, MaxArtifactSize)
 	}
 	var data []byte
-	err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
+	err := c.do(ctx, what, true, func(api *rest) error {
 		w := &cappedBuffer{limit: MaxArtifactSize}
-		if _, err := bk.Artifacts.DownloadArtifactByURL(a.DownloadURL, w); err != nil {
+		if err := api.download(a.DownloadURL, w); err != nil {
 			return err
 		}
 		data = w.buf.Bytes()
@@ -143,7 +141,7 @@ func (c *Client) DownloadArtifactFile(ctx context.Context, a Artifact, dir strin
 		}
 	}()
 	var sum []byte
-	err = c.do(ctx, what, true, func(bk *buildkite.Client) error {
+	err = c.do(ctx, what, true, func(api *rest) error {
 		// A retry starts the file over.
 		if err := f.Truncate(0); err != nil {
 			return err
@@ -153,7 +151,7 @@ func (c *Client) DownloadArtifactFile(ctx context.Context, a Artifact, dir strin
 		}
 		h := sha1.New()
 		w := &cappedWriter{w: io.MultiWriter(f, h), limit: MaxStreamedArtifact}
-		if _, err := bk.Artifacts.DownloadArtifactByURL(a.DownloadURL, w); err != nil {
+		if err := api.download(a.DownloadURL, w); err != nil {
 			return err
 		}
 		sum = h.Sum(nil)
@@ -203,7 +201,7 @@ func (w *cappedBuffer) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-func artifactFrom(a buildkite.Artifact) Artifact {
+func artifactFrom(a artifactJSON) Artifact {
 	return Artifact{
 		ID:          deref(a.ID),
 		JobID:       deref(a.JobID),

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/buildkite/go-buildkite/v3/buildkite"
 )
 
 // SourceSchedule is the build source of builds started by a pipeline
@@ -42,13 +41,27 @@ type Job struct {
 	SoftFailed bool
 	// ExitStatus is the command's exit status, nil before it ends.
 	ExitStatus *int
+	// Retried: this try was retried (by hand or automatic_retry) in the
+	// job RetriedInJobID. The API lists such tries only when asked
+	// (GetBuildAllTries).
+	Retried        bool
+	RetriedInJobID string
+	// Signal and SignalReason are what the agent reported when it
+	// signalled the job's process or never ran it: SignalReason is
+	// agent_stop, cancel, agent_refused, process_run_error,
+	// signature_rejected or stack_error (the agent's agent/run_job.go).
+	Signal       string
+	SignalReason string
+	// StartedAt and FinishedAt bound the try's run; zero when it did not
+	// start or has not finished.
+	StartedAt, FinishedAt time.Time
 }
 
-// Job returns the first job of b whose step key is stepKey. Retried jobs
-// are not listed by the API unless asked for, so this is the latest try.
+// Job returns the first job of b whose step key is stepKey and that was
+// not retried: the latest try.
 func (b Build) Job(stepKey string) (Job, bool) {
 	for _, j := range b.Jobs {
-		if j.StepKey == stepKey {
+		if j.StepKey == stepKey && !j.Retried {
 			return j, true
 		}
 	}
@@ -58,9 +71,9 @@ func (b Build) Job(stepKey string) (Job, bool) {
 // DefaultBranch returns the pipeline's default branch.
 func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
 	var branch string
-	err := c.do(ctx, fmt.Sprintf("get pipeline %s/%s", c.cfg.Org, c.cfg.Pipeline), true, func(bk *buildkite.Client) error {
-		p, _, err := bk.Pipelines.Get(c.cfg.Org, c.cfg.Pipeline)
-		if err != nil {
+	err := c.do(ctx, fmt.Sprintf("get pipeline %s/%s", c.cfg.Org, c.cfg.Pipeline), true, func(api *rest) error {
+		var p pipelineJSON
+		if _, err := api.get(api.pipelinePath(), nil, &p); err != nil {
 			return err
 		}
 		branch = deref(p.DefaultBranch)
@@ -93,20 +106,15 @@ func (c *Client) ListScheduledBuilds(ctx context.Context, branch string, limit i
 	var out []Build
 	seen := map[int]bool{}
 	for page := 1; page <= c.cfg.MaxPages; page++ {
-		opt := &buildkite.BuildsListOptions{
-			Branch:      []string{branch},
-			ListOptions: buildkite.ListOptions{Page: page, PerPage: perPage},
-		}
-		var builds []buildkite.Build
+		q := url.Values{"branch[]": {branch}, "page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(perPage)}}
+		var builds []buildJSON
 		var next int
 		what := fmt.Sprintf("list builds of %s/%s on %s (page %d)", c.cfg.Org, c.cfg.Pipeline, branch, page)
-		err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
-			bs, resp, err := bk.Builds.ListByPipeline(c.cfg.Org, c.cfg.Pipeline, opt)
-			if err != nil {
-				return err
-			}
-			builds, next = bs, resp.NextPage
-			return nil
+		err := c.do(ctx, what, true, func(api *rest) error {
+			builds = nil
+			n, err := api.get(api.pipelinePath("builds"), q, &builds)
+			next = n
+			return err
 		})
 		if err != nil {
 			return nil, err
@@ -154,18 +162,17 @@ func (c *Client) CreateBuild(ctx context.Context, req CreateBuildRequest) (Build
 	if req.Commit == "" {
 		req.Commit = "HEAD"
 	}
-	body := &buildkite.CreateBuild{
+	body := createBuildJSON{
 		Branch:  req.Branch,
 		Commit:  req.Commit,
 		Message: req.Message,
 		Env:     req.Env,
 	}
-	var created *buildkite.Build
+	var created *buildJSON
 	what := fmt.Sprintf("create build of %s/%s on %s", c.cfg.Org, c.cfg.Pipeline, req.Branch)
-	err := c.do(ctx, what, false, func(bk *buildkite.Client) error {
-		b, _, err := bk.Builds.Create(c.cfg.Org, c.cfg.Pipeline, body)
-		created = b
-		return err
+	err := c.do(ctx, what, false, func(api *rest) error {
+		created = nil
+		return api.post(api.pipelinePath("builds"), body, &created)
 	})
 	if err != nil {
 		return Build{}, err
@@ -176,7 +183,7 @@ func (c *Client) CreateBuild(ctx context.Context, req CreateBuildRequest) (Build
 	return buildFrom(*created), nil
 }
 
-func buildFrom(b buildkite.Build) Build {
+func buildFrom(b buildJSON) Build {
 	out := Build{
 		ID:         deref(b.ID),
 		Number:     deref(b.Number),
@@ -186,8 +193,8 @@ func buildFrom(b buildkite.Build) Build {
 		Commit:     deref(b.Commit),
 		Message:    deref(b.Message),
 		WebURL:     deref(b.WebURL),
-		CreatedAt:  timeOf(b.CreatedAt),
-		FinishedAt: timeOf(b.FinishedAt),
+		CreatedAt:  deref(b.CreatedAt),
+		FinishedAt: deref(b.FinishedAt),
 	}
 	for k, v := range b.Env {
 		if str, ok := v.(string); ok {
@@ -201,16 +208,26 @@ func buildFrom(b buildkite.Build) Build {
 		if j == nil {
 			continue
 		}
-		out.Jobs = append(out.Jobs, Job{
-			ID:         deref(j.ID),
-			StepKey:    deref(j.StepKey),
-			Label:      deref(j.Label),
-			State:      deref(j.State),
-			SoftFailed: j.SoftFailed,
-			ExitStatus: j.ExitStatus,
-		})
+		out.Jobs = append(out.Jobs, jobFrom(*j))
 	}
 	return out
+}
+
+func jobFrom(j jobJSON) Job {
+	return Job{
+		ID:             deref(j.ID),
+		StepKey:        deref(j.StepKey),
+		Label:          deref(j.Label),
+		State:          deref(j.State),
+		SoftFailed:     j.SoftFailed,
+		ExitStatus:     j.ExitStatus,
+		Retried:        j.Retried,
+		RetriedInJobID: j.RetriedInJobID,
+		Signal:         deref(j.Signal),
+		SignalReason:   deref(j.SignalReason),
+		StartedAt:      deref(j.StartedAt),
+		FinishedAt:     deref(j.FinishedAt),
+	}
 }
 
 func deref[T any](p *T) T {
@@ -221,24 +238,32 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func timeOf(ts *buildkite.Timestamp) time.Time {
-	if ts == nil {
-		return time.Time{}
-	}
-	return ts.Time
+// GetBuild returns build number of the pipeline with its jobs, the
+// latest try of each.
+func (c *Client) GetBuild(ctx context.Context, number int) (Build, error) {
+	return c.getBuild(ctx, number, false)
 }
 
-// GetBuild returns build number of the pipeline with its jobs: the report
-// step asks it for the state of recipe steps that left no results.
-func (c *Client) GetBuild(ctx context.Context, number int) (Build, error) {
+// GetBuildAllTries is GetBuild with every try of each job, the retried
+// ones too: the report step counts the GPU time they took and asks the
+// latest try's state for steps that left no results.
+func (c *Client) GetBuildAllTries(ctx context.Context, number int) (Build, error) {
+	return c.getBuild(ctx, number, true)
+}
+
+func (c *Client) getBuild(ctx context.Context, number int, allTries bool) (Build, error) {
 	var out Build
 	what := fmt.Sprintf("get build %s/%s#%d", c.cfg.Org, c.cfg.Pipeline, number)
-	err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
-		b, _, err := bk.Builds.Get(c.cfg.Org, c.cfg.Pipeline, strconv.Itoa(number), nil)
-		if err != nil {
+	err := c.do(ctx, what, true, func(api *rest) error {
+		var query url.Values
+		if allTries {
+			query = url.Values{"include_retried_jobs": {"true"}}
+		}
+		var b buildJSON
+		if _, err := api.get(api.pipelinePath("builds", strconv.Itoa(number)), query, &b); err != nil {
 			return err
 		}
-		out = buildFrom(*b)
+		out = buildFrom(b)
 		return nil
 	})
 	return out, err

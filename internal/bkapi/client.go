@@ -1,8 +1,10 @@
 // Package bkapi is a small client for the parts of the Buildkite REST API
 // the runner needs: past scheduled builds of a pipeline, their artifacts,
-// and creating builds. It wraps go-buildkite with per-request contexts,
-// bounded retries, typed errors and care for the API token: the token is
-// sent only to the API host and never appears in errors or logs.
+// and creating builds, with per-request contexts, bounded retries, typed
+// errors and care for the API token: the token is sent only to the API
+// host and never appears in errors or logs. It speaks the REST API itself
+// (rest.go): the few calls it makes did not warrant a client library on
+// every build's critical path.
 package bkapi
 
 import (
@@ -17,8 +19,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/buildkite/go-buildkite/v3/buildkite"
 )
 
 // Defaults for zero Config fields.
@@ -31,7 +31,7 @@ const (
 
 	perPage       = 100 // the API's maximum page size
 	maxRetryDelay = 30 * time.Second
-	userAgent     = "benchkite " + buildkite.DefaultUserAgent
+	userAgent     = "benchkite"
 )
 
 // Config configures a Client. Only Token, Org and Pipeline are required.
@@ -150,26 +150,21 @@ func (c *Client) Org() string { return c.cfg.Org }
 // Pipeline returns the pipeline slug.
 func (c *Client) Pipeline() string { return c.cfg.Pipeline }
 
-// api returns a go-buildkite client whose requests run under ctx.
-// go-buildkite takes no contexts, so the context rides in the transport.
-func (c *Client) api(ctx context.Context) (*buildkite.Client, error) {
+// api returns the REST API under ctx, which rides in the transport so
+// that redirects carry it too.
+func (c *Client) api(ctx context.Context) *rest {
 	hc := &http.Client{
 		Transport:     &transport{ctx: ctx, next: c.next, api: c.base, rate: c.rate},
 		CheckRedirect: c.redirect,
 	}
-	return buildkite.NewOpts(
-		buildkite.WithHTTPClient(hc),
-		buildkite.WithBaseURL(c.cfg.BaseURL),
-		buildkite.WithTokenAuth(c.cfg.Token),
-		buildkite.WithUserAgent(userAgent),
-	)
+	return &rest{c: c, hc: hc}
 }
 
 // do runs call with a per-attempt timeout and retries transient failures
 // with exponential backoff. Only idempotent calls are retried after a
 // failure that may have reached the server. The returned error names what
 // and never contains the token.
-func (c *Client) do(ctx context.Context, what string, idempotent bool, call func(*buildkite.Client) error) error {
+func (c *Client) do(ctx context.Context, what string, idempotent bool, call func(*rest) error) error {
 	delay := c.cfg.RetryDelay
 	for attempt := 0; ; attempt++ {
 		err := c.attempt(ctx, call)
@@ -199,31 +194,24 @@ func (c *Client) do(ctx context.Context, what string, idempotent bool, call func
 	}
 }
 
-func (c *Client) attempt(ctx context.Context, call func(*buildkite.Client) error) error {
+func (c *Client) attempt(ctx context.Context, call func(*rest) error) error {
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	bk, err := c.api(actx)
-	if err != nil {
-		return err
-	}
-	err = call(bk)
+	err := call(c.api(actx))
 	if err == nil {
 		return nil
 	}
 	return c.classify(ctx, actx, err)
 }
 
-// classify turns what go-buildkite and net/http return into this
-// package's errors.
+// classify turns what the API and net/http return into this package's
+// errors.
 func (c *Client) classify(parent, attempt context.Context, err error) error {
 	var se *StatusError
-	var er *buildkite.ErrorResponse
 	var ue *url.Error
 	switch {
 	case errors.As(err, &se):
 		return se
-	case errors.As(err, &er) && er.Response != nil:
-		return c.statusError(er)
 	case parent.Err() != nil:
 		return fmt.Errorf("request abandoned: %w", context.Cause(parent))
 	case errors.Is(attempt.Err(), context.DeadlineExceeded):
@@ -233,19 +221,6 @@ func (c *Client) classify(parent, attempt context.Context, err error) error {
 		return fmt.Errorf("%w: %s %s: %w", ErrUnavailable, ue.Op, stripQuery(u), ue.Err)
 	}
 	return err
-}
-
-func (c *Client) statusError(er *buildkite.ErrorResponse) *StatusError {
-	se := &StatusError{
-		StatusCode: er.Response.StatusCode,
-		Message:    redact(er.Message, c.cfg.Token),
-	}
-	if req := er.Response.Request; req != nil {
-		se.Method = req.Method
-		se.URL = stripQuery(req.URL)
-		se.FromStorage = !sameOrigin(req.URL, c.base)
-	}
-	return se
 }
 
 func retryable(err error, idempotent bool) bool {
@@ -272,7 +247,7 @@ func sameOrigin(a, b *url.URL) bool {
 // transport puts the attempt's context on every request, including
 // redirects, drops the Authorization header on requests that leave the API
 // origin (artifact downloads redirect to storage), and turns 429 into an
-// error so that do, not go-buildkite's unbounded loop, handles the wait.
+// error so that do handles the wait.
 type transport struct {
 	ctx  context.Context
 	next http.RoundTripper

@@ -153,13 +153,15 @@ func TestRequestErrors(t *testing.T) {
 			wantRequests: 2,
 		},
 		{
-			name:         "timeout is retried a bounded number of times",
-			intercept:    hanging,
-			retries:      1,
-			timeout:      50 * time.Millisecond,
+			name:      "timeout is retried a bounded number of times",
+			intercept: hanging,
+			retries:   1,
+			// Long enough for the retry to reach the server on a loaded
+			// machine under -race.
+			timeout:      500 * time.Millisecond,
 			wantErr:      true,
 			wantIs:       []error{bkapi.ErrUnavailable},
-			wantMsg:      []string{"no response within 50ms"},
+			wantMsg:      []string{"no response within 500ms"},
 			wantRequests: 2,
 		},
 		{

@@ -159,7 +159,7 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 			ex.BFCL = append(ex.BFCL, be)
 		}
 	}
-	ex.Tools = toolsOf(res)
+	ex.Tools = toolsOf(res, getenv)
 	return ex
 }
 
@@ -172,20 +172,20 @@ type toolsExpl struct {
 	Note       string `json:"note"`
 }
 
-func toolsOf(res *workloads.Resolved) *toolsExpl {
+func toolsOf(res *workloads.Resolved, getenv agents.Env) *toolsExpl {
 	if res.Recipe.BenchOnly || (len(res.Tasks) == 0 && res.BFCL == nil) {
 		return nil
 	}
 	key := toollocks.For(res.BFCL != nil).Key()
-	p := res.Profile
-	switch {
-	case p.Runtime == agents.Native && p.K8s != nil && p.K8s.ToolsDir != "":
-		return &toolsExpl{Lock: key, Dir: p.K8s.ToolsDir + "/" + key, Persistent: true, Note: "node path: installed once per node and lock"}
-	case p.Runtime == agents.Native:
-		return &toolsExpl{Lock: key, Dir: "$HOME/.cache/benchkite/tools/" + key, Note: "the pod's home, installed again every job: the profile has no k8s.tools_dir"}
-	default:
-		return &toolsExpl{Lock: key, Dir: "$HOME/.cache/benchkite/tools/" + key, Persistent: true, Note: "the agent host's home: installed once per host and lock"}
+	place, err := res.Profile.Tools(getenv)
+	if err != nil {
+		return &toolsExpl{Lock: key, Note: err.Error()}
 	}
+	dir := place.Dir
+	if dir == "" {
+		dir = "$HOME/.cache/benchkite/tools"
+	}
+	return &toolsExpl{Lock: key, Dir: dir + "/" + key, Persistent: place.Persistent, Note: place.Why}
 }
 
 func contains(list []string, s string) bool {

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/benchkite/benchkite/internal/oci"
 )
 
 // Kind is what went wrong, in the words a person acts on.
@@ -95,31 +94,28 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// classify turns what the library returned into an Error in plain words.
-func classify(ref name.Reference, err error, timedOut bool, timeout time.Duration) *Error {
-	e := &Error{Image: ref.String(), Registry: ref.Context().RegistryStr(), Kind: Other, Detail: err.Error(), Err: err}
+// classify turns what the registry client returned into an Error in plain
+// words.
+func classify(ref oci.Ref, err error, timedOut bool, timeout time.Duration) *Error {
+	e := &Error{Image: ref.String(), Registry: ref.Registry, Kind: Other, Detail: err.Error(), Err: err}
 	if timedOut {
 		e.Kind = Timeout
 		e.Detail = fmt.Sprintf("nothing within %s", timeout)
 		return e
 	}
-	if te, ok := errAs[*transport.Error](err); ok {
-		e.Status = te.StatusCode
-		e.Detail = registryAnswer(te)
-		codes := map[transport.ErrorCode]bool{}
-		for _, d := range te.Errors {
-			codes[d.Code] = true
-		}
+	if re, ok := errAs[*oci.Error](err); ok {
+		e.Status = re.StatusCode
+		e.Detail = re.Error()
 		switch {
-		case codes[transport.ManifestUnknownErrorCode], codes[transport.NameUnknownErrorCode], codes[transport.BlobUnknownErrorCode], te.StatusCode == http.StatusNotFound:
+		case re.Has("MANIFEST_UNKNOWN"), re.Has("NAME_UNKNOWN"), re.Has("BLOB_UNKNOWN"), re.StatusCode == http.StatusNotFound:
 			e.Kind = NotFound
-		case codes[transport.UnauthorizedErrorCode], te.StatusCode == http.StatusUnauthorized:
+		case re.Has("UNAUTHORIZED"), re.StatusCode == http.StatusUnauthorized:
 			e.Kind = Unauthorized
-		case codes[transport.DeniedErrorCode], te.StatusCode == http.StatusForbidden:
+		case re.Has("DENIED"), re.StatusCode == http.StatusForbidden:
 			e.Kind = Denied
-		case codes[transport.TooManyRequestsErrorCode], te.StatusCode == http.StatusTooManyRequests:
+		case re.Has("TOOMANYREQUESTS"), re.StatusCode == http.StatusTooManyRequests:
 			e.Kind = RateLimited
-		case te.StatusCode >= 500 || te.StatusCode == http.StatusRequestTimeout:
+		case re.StatusCode >= 500 || re.StatusCode == http.StatusRequestTimeout:
 			e.Kind = RegistryError
 		default:
 			e.Kind = Other
@@ -136,26 +132,4 @@ func classify(ref name.Reference, err error, timedOut bool, timeout time.Duratio
 		e.Kind = Timeout
 	}
 	return e
-}
-
-// registryAnswer is what the registry said: its error codes and messages,
-// in lower case as the distribution spec's codes read
-// ("manifest unknown"), then the HTTP status.
-func registryAnswer(te *transport.Error) string {
-	var parts []string
-	for _, d := range te.Errors {
-		code := strings.ToLower(strings.ReplaceAll(string(d.Code), "_", " "))
-		msg := strings.TrimSpace(d.Message)
-		switch {
-		case msg == "" || strings.EqualFold(msg, code):
-			parts = append(parts, code)
-		default:
-			parts = append(parts, code+" ("+msg+")")
-		}
-	}
-	status := fmt.Sprintf("HTTP %d %s", te.StatusCode, http.StatusText(te.StatusCode))
-	if len(parts) == 0 {
-		return "registry answered " + status
-	}
-	return "registry answered " + strings.Join(parts, "; ") + ", " + status
 }

@@ -1,20 +1,15 @@
 package imagepin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/benchkite/benchkite/internal/oci"
 )
 
 // Defaults for a zero Resolver. A registry that answers nothing within the
@@ -34,12 +29,12 @@ const SkipNote = ":warning: Images not pinned: registry resolution is turned off
 
 // Resolver resolves image references to digests. The zero value is ready
 // to use: Docker Hub anonymous tokens, credentials from the docker config
-// and credential helpers (authn.DefaultKeychain) where a registry asks.
+// and credential helpers (oci.DockerCredentials) where a registry asks.
 type Resolver struct {
-	// Keychain finds credentials per registry; nil means
-	// authn.DefaultKeychain.
-	Keychain authn.Keychain
-	// Transport carries the requests; nil means remote.DefaultTransport.
+	// Credentials finds the login per registry host; nil means
+	// oci.DockerCredentials.
+	Credentials func(registry string) (oci.Credential, error)
+	// Transport carries the requests; nil means http.DefaultTransport.
 	Transport http.RoundTripper
 	// Timeout bounds one attempt (token, manifest and config requests).
 	Timeout time.Duration
@@ -55,7 +50,7 @@ type Resolver struct {
 	Skip bool
 
 	// resolveFunc replaces resolveOne in tests of the scheduling.
-	resolveFunc func(context.Context, *remote.Puller, name.Reference) resolved
+	resolveFunc func(context.Context, *oci.Client, oci.Ref) resolved
 }
 
 // Pin is what one image reference resolved to.
@@ -113,7 +108,7 @@ func (r *Resolver) Resolve(ctx context.Context, refs []string) *Result {
 	}
 	// Distinct input spellings, grouped by the image they name.
 	type group struct {
-		ref  name.Reference
+		ref  oci.Ref
 		idxs []int
 	}
 	groups := map[string]*group{}
@@ -129,7 +124,7 @@ func (r *Resolver) Resolve(ctx context.Context, refs []string) *Result {
 			res.Pins[len(res.Pins)-1] = skipped(p)
 			continue
 		}
-		ref, err := name.ParseReference(s)
+		ref, err := oci.ParseRef(s)
 		if err != nil {
 			res.Pins[len(res.Pins)-1].Err = &Error{Image: s, Kind: InvalidRef, Detail: err.Error(), Err: err}
 			continue
@@ -146,16 +141,8 @@ func (r *Resolver) Resolve(ctx context.Context, refs []string) *Result {
 	if len(order) == 0 {
 		return res
 	}
-	puller, err := remote.NewPuller(r.remoteOptions()...)
-	if err != nil {
-		// Only conflicting options fail here; every image says so.
-		for _, key := range order {
-			for _, i := range groups[key].idxs {
-				res.Pins[i].Err = &Error{Image: res.Pins[i].Ref, Kind: Other, Detail: err.Error(), Err: err}
-			}
-		}
-		return res
-	}
+	// One client, so a registry's token serves every image of a repository.
+	client := &oci.Client{Transport: r.Transport, Credentials: r.Credentials, UserAgent: "benchkite-generator"}
 	sem := make(chan struct{}, r.concurrency())
 	var wg sync.WaitGroup
 	for _, key := range order {
@@ -167,7 +154,7 @@ func (r *Resolver) Resolve(ctx context.Context, refs []string) *Result {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
 				for _, i := range g.idxs {
-					res.Pins[i].Err = &Error{Image: res.Pins[i].Ref, Registry: g.ref.Context().RegistryStr(), Kind: Canceled, Detail: ctx.Err().Error(), Err: ctx.Err()}
+					res.Pins[i].Err = &Error{Image: res.Pins[i].Ref, Registry: g.ref.Registry, Kind: Canceled, Detail: ctx.Err().Error(), Err: ctx.Err()}
 				}
 				return
 			}
@@ -176,7 +163,7 @@ func (r *Resolver) Resolve(ctx context.Context, refs []string) *Result {
 			if r.resolveFunc != nil {
 				one = r.resolveFunc
 			}
-			got := one(ctx, puller, g.ref)
+			got := one(ctx, client, g.ref)
 			for _, i := range g.idxs {
 				p := &res.Pins[i]
 				if got.err != nil {
@@ -199,26 +186,6 @@ func (r *Resolver) Resolve(ctx context.Context, refs []string) *Result {
 	}
 	wg.Wait()
 	return res
-}
-
-func (r *Resolver) remoteOptions() []remote.Option {
-	kc := r.Keychain
-	if kc == nil {
-		kc = authn.DefaultKeychain
-	}
-	t := r.Transport
-	if t == nil {
-		t = remote.DefaultTransport
-	}
-	return []remote.Option{
-		remote.WithAuthFromKeychain(kc),
-		remote.WithTransport(t),
-		remote.WithUserAgent("benchkite-generator"),
-		// Retries are ours, bounded and counted; the library's own would
-		// multiply them.
-		remote.WithRetryPredicate(func(error) bool { return false }),
-		remote.WithRetryStatusCodes(),
-	}
 }
 
 func (r *Resolver) timeout() time.Duration {
@@ -258,17 +225,17 @@ type resolved struct {
 	err                *Error
 }
 
-func (r *Resolver) resolveOne(ctx context.Context, puller *remote.Puller, ref name.Reference) resolved {
-	var desc *remote.Descriptor
+func (r *Resolver) resolveOne(ctx context.Context, client *oci.Client, ref oci.Ref) resolved {
+	var desc *oci.Manifest
 	if e := r.retry(ctx, ref, func(ctx context.Context) error {
 		var err error
-		desc, err = puller.Get(ctx, ref)
+		desc, err = client.Manifest(ctx, ref)
 		return err
 	}); e != nil {
 		return resolved{err: e}
 	}
-	out := resolved{digest: desc.Digest.String()}
-	commit, from, err := r.commitOf(ctx, puller, ref, desc)
+	out := resolved{digest: desc.Digest}
+	commit, from, err := r.commitOf(ctx, client, ref, desc)
 	switch {
 	case err != nil:
 		out.warning = "could not read the image config for its vLLM commit: " + err.Error()
@@ -280,7 +247,7 @@ func (r *Resolver) resolveOne(ctx context.Context, puller *remote.Puller, ref na
 
 // retry runs f with a fresh per-attempt timeout until it succeeds, fails
 // for good, the attempts run out or ctx ends.
-func (r *Resolver) retry(ctx context.Context, ref name.Reference, f func(context.Context) error) *Error {
+func (r *Resolver) retry(ctx context.Context, ref oci.Ref, f func(context.Context) error) *Error {
 	n := r.attempts()
 	pause := r.backoff()
 	for i := 1; ; i++ {
@@ -322,28 +289,24 @@ var commitKeys = []string{"ai.vllm.build.commit", "org.opencontainers.image.revi
 // image config's labels. For a multi-arch index it reads the linux/amd64
 // image, or the first image when there is none: the commit is the same
 // build for every platform.
-func (r *Resolver) commitOf(ctx context.Context, puller *remote.Puller, ref name.Reference, desc *remote.Descriptor) (commit, from string, err error) {
+func (r *Resolver) commitOf(ctx context.Context, client *oci.Client, ref oci.Ref, desc *oci.Manifest) (commit, from string, err error) {
 	var annotations map[string]string
 	var indexAnnotations map[string]string
-	if desc.MediaType.IsIndex() {
-		idx, err := desc.ImageIndex()
+	if oci.IsIndex(desc.MediaType) {
+		idx, err := desc.ParseIndex()
 		if err != nil {
 			return "", "", err
 		}
-		im, err := idx.IndexManifest()
-		if err != nil {
-			return "", "", err
-		}
-		indexAnnotations = im.Annotations
-		child, ok := pickPlatform(im.Manifests)
+		indexAnnotations = idx.Annotations
+		child, ok := oci.PickImage(idx.Manifests)
 		if !ok {
 			return fromMaps(nil, indexAnnotations, "index annotation ")
 		}
-		childRef := ref.Context().Digest(child.Digest.String())
-		var cdesc *remote.Descriptor
+		childRef := ref.At(child.Digest)
+		var cdesc *oci.Manifest
 		if e := r.retry(ctx, childRef, func(ctx context.Context) error {
 			var err error
-			cdesc, err = puller.Get(ctx, childRef)
+			cdesc, err = client.Manifest(ctx, childRef)
 			return err
 		}); e != nil {
 			return "", "", e
@@ -351,18 +314,24 @@ func (r *Resolver) commitOf(ctx context.Context, puller *remote.Puller, ref name
 		desc = cdesc
 	}
 	var labels map[string]string
-	if desc.MediaType.IsImage() {
-		m, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
+	if oci.IsImage(desc.MediaType) {
+		m, err := desc.ParseImage()
 		if err != nil {
-			return "", "", fmt.Errorf("parse manifest: %w", err)
+			return "", "", err
 		}
 		annotations = m.Annotations
-		cfgRef := ref.Context().Digest(m.Config.Digest.String())
-		var cf *v1.ConfigFile
+		cfgRef := ref.At(m.Config.Digest)
+		var cf *oci.ConfigFile
 		if e := r.retry(ctx, cfgRef, func(ctx context.Context) error {
-			var err error
-			cf, err = fetchConfig(ctx, puller, cfgRef)
-			return err
+			b, err := client.Blob(ctx, cfgRef, oci.MaxConfigBytes)
+			if err != nil {
+				return err
+			}
+			cf, err = oci.ParseConfig(b)
+			if err != nil {
+				return fmt.Errorf("parse image config %s: %w", cfgRef.Digest, err)
+			}
+			return nil
 		}); e != nil {
 			return "", "", e
 		}
@@ -377,32 +346,6 @@ func (r *Resolver) commitOf(ctx context.Context, puller *remote.Puller, ref name
 	return fromMaps(indexAnnotations, nil, "index annotation ")
 }
 
-// fetchConfig reads an image config blob within ctx; the library checks
-// the blob against its digest as it is read.
-func fetchConfig(ctx context.Context, puller *remote.Puller, ref name.Digest) (*v1.ConfigFile, error) {
-	l, err := puller.Layer(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	rc, err := l.Compressed()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxConfigBytes))
-	if err != nil {
-		return nil, err
-	}
-	cf, err := v1.ParseConfigFile(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("parse image config %s: %w", ref.DigestStr(), err)
-	}
-	return cf, nil
-}
-
-// maxConfigBytes bounds what a registry can make us read for labels.
-const maxConfigBytes = 8 << 20
-
 func fromMaps(m, alt map[string]string, prefix string) (string, string, error) {
 	for _, src := range []map[string]string{m, alt} {
 		for _, k := range commitKeys {
@@ -412,30 +355,6 @@ func fromMaps(m, alt map[string]string, prefix string) (string, string, error) {
 		}
 	}
 	return "", "", nil
-}
-
-func pickPlatform(ms []v1.Descriptor) (v1.Descriptor, bool) {
-	var first *v1.Descriptor
-	for i := range ms {
-		d := ms[i]
-		if !d.MediaType.IsImage() {
-			continue
-		}
-		// Build attestations are listed as platform unknown/unknown.
-		if d.Platform != nil && d.Platform.OS == "unknown" {
-			continue
-		}
-		if d.Platform != nil && d.Platform.OS == "linux" && d.Platform.Architecture == "amd64" {
-			return d, true
-		}
-		if first == nil {
-			first = &ms[i]
-		}
-	}
-	if first == nil {
-		return v1.Descriptor{}, false
-	}
-	return *first, true
 }
 
 // splitRef fills the parts of a Pin that come from the reference alone.

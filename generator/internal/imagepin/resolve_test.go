@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/oci"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -119,7 +120,7 @@ func pushIndex(t *testing.T, ref string, idx v1.ImageIndex) string {
 // anonymous resolves with no credentials at all, whatever this machine's
 // docker config holds.
 func anonymous() *Resolver {
-	return &Resolver{Keychain: authn.NewMultiKeychain(), Timeout: 10 * time.Second, Backoff: time.Millisecond}
+	return &Resolver{Credentials: func(string) (oci.Credential, error) { return oci.Credential{}, nil }, Timeout: 10 * time.Second, Backoff: time.Millisecond}
 }
 
 func TestResolvePinsTheDigestPushed(t *testing.T) {
@@ -300,10 +301,9 @@ func requireBasic(user, pass string) func(http.Handler) http.Handler {
 	}
 }
 
-type staticKeychain struct{ user, pass string }
-
-func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
-	return authn.FromConfig(authn.AuthConfig{Username: k.user, Password: k.pass}), nil
+// static is one login for every registry.
+func static(user, pass string) func(string) (oci.Credential, error) {
+	return func(string) (oci.Credential, error) { return oci.Credential{Username: user, Password: pass}, nil }
 }
 
 func TestResolveUnauthorized(t *testing.T) {
@@ -328,7 +328,7 @@ func TestResolveUnauthorized(t *testing.T) {
 	}
 
 	r := anonymous()
-	r.Keychain = staticKeychain{"ci", "s3cret"}
+	r.Credentials = static("ci", "s3cret")
 	if p := r.Resolve(context.Background(), []string{ref}).Pins[0]; p.Err != nil || p.Digest != d {
 		t.Errorf("Resolve(%s) with credentials = %+v, want digest %s", ref, p, d)
 	}

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/benchkite/benchkite/internal/oci"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 // No more than Concurrency images are resolved at once, and every image
@@ -21,7 +20,7 @@ func TestResolveBoundsConcurrency(t *testing.T) {
 		var mu sync.Mutex
 		var started []string
 		release := make(chan struct{})
-		r := &Resolver{Concurrency: 2, resolveFunc: func(_ context.Context, _ *remote.Puller, ref name.Reference) resolved {
+		r := &Resolver{Concurrency: 2, resolveFunc: func(_ context.Context, _ *oci.Client, ref oci.Ref) resolved {
 			mu.Lock()
 			started = append(started, ref.Name())
 			mu.Unlock()

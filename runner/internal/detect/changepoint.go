@@ -3,8 +3,6 @@ package detect
 import (
 	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Change is a change in a series: series[Index-1] is the last value before
@@ -206,5 +204,5 @@ func studentT(x, y []float64, inflate float64) (p, mx, my float64) {
 		return 0, mx, my
 	}
 	t := diff / math.Sqrt(pooled*(1/nx+1/ny))
-	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(t), mx, my
+	return 2 * studentSurvival(t, df), mx, my
 }

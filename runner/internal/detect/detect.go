@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Defaults chosen with `runner calibrate` (the README has the table).
@@ -566,7 +564,7 @@ func tQuantile(p float64, df int) float64 {
 	if q, ok := quantiles.Load(k); ok {
 		return q.(float64)
 	}
-	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(p)
+	q := studentQuantile(p, float64(df))
 	quantiles.Store(k, q)
 	return q
 }
@@ -579,5 +577,5 @@ func tSurvival(t float64, df int) float64 {
 	if math.IsInf(t, 1) {
 		return 0
 	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Survival(t)
+	return studentSurvival(t, float64(df))
 }

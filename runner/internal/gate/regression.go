@@ -204,6 +204,9 @@ func (g Gater) regression(sum *summary.Summary, name string, run *summary.BenchR
 	gr.Verdict = verdictOf(!d.Flagged)
 	if d.Flagged {
 		cp := culprit(s.past, d, ref, sum.Recipe)
+		if cp.Found {
+			cp.GoodRegime = goodRegime(s, d, m)
+		}
 		gr.ChangePoint = &cp
 		gr.Message += "; " + describeChange(cp)
 	}

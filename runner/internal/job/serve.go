@@ -277,6 +277,15 @@ func (j *Job) serve(ctx context.Context) error {
 	if err := ready.CheckPortFree(j.port); err != nil {
 		return err
 	}
+	ps, err := j.pytestSpecs()
+	if err != nil {
+		return err
+	}
+	if len(specs) == 1 {
+		if err := j.serverPytest(ctx, ps); err != nil {
+			return err
+		}
+	}
 	f, err := os.Create(filepath.Join(j.dir, "server.log"))
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
@@ -311,6 +320,18 @@ func (j *Job) serve(ctx context.Context) error {
 	}
 	s.proc = p
 	j.server = s
+	if ps.release != nil {
+		// The container waits at its gate: pytest first, then vLLM.
+		if err := j.serverPytest(ctx, ps); err != nil {
+			return err
+		}
+		rel := *ps.release
+		rel.Stdout, rel.Stderr = io.Discard, j.log
+		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(rel.Argv))
+		if err := j.procs.Run(ctx, rel); err != nil {
+			return fmt.Errorf("start the server in container %s: %w", s.container, err)
+		}
+	}
 	return nil
 }
 
@@ -464,7 +485,10 @@ func (j *Job) teardown(ctx context.Context, hurry bool) {
 	if s.container != "" {
 		env, _ := j.env(childenv.Docker)
 		for _, argv := range containerCleanup(s.container, grace) {
-			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: env, Stdout: io.Discard, Stderr: io.Discard}); err != nil && argv[1] == "rm" {
+			// Spare: a second cancel must not kill the stop or the rm half
+			// way, leaving a container that holds the node's GPUs; the
+			// last deadline still ends them.
+			if err := j.procs.Run(ctx, proc.Spec{Argv: argv, Env: env, Stdout: io.Discard, Stderr: io.Discard, Spare: true}); err != nil && argv[1] == "rm" {
 				// rm fails when --rm already removed it; only say so.
 				fmt.Fprintf(j.log, "runner: %s: %v\n", strings.Join(argv[:2], " "), err)
 			}

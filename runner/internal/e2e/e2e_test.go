@@ -359,32 +359,6 @@ func TestE2EBenchFailedRequests(t *testing.T) {
 	e.checkNoLeftovers()
 }
 
-func TestE2ELMEvalFails(t *testing.T) {
-	t.Parallel()
-	const name = "e2e-lmeval-fails"
-	e := newE2E(t, name, tinyRecipe(name, 1))
-	e.setenv("FAKE_LMEVAL_EXIT", "3")
-	o := e.run("--health-timeout", "5m")
-	checkCode(t, o, 1)
-
-	s := e.summary()
-	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "ok", "bench": "ok", "lm_eval": "failed", "gate": "ok"})
-	if len(s.Bench) != 1 || s.Bench[0].Status != summary.StatusOK || s.Bench[0].OutputThroughput <= 0 {
-		t.Errorf("summary bench = %+v, want the bench results kept", s.Bench)
-	}
-	if len(s.Accuracy) != 1 || s.Accuracy[0].Status != summary.StatusFailed || !strings.Contains(s.Accuracy[0].Error, "lm_eval exited with code 3") {
-		t.Errorf("summary accuracy = %+v, want gsm8k failed with code 3", s.Accuracy)
-	}
-	if !strings.Contains(o.stdout, "[lm_eval] RuntimeError: injected failure") {
-		t.Errorf("the log does not show lm_eval's traceback")
-	}
-	e.checkUploaded("summary.json", "bench/bench-short.json", "lm_eval-gsm8k.log")
-	// lm_eval is named by the path it was found at (the tools phase).
-	e.checkAnnotation("error", "**lm_eval** failed: RuntimeError: injected failure (FAKE_LMEVAL_EXIT)", "| short | 2 |", "| ok |")
-	checkLastLines(t, o, tailLines, "+++ :x: e2e-lmeval-fails: error", "lm_eval failed: gsm8k: ", "/lm_eval exited with code 3")
-	e.checkNoLeftovers()
-}
-
 func TestE2ESIGTERMDuringBench(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -174,3 +174,48 @@ func TestE2ERealLMEval(t *testing.T) {
 	}
 	e.checkNoLeftovers()
 }
+
+// TestE2ELMEvalFails runs the real lm_eval where the Hub has no gsm8k: its
+// task fails to load its data and lm_eval exits with a traceback. The
+// phase fails with lm_eval's own message, and the bench is kept.
+func TestE2ELMEvalFails(t *testing.T) {
+	t.Parallel()
+	requireLinux(t)
+	requireVenvPython(t)
+	hub, err := hfhub.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hub.Close() })
+	const name = "e2e-lmeval-fails"
+	// Without a tokenizer: the locked set has no transformers, which
+	// lm_eval's local-completions imports to tokenize.
+	recipe := strings.Replace(tinyRecipe(name, 1), "lm_eval:\n  tasks:",
+		"lm_eval:\n  model_args:\n    tokenized_requests: false\n    tokenizer_backend: null\n  tasks:", 1)
+	e := newE2E(t, name, recipe)
+	dir := toolsCacheDir(t)
+	e.setenv("BENCHKITE_TOOLS", "venv", "BENCHKITE_TOOLS_DIR", dir,
+		"PIP_CACHE_DIR", filepath.Join(dir, "pip-cache"),
+		"HF_ENDPOINT", hub.URL(), "HF_HOME", filepath.Join(e.dir, "hf"), "HF_HUB_DISABLE_TELEMETRY", "1")
+	e.setenv(networkEnv()...)
+	o := e.start("--health-timeout", "5m").waitWithin(realToolsBound)
+	checkCode(t, o, 1)
+
+	s := e.summary()
+	checkPhases(t, s, map[string]string{"tools": "ok", "serve": "ok", "ready": "ok", "bench": "ok", "lm_eval": "failed", "gate": "ok"})
+	if len(s.Bench) != 1 || s.Bench[0].Status != summary.StatusOK || s.Bench[0].OutputThroughput <= 0 {
+		t.Errorf("summary bench = %+v, want the bench results kept", s.Bench)
+	}
+	if len(s.Accuracy) != 1 || s.Accuracy[0].Status != summary.StatusFailed || !strings.Contains(s.Accuracy[0].Error, "lm_eval exited with code 1") {
+		t.Fatalf("summary accuracy = %+v, want gsm8k failed with code 1\nstdout:\n%s", s.Accuracy, lastLines(o.stdout, 60))
+	}
+	logTail, _ := os.ReadFile(e.results("lm_eval-gsm8k.log"))
+	if len(hub.Unknown()) == 0 {
+		t.Errorf("lm_eval asked the stand-in Hub for nothing it lacks; its log ends:\n%s", lastLines(string(logTail), 30))
+	}
+	t.Logf("lm_eval's failure, as the runner reports it: %s", s.Accuracy[0].Error)
+	e.checkUploaded("summary.json", "bench/bench-short.json", "lm_eval-gsm8k.log")
+	e.checkAnnotation("error", "**lm_eval** failed: ", "| short | 2 |", "| ok |")
+	checkLastLines(t, o, tailLines, "+++ :x: e2e-lmeval-fails: error", "lm_eval failed: gsm8k: ", "/lm_eval exited with code 1")
+	e.checkNoLeftovers()
+}

@@ -4,7 +4,9 @@
 // vLLM server, with gsm8k from a loopback stand-in of the Hugging Face
 // Hub. It runs three nights, each judged against the ones before (the
 // history file a build's history step would write), so the last one has
-// a trend picture, and prints where the results are.
+// a trend picture, and prints where the results are. With -bfcl the
+// recipe also runs two BFCL categories through the real bfcl_eval package,
+// which the stand-in server answers from BFCL's shipped answer key.
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/hfhub"
+	toolset "github.com/benchkite/benchkite/runner/internal/tools"
 	"gopkg.in/yaml.v3"
 )
 
@@ -33,14 +36,15 @@ const (
 func main() {
 	nights := flag.Int("nights", 3, "nights to run; the last one draws the trend of those before")
 	questions := flag.Int("questions", 50, "gsm8k questions in the generated set")
+	withBFCL := flag.Bool("bfcl", false, "also run BFCL (simple_python, parallel_multiple) with the real bfcl_eval")
 	flag.Parse()
-	if err := run(*nights, *questions); err != nil {
+	if err := run(*nights, *questions, *withBFCL); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nights, questions int) error {
+func run(nights, questions int, withBFCL bool) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -60,7 +64,7 @@ func run(nights, questions int) error {
 	if err != nil {
 		return err
 	}
-	recipe, err := shrunkSeed(filepath.Join(work, "seed.yaml"))
+	recipe, err := shrunkSeed(filepath.Join(work, "seed.yaml"), withBFCL)
 	if err != nil {
 		return err
 	}
@@ -80,6 +84,16 @@ func run(nights, questions int) error {
 		return err
 	}
 	tools := filepath.Join(cache, "benchkite", "test-tools")
+	pass := "FAKE_VLLM_ACCURACY"
+	var bfclEnv []string
+	if withBFCL {
+		data, err := bfclData(tools)
+		if err != nil {
+			return err
+		}
+		bfclEnv = []string{"FAKE_VLLM_BFCL_DATA=" + data}
+		pass += ",FAKE_VLLM_BFCL_DATA"
+	}
 	hist := &baseline.File{Version: baseline.FileVersion, Recipes: map[string]baseline.FileRecipe{}}
 	histPath := filepath.Join(work, "history.json")
 	// The stand-in server's share of right answers, night by night.
@@ -94,8 +108,9 @@ func run(nights, questions int) error {
 			"PIP_CACHE_DIR="+filepath.Join(tools, "pip-cache"),
 			"HF_ENDPOINT="+hub.URL(), "HF_HOME="+filepath.Join(work, "hf"), "HF_HUB_DISABLE_TELEMETRY=1",
 			"FAKE_VLLM_ACCURACY="+accuracy[(n-1)%len(accuracy)],
-			"BENCHKITE_PASS_ENV=FAKE_VLLM_ACCURACY",
+			"BENCHKITE_PASS_ENV="+pass,
 			"BUILDKITE_BUILD_NUMBER="+strconv.Itoa(n))
+		env = append(env, bfclEnv...)
 		env = slices.DeleteFunc(env, func(kv string) bool {
 			return strings.HasPrefix(kv, "BUILDKITE=") || strings.HasPrefix(kv, "BUILDKITE_AGENT_ACCESS_TOKEN=")
 		})
@@ -131,12 +146,36 @@ func run(nights, questions int) error {
 		rel, _ := filepath.Rel(root, f)
 		fmt.Printf("  %s (written by lm_eval)\n", rel)
 	}
+	if withBFCL {
+		for _, cat := range demoBFCL {
+			scores, _ := filepath.Glob(filepath.Join(root, dir, "bfcl", cat, "score", "*"))
+			for _, f := range scores {
+				rel, _ := filepath.Rel(root, f)
+				fmt.Printf("  %s (written by bfcl_eval)\n", rel)
+			}
+		}
+	}
 	return nil
+}
+
+// demoBFCL are the BFCL categories of the demo: one call per answer, and
+// several.
+var demoBFCL = []string{"simple_python", "parallel_multiple"}
+
+// bfclData is where the lm-eval-bfcl venv the tools phase builds under
+// tools holds bfcl_eval's shipped data, the stand-in server's answer key.
+// The tools phase runs before the server starts, so it exists by then.
+func bfclData(tools string) (string, error) {
+	out, err := exec.Command("python3", "-c", `import sys; print("python%d.%d" % sys.version_info[:2])`).Output()
+	if err != nil {
+		return "", fmt.Errorf("python3: %w", err)
+	}
+	return filepath.Join(tools, toolset.Locked(true).Key(), "lib", strings.TrimSpace(string(out)), "site-packages", "bfcl_eval", "data"), nil
 }
 
 // shrunkSeed writes the seed recipe with its benchmark made tiny, as the
 // end-to-end tests shrink it, and returns its path.
-func shrunkSeed(path string) (string, error) {
+func shrunkSeed(path string, withBFCL bool) (string, error) {
 	src, err := os.ReadFile(seedRecipe)
 	if err != nil {
 		return "", err
@@ -176,6 +215,11 @@ func shrunkSeed(path string) (string, error) {
 	out, err := yaml.Marshal(&doc)
 	if err != nil {
 		return "", err
+	}
+	if withBFCL {
+		// Ten entries of each; the night's FAKE_VLLM_ACCURACY decides how many the stand-in gets wrong.
+		out = append(out, fmt.Sprintf("bfcl:\n  test_categories: [%s]\n  num_threads: 4\n  max_test_cases: {%s: 10, %s: 10}\n",
+			strings.Join(demoBFCL, ", "), demoBFCL[0], demoBFCL[1])...)
 	}
 	return path, os.WriteFile(path, out, 0o644)
 }

@@ -24,7 +24,11 @@
 // (--speculative-config '{"num_speculative_tokens": 3}',
 // --speculative-config.num_speculative_tokens 3,
 // --speculative_config.num_speculative_tokens=3, --num-speculative-tokens);
-// a speculative method without a count drafts one token. SIGTERM or SIGINT
+// a speculative method without a count drafts one token. With
+// --enable-auto-tool-choice and --tool-call-parser (any name) it answers
+// chat requests with tools as vLLM does when its parser found calls
+// (message.tool_calls, finish_reason "tool_calls"); without them a request
+// with tools and tool_choice "auto" gets vLLM's 400. SIGTERM or SIGINT
 // shut it down with exit status 0.
 //
 // Its knobs:
@@ -41,8 +45,13 @@
 //	FAKE_VLLM_UNHEALTHY_AFTER_REQUESTS N: after N generation requests /health answers
 //	                                   503 and later generation requests get 500.
 //	FAKE_VLLM_NEVER_HEALTHY            true: listen, but /health always answers 503.
-//	FAKE_VLLM_ACCURACY                 fraction of arithmetic questions answered
+//	FAKE_VLLM_ACCURACY                 fraction of arithmetic questions (and of
+//	                                   function-calling questions) answered
 //	                                   correctly, 0 to 1. Default 1.
+//	FAKE_VLLM_BFCL_DATA                a bfcl_eval data directory: its single-turn
+//	                                   questions are answered with the calls of
+//	                                   BFCL's possible answers (openai.LoadBFCLAnswers);
+//	                                   others with words, no call.
 //	FAKE_VLLM_TOKEN_DELAY              time spent per generated token. Default 0.
 //	FAKE_VLLM_IGNORE_SIGTERM           true: ignore SIGTERM so only SIGKILL (or SIGINT)
 //	                                   stops the server.
@@ -84,8 +93,6 @@
 //	                                   the results file: nan, inf (bare tokens, as
 //	                                   Python writes them), string:TEXT, or missing.
 //	FAKE_LMEVAL_NO_OUTPUT              true: exit 0 without writing --output_path.
-//	FAKE_LMEVAL_EXIT                   after the requests, exit with this status
-//	                                   (after a traceback) instead of writing results.
 //
 // The test problems are chosen so that the exact match of any prefix of the
 // set tracks the server's FAKE_VLLM_ACCURACY within a few percent.

@@ -25,6 +25,8 @@ type completionRequest struct {
 	Stream              bool            `json:"stream"`
 	StreamOptions       *streamOptions  `json:"stream_options"`
 	IgnoreEOS           bool            `json:"ignore_eos"`
+	Tools               json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
 }
 
 type streamOptions struct {
@@ -120,6 +122,17 @@ func (h *handler) serveGeneration(w http.ResponseWriter, r *http.Request, chat b
 		}
 		writeError(w, status, typ, err.Error(), param)
 		return
+	}
+	if chat {
+		calls, status, err := h.toolCalls(req, j)
+		if err != nil {
+			writeError(w, status, map[bool]string{true: "BadRequestError", false: "InternalServerError"}[status == http.StatusBadRequest], err.Error(), nil)
+			return
+		}
+		if calls != nil {
+			h.writeToolCalls(w, j, calls)
+			return
+		}
 	}
 
 	var gens []generation

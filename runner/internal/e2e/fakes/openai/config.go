@@ -22,6 +22,16 @@ type Config struct {
 	// Accuracy is the fraction of arithmetic questions answered correctly,
 	// from 0 (all wrong) to 1 (all right).
 	Accuracy float64
+	// AutoToolChoice and ToolCallParser are --enable-auto-tool-choice and
+	// --tool-call-parser: without both, a request with tools and
+	// tool_choice "auto" (the default) is refused, as vLLM refuses it.
+	AutoToolChoice bool
+	ToolCallParser string
+	// ToolAnswers is the answer key of function-calling questions: a
+	// question it holds is answered with the right calls, unless Accuracy
+	// makes it one to get wrong (IsToolCallAnsweredCorrectly); then, and
+	// for every other question, the answer is words, no call.
+	ToolAnswers *ToolAnswers
 	// NumSpeculativeTokens > 0 enables the vllm:spec_decode_* metrics.
 	NumSpeculativeTokens int
 	// TokenDelay is spent before each generated token (and so also before

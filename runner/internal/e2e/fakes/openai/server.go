@@ -27,6 +27,10 @@ type Server struct {
 	close   sync.Once
 }
 
+// NewHandler is the server's HTTP handler alone, for tests that serve it
+// themselves (httptest) and look at the requests on the way.
+func NewHandler(cfg Config) http.Handler { return newHandler(cfg, nil) }
+
 // NewServer returns a server for cfg; call Start to listen.
 func NewServer(cfg Config) *Server {
 	s := &Server{delay: cfg.StartupDelay, done: make(chan struct{})}

@@ -16,10 +16,7 @@ import (
 )
 
 // Environment knobs; the fakes package documentation describes them.
-const (
-	envExit = "FAKE_LMEVAL_EXIT"
-	envDocs = "FAKE_LMEVAL_DOCS"
-)
+const envDocs = "FAKE_LMEVAL_DOCS"
 
 const defaultDocs = 50
 
@@ -93,7 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return pyError(stderr, "ValueError", err.Error(), 1)
 	}
-	exitCode, docCount, err := knobs(getenv)
+	docCount, err := knobs(getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "lm_eval: %v\n", err)
 		return 1
@@ -129,9 +126,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return 130
 		}
 		return pyError(stderr, "RuntimeError", err.Error(), 1)
-	}
-	if exitCode != 0 {
-		return pyError(stderr, "RuntimeError", "injected failure ("+envExit+")", exitCode)
 	}
 
 	ev := score(docs[:n], prompts, resps)
@@ -234,19 +228,14 @@ func splitList(s string) []string {
 	return out
 }
 
-func knobs(getenv func(string) string) (exitCode, docs int, err error) {
-	exitCode, docs = 0, defaultDocs
-	if v := getenv(envExit); v != "" {
-		if exitCode, err = strconv.Atoi(v); err != nil {
-			return 0, 0, fmt.Errorf("invalid %s=%q: %w", envExit, v, err)
-		}
-	}
+func knobs(getenv func(string) string) (docs int, err error) {
+	docs = defaultDocs
 	if v := getenv(envDocs); v != "" {
 		if docs, err = strconv.Atoi(v); err != nil || docs < 1 {
-			return 0, 0, fmt.Errorf("invalid %s=%q: want a positive integer", envDocs, v)
+			return 0, fmt.Errorf("invalid %s=%q: want a positive integer", envDocs, v)
 		}
 	}
-	return exitCode, docs, nil
+	return docs, nil
 }
 
 // logf writes lm-eval's log line format.

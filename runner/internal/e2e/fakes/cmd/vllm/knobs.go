@@ -24,6 +24,7 @@ const (
 	envBenchNoOutput    = "FAKE_VLLM_BENCH_NO_OUTPUT"
 	envPlantFrom        = "FAKE_VLLM_PLANT_FROM"
 	envPlantInto        = "FAKE_VLLM_PLANT_INTO"
+	envBFCLData         = "FAKE_VLLM_BFCL_DATA"
 )
 
 const defaultExitMessage = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.72 GiB of which 1.06 GiB is free."

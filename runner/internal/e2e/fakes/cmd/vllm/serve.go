@@ -54,6 +54,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	cfg.Model, cfg.ServedModelNames, cfg.MaxModelLen = a.model, a.servedNames, a.maxModelLen
 	cfg.NumSpeculativeTokens = a.speculativeTokens()
+	cfg.AutoToolChoice, cfg.ToolCallParser = a.autoToolChoice, a.toolCallParser
+	if dir := getenv(envBFCLData); dir != "" {
+		if cfg.ToolAnswers, err = openai.LoadBFCLAnswers(dir); err != nil {
+			fmt.Fprintf(stderr, "vllm serve: %s: %v\n", envBFCLData, err)
+			return 1
+		}
+	}
 	if noSpeculation {
 		// A server that took the flag and never drafted: vLLM
 		// reports no acceptance then.

@@ -22,7 +22,11 @@ type serveArgs struct {
 	maxModelLen int
 	specTokens  int
 	specMethod  string
-	flags       []flagValue
+	// autoToolChoice and toolCallParser are --enable-auto-tool-choice
+	// and --tool-call-parser.
+	autoToolChoice bool
+	toolCallParser string
+	flags          []flagValue
 }
 
 type flagValue struct {
@@ -131,6 +135,12 @@ func (a *serveArgs) apply(f flagValue) error {
 			if a.specTokens, err = strconv.Atoi(f.value); err != nil {
 				err = fmt.Errorf("argument %s: invalid int value: '%s'", f.name, f.value)
 			}
+		}
+	case "--enable-auto-tool-choice":
+		a.autoToolChoice = true
+	case "--tool-call-parser":
+		if err = need(); err == nil {
+			a.toolCallParser = f.value
 		}
 	case "--speculative-config.method":
 		if err = need(); err == nil {

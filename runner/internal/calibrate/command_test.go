@@ -86,20 +86,6 @@ func TestDefaultsMeetTargets(t *testing.T) {
 	}
 }
 
-func TestBenjaminiHochberg(t *testing.T) {
-	t.Parallel()
-	// m = 4, q = 0.05: thresholds 0.0125, 0.025, 0.0375, 0.05. The
-	// largest rank under its threshold is 3 (0.03), so ranks 1-3 fail,
-	// including 0.02 and 0.03, which alone would pass 0.0125.
-	got := BenjaminiHochberg([]float64{0.03, 0.5, 0.001, 0.02}, 0.05)
-	if diff := cmp.Diff(got, []int{0, 2, 3}); diff != "" {
-		t.Errorf("BenjaminiHochberg() diff (-got +want):\n%s", diff)
-	}
-	if got := BenjaminiHochberg([]float64{0.02, 0.5, 1}, 0.05); len(got) != 0 {
-		t.Errorf("BenjaminiHochberg(0.02 of 3) = %v, want none", got)
-	}
-}
-
 func TestDeterministic(t *testing.T) {
 	t.Parallel()
 	args := []string{"--trials", "100", "--judged", "3", "--noise-cv", "0.03", "--step-pct", "6,9"}

@@ -337,4 +337,19 @@ func TestSpendable(t *testing.T) {
 			t.Errorf("tonight %v: flagged %v with P %v", v, d.Flagged, d.P)
 		}
 	}
+	// A lone regression among 60 tests spends 0.05/60 of a 5 % budget:
+	// it needs a drop 2 to 3 times the one that flags the night.
+	var flag, spend float64
+	for v := 100.0; v > 80 && spend == 0; v -= 0.01 {
+		d := mustDetect(t, hist, []float64{v}, Config{HigherIsBetter: true, SingleNightOnly: true})
+		if flag == 0 && d.Flagged {
+			flag = -math.Log(v / 100)
+		}
+		if d.P <= 0.05/60 {
+			spend = -math.Log(v / 100)
+		}
+	}
+	if r := spend / flag; !(r >= 2 && r <= 3) {
+		t.Errorf("the drop the budget spends on is %v times the one that flags, want 2 to 3", r)
+	}
 }

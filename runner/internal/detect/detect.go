@@ -141,7 +141,7 @@ type Open struct {
 type Decision struct {
 	Status  Status
 	Flagged bool
-	// Alarm says tonight is worth a second look: P is within
+	// Alarm says tonight is worth a second look: PNight is within
 	// AlarmFactor times the false-alarm rate and past the floor. With
 	// fewer than RerunReps repetitions the bench is run again and Rerun
 	// decides; Flagged implies Alarm.

@@ -6,7 +6,7 @@ AGENT_BIN := bin/buildkite-agent
 # The packages `make test` tests; .ci/stock-agent narrows it.
 PKGS      ?= ./...
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags locks demo
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags locks demo drill
 
 all: generator runner
 
@@ -83,6 +83,13 @@ screenshots:
 # three nights so the last draws a trend. Leaves results/minimax_m3-mi355x/.
 demo:
 	$(GO) run ./runner/internal/e2e/demo
+
+# A red night on the stand-ins (TestDrill): an infra loss, a vLLM OOM and a
+# throughput regression, classed, GPU time totalled, the regression bisected
+# to the scripted commit. Keeps the build report and the bisect annotation
+# in docs/drill for `make screenshots`.
+drill:
+	$(GO) test ./runner/internal/e2e -run '^TestDrill$$' -count=1 -v -args -drill-out=docs/drill
 
 # Regenerate the tool sets' lock files (internal/toollocks/*.txt) from
 # their .in files: every dependency pinned with its hashes. Needs python3

@@ -136,7 +136,9 @@ func LoadFile(path string) (*Set, error) {
 var (
 	gpuNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9]*$`)
 	queueRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-	repoRE    = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$`)
+	// repoRE: lower-case path components, the first one a registry host
+	// that may carry a port (registry.local:5000/vllm/vllm-openai).
+	repoRE    = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+/[a-z0-9]+(?:[._-][a-z0-9]+)*)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$`)
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 

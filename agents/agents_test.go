@@ -381,7 +381,7 @@ func TestImageFor(t *testing.T) {
 
 func TestK8sDefaults(t *testing.T) {
 	t.Parallel()
-	s, err := Parse("p.yaml", []byte("X1: {queue: x, vendor: nvidia, image_repo: r/x}\nX2: {queue: x, vendor: nvidia, image_repo: r/x, runtime: docker}\n"))
+	s, err := Parse("p.yaml", []byte("X1: {queue: x, vendor: nvidia, image_repo: r/x}\nX2: {queue: x, vendor: nvidia, image_repo: registry.local:5000/r/x, runtime: docker}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

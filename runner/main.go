@@ -39,7 +39,7 @@ func main() {
 		done <- run(ctx, os.Args[1:], cliutil.Streams{Stdout: os.Stdout, Stderr: os.Stderr}, env.Getenv, env.Environ())
 	}()
 	c := &canceler{cancel: cancel, stderr: os.Stderr, now: time.Now, window: repeatWindow, budget: secondCancelBudget,
-		killAll: func() []int { return proc.KillAllVerified(killVerifyTimeout) }}
+		killAll: func() []int { return proc.KillAllVerified(killVerifyTimeout) }, killEverything: proc.KillEverything}
 	code := c.wait(sigs, done)
 	signal.Stop(sigs)
 	os.Exit(code)

@@ -16,8 +16,9 @@ import (
 const repeatWindow = 2 * time.Second
 
 // secondCancelBudget bounds the cleanup after a real second cancel: every
-// process is already killed, only removing a container, the summary and
-// the upload are left.
+// process is already killed but an artifact upload or annotation in
+// flight, which is left to finish; only removing a container, the summary
+// and the upload are left.
 const secondCancelBudget = 5 * time.Second
 
 // killVerifyTimeout bounds the wait, after SIGKILL, for the process table
@@ -28,12 +29,16 @@ const killVerifyTimeout = 2 * time.Second
 // second one into killing every process before the run publishes what
 // exists.
 type canceler struct {
-	cancel  context.CancelCauseFunc
-	stderr  io.Writer
-	now     func() time.Time
-	window  time.Duration
-	budget  time.Duration
-	killAll func() []int // SIGKILL every process of the run; the pids still alive
+	cancel context.CancelCauseFunc
+	stderr io.Writer
+	now    func() time.Time
+	window time.Duration
+	budget time.Duration
+	// killAll sends SIGKILL to every process of the run but those that
+	// publish what exists, and returns the pids still alive.
+	killAll func() []int
+	// killEverything ends the publishing ones too, at the deadline.
+	killEverything func()
 }
 
 // wait returns the run's exit code from done, handling signals meanwhile.
@@ -66,7 +71,7 @@ func (c *canceler) wait(sigs <-chan os.Signal, done <-chan int) int {
 			}
 		case <-deadline:
 			fmt.Fprintf(c.stderr, "runner: cleanup still running %s after the second cancel; killing it and exiting\n", c.budget)
-			c.killAll()
+			c.killEverything()
 			return 128 + signalNumber(second)
 		}
 	}

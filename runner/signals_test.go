@@ -20,6 +20,7 @@ func TestCancelerCountsRepeatsOnce(t *testing.T) {
 		gaps      []time.Duration // after the first signal
 		finish    bool            // the run ends after the signals
 		wantKills int
+		wantAll   int // killEverything calls
 		wantCode  int
 		wantLog   string
 	}{
@@ -27,7 +28,7 @@ func TestCancelerCountsRepeatsOnce(t *testing.T) {
 		{name: "doubled", gaps: []time.Duration{time.Millisecond}, finish: true, wantCode: 143, wantLog: "the same cancel"},
 		{name: "tripled", gaps: []time.Duration{time.Millisecond, 1500 * time.Millisecond}, finish: true, wantCode: 143, wantLog: "the same cancel"},
 		{name: "second cancel", gaps: []time.Duration{3 * time.Second}, finish: true, wantKills: 1, wantCode: 143, wantLog: "second cancel"},
-		{name: "second cancel, run stuck", gaps: []time.Duration{3 * time.Second, 4 * time.Second}, wantKills: 2, wantCode: 143, wantLog: "killing it and exiting"},
+		{name: "second cancel, run stuck", gaps: []time.Duration{3 * time.Second, 4 * time.Second}, wantKills: 1, wantAll: 1, wantCode: 143, wantLog: "killing it and exiting"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,7 +37,7 @@ func TestCancelerCountsRepeatsOnce(t *testing.T) {
 			var mu sync.Mutex
 			now := start
 			var causes []error
-			kills := 0
+			kills, alls := 0, 0
 			var log strings.Builder
 			read := make(chan struct{}, 8)
 			budget := 5 * time.Second
@@ -52,9 +53,10 @@ func TestCancelerCountsRepeatsOnce(t *testing.T) {
 					read <- struct{}{}
 					return now
 				},
-				window:  2 * time.Second,
-				budget:  budget,
-				killAll: func() []int { kills++; return nil },
+				window:         2 * time.Second,
+				budget:         budget,
+				killAll:        func() []int { kills++; return nil },
+				killEverything: func() { alls++ },
 			}
 			sigs := make(chan os.Signal)
 			done := make(chan int, 1)
@@ -83,6 +85,9 @@ func TestCancelerCountsRepeatsOnce(t *testing.T) {
 			}
 			if kills != tt.wantKills {
 				t.Errorf("killAll called %d times, want %d", kills, tt.wantKills)
+			}
+			if alls != tt.wantAll {
+				t.Errorf("killEverything called %d times, want %d", alls, tt.wantAll)
 			}
 			if code != tt.wantCode {
 				t.Errorf("code = %d, want %d", code, tt.wantCode)

@@ -87,3 +87,21 @@ func nearFlags(flag string) []string {
 	}
 	return out
 }
+
+// VLLMServeFlag resolves a long flag name (no value, no dotted sub-key) the
+// way vLLM's parser does: the flag itself, or the one table flag it is a
+// unique prefix of. ok is false for a flag vLLM would refuse.
+func VLLMServeFlag(flag string) (name string, ok bool) {
+	if _, known := slices.BinarySearch(vllmServeFlags, flag); known {
+		return flag, true
+	}
+	for _, f := range vllmServeFlags {
+		if strings.HasPrefix(f, flag) {
+			if ok {
+				return "", false
+			}
+			name, ok = f, true
+		}
+	}
+	return name, ok
+}

@@ -23,12 +23,26 @@ type Candidate struct {
 	Created time.Time `json:"created"`
 }
 
-// Tested is one bisect build's judgement of a candidate.
+// Tested is one bisect build's judgement of a candidate. An
+// inconclusive build (its run failed or could not be checked) judged
+// nothing: Why says so, and the commit is tested again once.
 type Tested struct {
-	Commit string  `json:"commit"`
-	Build  int     `json:"build"`
-	Value  float64 `json:"value"`
-	Bad    bool    `json:"bad"`
+	Commit       string  `json:"commit"`
+	Build        int     `json:"build"`
+	Value        float64 `json:"value"`
+	Bad          bool    `json:"bad"`
+	Inconclusive bool    `json:"inconclusive,omitempty"`
+	Why          string  `json:"why,omitempty"`
+}
+
+// Regime is what a tested commit is judged against: the good regime's
+// nights (oldest first), their known change points and the detector's
+// settings, as the night that found the regression judged it.
+type Regime struct {
+	Nights         []float64 `json:"nights"`
+	Known          []int     `json:"known,omitempty"`
+	HigherIsBetter bool      `json:"higher_is_better"`
+	FloorPct       float64   `json:"floor_pct"`
 }
 
 // State is a bisect between a last good and a first bad commit.
@@ -39,12 +53,13 @@ type State struct {
 	Recipe string `json:"recipe"`
 	// Subject and Metric name the regression gate that found it (a bench
 	// run and its metric); GoodValue and BadValue are the series' means
-	// before and after the change point, the two regimes a tested
-	// commit's value is judged between.
+	// before and after the change point, shown beside the tested values;
+	// Regime is what judges them.
 	Subject    string      `json:"subject"`
 	Metric     string      `json:"metric"`
 	GoodValue  float64     `json:"good_value"`
 	BadValue   float64     `json:"bad_value"`
+	Regime     Regime      `json:"regime"`
 	Good       string      `json:"good"`
 	Bad        string      `json:"bad"`
 	Candidates []Candidate `json:"candidates"`
@@ -57,6 +72,8 @@ type State struct {
 	BudgetGPUHours float64  `json:"budget_gpu_h,omitempty"`
 	UsedGPUHours   float64  `json:"used_gpu_h"`
 	Tested         []Tested `json:"tested,omitempty"`
+	// Stopped says why the bisect ended before one commit remained.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Start is a new bisect over candidates, which end with the bad commit.
@@ -66,13 +83,6 @@ func Start(recipe, metric, good, bad string, candidates []Candidate, origin int,
 	}
 	return State{Recipe: recipe, Metric: metric, Good: good, Bad: bad, Candidates: candidates,
 		Lo: -1, Hi: len(candidates) - 1, Origin: origin, BudgetGPUHours: budget}, nil
-}
-
-// Judge says whether value belongs to the bad regime: nearer the bad
-// mean than the good one. Between two regimes the detector already told
-// apart, the nearer one is the judgement the detector would make.
-func (s State) Judge(value float64) bool {
-	return math.Abs(value-s.BadValue) < math.Abs(value-s.GoodValue)
 }
 
 // MaxBuilds is the most builds a bisect over n candidates takes:
@@ -86,6 +96,9 @@ func MaxBuilds(n int) int {
 
 // Done says whether one commit remains: the first bad one.
 func (s State) Done() bool { return s.Hi-s.Lo <= 1 }
+
+// Over says whether the bisect ended: done, or stopped.
+func (s State) Over() bool { return s.Done() || s.Stopped != "" }
 
 // FirstBad is the commit the bisect found, "" before it is done.
 func (s State) FirstBad() string {
@@ -103,6 +116,9 @@ func (s State) Next() (string, error) {
 	if s.Done() {
 		return "", errors.New("bisect is done")
 	}
+	if s.Stopped != "" {
+		return "", errors.New("bisect stopped: " + s.Stopped)
+	}
 	if s.BudgetGPUHours > 0 && s.UsedGPUHours >= s.BudgetGPUHours {
 		return "", fmt.Errorf("%w: %.1f of %.1f GPU-h used", ErrBudget, s.UsedGPUHours, s.BudgetGPUHours)
 	}
@@ -117,10 +133,10 @@ func (s State) mid() int { return s.Lo + (s.Hi-s.Lo)/2 }
 // Record is a bisect build's judgement of commit: bad moves the bad end
 // down to it, good moves the good end up. gpuHours is what the build took.
 func (s State) Record(commit string, build int, value float64, bad bool, gpuHours float64) (State, error) {
-	i := s.mid()
-	if s.Done() || !sameCommit(s.Candidates[i].Commit, commit) {
-		return s, fmt.Errorf("bisect %s: build #%d tested %s, but the midpoint is %s", s.Recipe, build, commit, s.Candidates[i].Commit)
+	if err := s.atMidpoint(commit, build); err != nil {
+		return s, err
 	}
+	i := s.mid()
 	s.Tested = append(s.Tested, Tested{Commit: commit, Build: build, Value: value, Bad: bad})
 	s.UsedGPUHours += gpuHours
 	if bad {
@@ -129,6 +145,37 @@ func (s State) Record(commit string, build int, value float64, bad bool, gpuHour
 		s.Lo = i
 	}
 	return s, nil
+}
+
+// Inconclusive records a build that could not judge commit, for why. The
+// commit is tested again once; a second inconclusive build of it stops
+// the bisect rather than guess, with the range it narrowed down to.
+func (s State) Inconclusive(commit string, build int, why string, gpuHours float64) (State, error) {
+	if err := s.atMidpoint(commit, build); err != nil {
+		return s, err
+	}
+	before := 0
+	for _, t := range s.Tested {
+		if t.Inconclusive && sameCommit(t.Commit, commit) {
+			before++
+		}
+	}
+	s.Tested = append(s.Tested, Tested{Commit: commit, Build: build, Inconclusive: true, Why: why})
+	s.UsedGPUHours += gpuHours
+	if before > 0 {
+		s.Stopped = fmt.Sprintf("vLLM %s could not be judged twice (build #%d: %s)", short(commit), build, why)
+	}
+	return s, nil
+}
+
+func (s State) atMidpoint(commit string, build int) error {
+	if s.Over() {
+		return fmt.Errorf("bisect %s: build #%d tested %s, but the bisect is over", s.Recipe, build, commit)
+	}
+	if i := s.mid(); !sameCommit(s.Candidates[i].Commit, commit) {
+		return fmt.Errorf("bisect %s: build #%d tested %s, but the midpoint is %s", s.Recipe, build, commit, s.Candidates[i].Commit)
+	}
+	return nil
 }
 
 // Encode is s as the build environment carries it.
@@ -150,6 +197,9 @@ func Decode(v string) (State, error) {
 	}
 	if s.Recipe == "" || len(s.Candidates) == 0 || s.Lo < -1 || s.Hi >= len(s.Candidates) || s.Lo >= s.Hi {
 		return State{}, fmt.Errorf("%s: not a bisect in progress (recipe %q, %d candidates, lo %d, hi %d)", Env, s.Recipe, len(s.Candidates), s.Lo, s.Hi)
+	}
+	if len(s.Regime.Nights) == 0 {
+		return State{}, fmt.Errorf("%s: bisect of %s carries no good regime to judge by", Env, s.Recipe)
 	}
 	return s, nil
 }

@@ -91,6 +91,7 @@ func TestBisectFindsTheSlowCommit(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.GoodValue, s.BadValue = 1000, 800
+			s.Regime = Regime{Nights: []float64{1000, 1001, 999, 1002, 998}, HigherIsBetter: true, FloorPct: 5}
 			index := map[string]int{}
 			for i := range n {
 				index[commit(i)] = i
@@ -116,7 +117,7 @@ func TestBisectFindsTheSlowCommit(t *testing.T) {
 				if index[tested] >= k {
 					value = 800 // commit k made it slow
 				}
-				s, err = got.Record(tested, b.Number, value, got.Judge(value), 0.5)
+				s, err = got.Record(tested, b.Number, value, value < 900, 0.5)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -175,9 +176,55 @@ func TestCandidatesNeedBothEnds(t *testing.T) {
 
 func TestDecodeRefusesBadState(t *testing.T) {
 	t.Parallel()
-	for _, v := range []string{`{}`, `{"recipe":"r","candidates":[{"commit":"abcdef0"}],"lo":0,"hi":0}`, `{"recipe":"r","extra":1}`, `not json`} {
+	for _, v := range []string{`{}`, `{"recipe":"r","candidates":[{"commit":"abcdef0"}],"lo":-1,"hi":0}`, `{"recipe":"r","candidates":[{"commit":"abcdef0"}],"lo":0,"hi":0}`, `{"recipe":"r","extra":1}`, `not json`} {
 		if _, err := Decode(v); err == nil || !strings.Contains(err.Error(), Env) {
 			t.Errorf("Decode(%s) = %v, want an error naming %s", v, err, Env)
 		}
+	}
+}
+
+// A commit whose build cannot be judged is tested once more; a second
+// inconclusive build of it stops the bisect, which then names the range
+// it narrowed down to instead of guessing.
+func TestInconclusiveIsRetriedOnceThenStops(t *testing.T) {
+	t.Parallel()
+	var cands []Candidate
+	for i := 1; i <= 8; i++ {
+		cands = append(cands, Candidate{Commit: commit(i)})
+	}
+	s, err := Start("r", "output_throughput", commit(0), commit(8), cands, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Regime = Regime{Nights: []float64{1, 1, 1, 1, 1}, HigherIsBetter: true}
+	first, _ := s.Next()
+	if s, err = s.Record(first, 2, 1000, false, 1); err != nil {
+		t.Fatal(err)
+	}
+	mid, _ := s.Next()
+	if s, err = s.Inconclusive(mid, 3, "the run could not finish (infra: agent-lost)", 1); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.Next()
+	if err != nil || again != mid || s.Over() {
+		t.Fatalf("after one inconclusive build: Next() = %s, %v, over %v; want %s again", again, err, s.Over(), mid)
+	}
+	if s, err = s.Inconclusive(mid, 4, "bench not measured", 1); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Over() || s.Done() || s.FirstBad() != "" {
+		t.Fatalf("after two inconclusive builds: over %v, done %v, first bad %q; want stopped, not done", s.Over(), s.Done(), s.FirstBad())
+	}
+	if _, err := s.Next(); err == nil || !strings.Contains(err.Error(), "could not be judged twice") {
+		t.Errorf("Next() of a stopped bisect = %v", err)
+	}
+	md := s.Markdown()
+	for _, want := range []string{"stopped: the first bad commit is one of 4 after [" + short(commit(4)), "| #3 | [" + short(mid), "inconclusive: the run could not finish (infra: agent-lost)", "Stopped: vLLM " + short(mid) + " could not be judged twice (build #4: bench not measured)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown() lacks %q:\n%s", want, md)
+		}
+	}
+	if s.UsedGPUHours != 3 {
+		t.Errorf("used %g GPU-h, want the inconclusive builds counted (3)", s.UsedGPUHours)
 	}
 }

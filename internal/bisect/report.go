@@ -26,29 +26,54 @@ func (s State) Markdown() string {
 			good = s.Candidates[s.Lo].Commit
 		}
 		fmt.Fprintf(&b, "Last good: [%s](%s) %s · first bad: [%s](%s) %s. ", short(good), commitURL(good), s.valueOf(good), short(first), commitURL(first), s.valueOf(first))
+	} else if s.Stopped != "" {
+		good := s.Good
+		if s.Lo >= 0 {
+			good = s.Candidates[s.Lo].Commit
+		}
+		fmt.Fprintf(&b, "### :mag: bisect of `%s` %s stopped: the first bad commit is one of %d after [%s](%s) up to [%s](%s)\n\n",
+			s.Recipe, s.Metric, s.Hi-s.Lo, short(good), commitURL(good), short(s.Candidates[s.Hi].Commit), commitURL(s.Candidates[s.Hi].Commit))
+		fmt.Fprintf(&b, "Stopped: %s. ", oneLine(s.Stopped))
 	} else {
 		fmt.Fprintf(&b, "### :mag: bisecting `%s` %s: %d commit(s) left\n\n", s.Recipe, s.Metric, s.Hi-s.Lo-1)
 	}
-	fmt.Fprintf(&b, "Found by build #%d; %d bisect build(s), %.1f GPU-h.\n\n", s.Origin, len(s.Tested), s.UsedGPUHours)
+	used := fmt.Sprintf("%.1f GPU-h", s.UsedGPUHours)
+	if s.UsedGPUHours < 0.1 {
+		used = fmt.Sprintf("%.1f GPU-min", s.UsedGPUHours*60)
+	}
+	fmt.Fprintf(&b, "Found by build #%d; %d bisect build(s), %s.\n\n", s.Origin, len(s.Tested), used)
 	if len(s.Tested) > 0 {
 		b.WriteString("| build | vLLM | value | judged |\n|--:|---|--:|---|\n")
 		for _, t := range s.Tested {
-			judged := "good"
-			if t.Bad {
+			judged, value := "good", fmt.Sprintf("%.4g", t.Value)
+			switch {
+			case t.Inconclusive:
+				judged, value = "inconclusive: "+oneLine(t.Why), "–"
+			case t.Bad:
 				judged = "bad"
 			}
-			fmt.Fprintf(&b, "| #%d | [%s](%s) | %.4g | %s |\n", t.Build, short(t.Commit), commitURL(t.Commit), t.Value, judged)
+			fmt.Fprintf(&b, "| #%d | [%s](%s) | %s | %s |\n", t.Build, short(t.Commit), commitURL(t.Commit), value, judged)
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
 }
 
+// oneLine keeps a reason inside one table cell: no line breaks, no
+// pipes, no markup.
+func oneLine(s string) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ", "|", "/", "<", "‹", ">", "›", "[", "(", "]", ")", "`", "'").Replace(s)
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
+
 // valueOf is the measured value of commit, "(the night's)" when no bisect
 // build tested it: an end the nights already judged.
 func (s State) valueOf(commit string) string {
 	for _, t := range s.Tested {
-		if sameCommit(t.Commit, commit) {
+		if sameCommit(t.Commit, commit) && !t.Inconclusive {
 			return fmt.Sprintf("%.4g", t.Value)
 		}
 	}
@@ -59,7 +84,7 @@ func (s State) valueOf(commit string) string {
 // build with s's result or progress.
 func Announce(ctx context.Context, c *bkapi.Client, s State, builds ...int) error {
 	style := "info"
-	if s.Done() {
+	if s.Over() {
 		style = "warning"
 	}
 	var errs []string

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"net/url"
 	"time"
 
 	"github.com/buildkite/go-buildkite/v3/buildkite"
@@ -42,13 +42,27 @@ type Job struct {
 	SoftFailed bool
 	// ExitStatus is the command's exit status, nil before it ends.
 	ExitStatus *int
+	// Retried: this try was retried (by hand or automatic_retry) in the
+	// job RetriedInJobID. The API lists such tries only when asked
+	// (GetBuildAllTries).
+	Retried        bool
+	RetriedInJobID string
+	// Signal and SignalReason are what the agent reported when it
+	// signalled the job's process or never ran it: SignalReason is
+	// agent_stop, cancel, agent_refused, process_run_error,
+	// signature_rejected or stack_error (the agent's agent/run_job.go).
+	Signal       string
+	SignalReason string
+	// StartedAt and FinishedAt bound the try's run; zero when it did not
+	// start or has not finished.
+	StartedAt, FinishedAt time.Time
 }
 
-// Job returns the first job of b whose step key is stepKey. Retried jobs
-// are not listed by the API unless asked for, so this is the latest try.
+// Job returns the first job of b whose step key is stepKey and that was
+// not retried: the latest try.
 func (b Build) Job(stepKey string) (Job, bool) {
 	for _, j := range b.Jobs {
-		if j.StepKey == stepKey {
+		if j.StepKey == stepKey && !j.Retried {
 			return j, true
 		}
 	}
@@ -201,16 +215,37 @@ func buildFrom(b buildkite.Build) Build {
 		if j == nil {
 			continue
 		}
-		out.Jobs = append(out.Jobs, Job{
-			ID:         deref(j.ID),
-			StepKey:    deref(j.StepKey),
-			Label:      deref(j.Label),
-			State:      deref(j.State),
-			SoftFailed: j.SoftFailed,
-			ExitStatus: j.ExitStatus,
-		})
+		out.Jobs = append(out.Jobs, jobFrom(*j))
 	}
 	return out
+}
+
+func jobFrom(j buildkite.Job) Job {
+	return Job{
+		ID:             deref(j.ID),
+		StepKey:        deref(j.StepKey),
+		Label:          deref(j.Label),
+		State:          deref(j.State),
+		SoftFailed:     j.SoftFailed,
+		ExitStatus:     j.ExitStatus,
+		Retried:        j.Retried,
+		RetriedInJobID: j.RetriedInJobID,
+		StartedAt:      timeOf(j.StartedAt),
+		FinishedAt:     timeOf(j.FinishedAt),
+	}
+}
+
+// restBuild is a build as the REST API serves it, with the job fields
+// the client library does not know yet (signal, signal_reason).
+type restBuild struct {
+	buildkite.Build
+	Jobs []restJob `json:"jobs"`
+}
+
+type restJob struct {
+	buildkite.Job
+	Signal       *string `json:"signal"`
+	SignalReason *string `json:"signal_reason"`
 }
 
 func deref[T any](p *T) T {
@@ -228,17 +263,42 @@ func timeOf(ts *buildkite.Timestamp) time.Time {
 	return ts.Time
 }
 
-// GetBuild returns build number of the pipeline with its jobs: the report
-// step asks it for the state of recipe steps that left no results.
+// GetBuild returns build number of the pipeline with its jobs, the
+// latest try of each.
 func (c *Client) GetBuild(ctx context.Context, number int) (Build, error) {
+	return c.getBuild(ctx, number, false)
+}
+
+// GetBuildAllTries is GetBuild with every try of each job, the retried
+// ones too: the report step counts the GPU time they took and asks the
+// latest try's state for steps that left no results.
+func (c *Client) GetBuildAllTries(ctx context.Context, number int) (Build, error) {
+	return c.getBuild(ctx, number, true)
+}
+
+func (c *Client) getBuild(ctx context.Context, number int, allTries bool) (Build, error) {
 	var out Build
 	what := fmt.Sprintf("get build %s/%s#%d", c.cfg.Org, c.cfg.Pipeline, number)
 	err := c.do(ctx, what, true, func(bk *buildkite.Client) error {
-		b, _, err := bk.Builds.Get(c.cfg.Org, c.cfg.Pipeline, strconv.Itoa(number), nil)
+		u := fmt.Sprintf("v2/organizations/%s/pipelines/%s/builds/%d", url.PathEscape(c.cfg.Org), url.PathEscape(c.cfg.Pipeline), number)
+		if allTries {
+			u += "?include_retried_jobs=true"
+		}
+		req, err := bk.NewRequest("GET", u, nil)
 		if err != nil {
 			return err
 		}
-		out = buildFrom(*b)
+		var raw restBuild
+		if _, err := bk.Do(req, &raw); err != nil {
+			return err
+		}
+		raw.Build.Jobs = nil
+		out = buildFrom(raw.Build)
+		for _, j := range raw.Jobs {
+			job := jobFrom(j.Job)
+			job.Signal, job.SignalReason = deref(j.Signal), deref(j.SignalReason)
+			out.Jobs = append(out.Jobs, job)
+		}
 		return nil
 	})
 	return out, err

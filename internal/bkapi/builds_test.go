@@ -231,13 +231,50 @@ func TestListScheduledBuildsDecodesBuilds(t *testing.T) {
 		CreatedAt:  created,
 		FinishedAt: finished,
 		Jobs: []bkapi.Job{
-			{ID: "job-upload", StepKey: "pipeline-upload", Label: ":pipeline: upload", State: "passed", ExitStatus: exitStatus(0)},
+			{ID: "job-upload", StepKey: "pipeline-upload", Label: ":pipeline: upload", State: "passed", ExitStatus: exitStatus(0), StartedAt: created, FinishedAt: finished},
 			{ID: "job-wait", State: "passed"},
-			{ID: "job-bench", StepKey: "bench-llama-h200", Label: "llama on h200", State: "failed", ExitStatus: exitStatus(1)},
+			{ID: "job-bench", StepKey: "bench-llama-h200", Label: "llama on h200", State: "failed", ExitStatus: exitStatus(1), StartedAt: created, FinishedAt: finished},
 		},
 	}}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("ListScheduledBuilds() diff (-got +want)\n%s", diff)
+	}
+}
+
+// A retried try is listed only when asked for, with where it was retried
+// and the agent's signal reason; the latest try is the build's Job.
+func TestGetBuildAllTries(t *testing.T) {
+	t.Parallel()
+	srv := bkapitest.NewServer(t, testOrg, testPipeline, testToken)
+	t0 := time.Date(2026, 2, 3, 2, 0, 0, 0, time.UTC)
+	lost := -1
+	srv.AddBuild(bkapitest.Build{Number: 7, State: "failed", CreatedAt: t0, FinishedAt: t0.Add(3 * time.Hour), Jobs: []bkapitest.Job{
+		{ID: "try-1", StepKey: "recipe:a", State: "failed", ExitStatus: &lost, Retried: true, RetriedInJobID: "try-2",
+			Signal: "SIGTERM", SignalReason: "agent_stop", StartedAt: t0, FinishedAt: t0.Add(40 * time.Minute)},
+		{ID: "try-2", StepKey: "recipe:a", State: "passed", StartedAt: t0.Add(45 * time.Minute), FinishedAt: t0.Add(2 * time.Hour)},
+	}})
+	c := newClient(t, srv, nil)
+	latest, err := c.GetBuild(context.Background(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(latest.Jobs) != 1 || latest.Jobs[0].ID != "try-2" {
+		t.Errorf("GetBuild() jobs = %+v, want the latest try only", latest.Jobs)
+	}
+	all, err := c.GetBuildAllTries(context.Background(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bkapi.Job{
+		{ID: "try-1", StepKey: "recipe:a", Label: "recipe:a", State: "failed", ExitStatus: &lost, Retried: true, RetriedInJobID: "try-2",
+			Signal: "SIGTERM", SignalReason: "agent_stop", StartedAt: t0, FinishedAt: t0.Add(40 * time.Minute)},
+		{ID: "try-2", StepKey: "recipe:a", Label: "recipe:a", State: "passed", ExitStatus: exitStatus(0), StartedAt: t0.Add(45 * time.Minute), FinishedAt: t0.Add(2 * time.Hour)},
+	}
+	if diff := cmp.Diff(all.Jobs, want); diff != "" {
+		t.Errorf("GetBuildAllTries() jobs diff (-got +want)\n%s", diff)
+	}
+	if j, ok := all.Job("recipe:a"); !ok || j.ID != "try-2" {
+		t.Errorf("Job(recipe:a) = %+v, %v; want the latest try", j, ok)
 	}
 }
 

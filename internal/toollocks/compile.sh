@@ -25,3 +25,6 @@ sed -i '1i # lm-eval, from lm-eval.in by compile.sh.' lm-eval.txt
 # aiperf supports Python 3.11 to 3.13 only; it gets a venv of its own.
 "$work/venv/bin/uv" pip compile --quiet --universal --python-version 3.11 --generate-hashes --no-header --no-config aiperf.in -o aiperf.txt
 sed -i '1i # aiperf, from aiperf.in by compile.sh (Python 3.11 and newer: aiperf needs it).' aiperf.txt
+# pytest goes into the server's Python (3.10 and newer), only when missing.
+"${uv[@]}" pytest.in -o pytest.txt
+sed -i "1i # pytest, from pytest.in by compile.sh (the server's Python, when it lacks pytest)." pytest.txt

@@ -18,7 +18,14 @@ var (
 	lmEvalBFCL []byte
 	//go:embed aiperf.txt
 	aiperf []byte
+	//go:embed pytest.txt
+	pytest []byte
 )
+
+// Pytest is the lock of pytest and its dependencies, installed into the
+// server's Python when it cannot import pytest: torch.compile imports
+// cupy's testing helpers, which need it, in the CUDA nightlies.
+func Pytest() Lock { return Lock{Name: "pytest", Text: pytest} }
 
 // AIPerf is the lock of aiperf, the second load generator, which has a
 // venv of its own: it needs Python 3.11 or newer and its own pins.

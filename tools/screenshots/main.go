@@ -33,6 +33,9 @@ import (
 type shot struct {
 	name, source, style, caption string
 	width                        int
+	// then is a second annotation of the same build, shown below the
+	// first as Buildkite stacks them, in thenStyle.
+	then, thenStyle string
 }
 
 var shots = []shot{
@@ -42,6 +45,8 @@ var shots = []shot{
 	{name: "annotation-unverified", source: "runner/internal/job/testdata/annotations/no_baseline.md", style: "warning", caption: "no baseline: unverified, soft-failed", width: 1100},
 	{name: "report", source: "runner/internal/report/testdata/report/report.md", style: "error", caption: "the build report", width: 1500},
 	{name: "trends", source: "runner/internal/report/testdata/report/trends.html", caption: "the trend page", width: 1340},
+	{name: "drill", source: "docs/drill/report.md", style: "error", caption: "the drill's red night and its bisection", width: 1500,
+		then: "docs/drill/bisect.md", thenStyle: "warning"},
 }
 
 func main() {
@@ -68,8 +73,16 @@ func main() {
 			if err != nil {
 				fail(err)
 			}
+			cards := []card{{md, s.style}}
+			if s.then != "" {
+				more, err := os.ReadFile(filepath.Join(*root, s.then))
+				if err != nil {
+					fail(err)
+				}
+				cards = append(cards, card{more, s.thenStyle})
+			}
 			page = filepath.Join(tmp, s.name+".html")
-			if err := os.WriteFile(page, annotationPage(md, s.style, s.caption), 0o644); err != nil {
+			if err := os.WriteFile(page, annotationPage(s.caption, cards...), 0o644); err != nil {
 				fail(err)
 			}
 		}
@@ -90,19 +103,29 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// annotationPage is md rendered as Buildkite renders an annotation body
-// (CommonMark, GFM tables and strikethrough, raw HTML kept), in a card of
-// the annotation's style.
-func annotationPage(md []byte, style, caption string) []byte {
+// card is one annotation: its Markdown and its style.
+type card struct {
+	md    []byte
+	style string
+}
+
+// annotationPage is each card's Markdown rendered as Buildkite renders an
+// annotation body (CommonMark, GFM tables and strikethrough, raw HTML
+// kept), in a card of its style, one below the other.
+func annotationPage(caption string, cards ...card) []byte {
 	conv := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify),
 		goldmark.WithRendererOptions(goldmarkhtml.WithUnsafe()))
-	var body bytes.Buffer
-	if err := conv.Convert(md, &body); err != nil {
-		fail(err)
-	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<!DOCTYPE html><html><head><meta charset="utf-8"><title>%s</title><style>%s</style></head><body>
-<div class="annotation %s">%s</div></body></html>`, html.EscapeString(caption), css, style, body.String())
+`, html.EscapeString(caption), css)
+	for _, c := range cards {
+		var body bytes.Buffer
+		if err := conv.Convert(c.md, &body); err != nil {
+			fail(err)
+		}
+		fmt.Fprintf(&b, "<div class=\"annotation %s\">%s</div>\n", c.style, body.String())
+	}
+	b.WriteString("</body></html>")
 	return b.Bytes()
 }
 
@@ -110,7 +133,7 @@ func annotationPage(md []byte, style, caption string) []byte {
 // edge, compact tables, grey code.
 const css = `
 body{margin:0;padding:16px;background:#f5f5f5;font:14px/1.5 -apple-system,"Segoe UI","DejaVu Sans",Helvetica,Arial,sans-serif;color:#111}
-.annotation{background:#fff;border:1px solid #ddd;border-left:6px solid #888;border-radius:4px;padding:12px 18px;overflow-x:auto}
+.annotation{background:#fff;border:1px solid #ddd;border-left:6px solid #888;border-radius:4px;padding:12px 18px;overflow-x:auto;margin-bottom:12px}
 .success{border-left-color:#2ecc40}.error{border-left-color:#e5413a}.warning{border-left-color:#f5a623}.info{border-left-color:#3b82f6}
 h3{font-size:17px;margin:4px 0 10px}h4{font-size:15px;margin:16px 0 6px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #e1e1e1;padding:4px 8px;vertical-align:top}

@@ -3,6 +3,10 @@ package selection
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/benchkite/benchkite/internal/untrusted"
 )
 
 // Notes tells a person what the build runs and why, as markdown
@@ -26,7 +30,7 @@ func Notes(sel *Selection, env BuildEnv) string {
 	if len(sel.Invalid) > 0 {
 		b.WriteString("**Invalid recipes** (their step fails; nothing reaches a GPU):\n\n```\n")
 		for _, inv := range sel.Invalid {
-			fmt.Fprintf(&b, "%s\n", strings.ReplaceAll(inv.Problems.Error(), "```", "'''"))
+			fmt.Fprintf(&b, "%s\n", untrusted.ShowBidi(strings.ReplaceAll(inv.Problems.Error(), "```", "'''")))
 		}
 		b.WriteString("```\n\n")
 	}
@@ -79,7 +83,16 @@ var mdEscaper = func() *strings.Replacer {
 }()
 
 // mdText is recipe- or build-derived text as one line of literal markdown,
-// safe in a paragraph, a list item or a table cell.
+// safe in a paragraph, a list item or a table cell. Controls and invalid
+// UTF-8 are dropped, bidi controls shown by name, and bare URLs broken so
+// GitHub-flavoured Markdown links nowhere.
 func mdText(s string) string {
-	return mdEscaper.Replace(s)
+	s = mdEscaper.Replace(s)
+	s = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || r == '\u2028' || r == '\u2029' || (unicode.IsControl(r) && !untrusted.IsBidi(r)) {
+			return -1
+		}
+		return r
+	}, s)
+	return untrusted.ShowBidi(untrusted.NoAutolink(s))
 }

@@ -18,6 +18,9 @@ func TestMDText(t *testing.T) {
 		{"**bold** _it_ ~~s~~ `code`", "\\*\\*bold\\*\\* \\_it\\_ \\~\\~s\\~\\~ \\`code\\`"},
 		{`back\slash &amp;`, `back\\slash &amp;amp;`},
 		{"two\nlines\r\nhere", "two lines here"},
+		{"blocked on \u202Etxt.exe", "blocked on [U+202E]txt.exe"},
+		{"see https://evil.example or www.x.io", "see https:\u200B//evil.example or www\u200B.x.io"},
+		{"bell\a and nul\x00 and bad \xff utf8", "bell and nul and bad  utf8"},
 	}
 	for _, tt := range tests {
 		if got := mdText(tt.in); got != tt.want {

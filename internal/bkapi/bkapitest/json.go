@@ -76,6 +76,8 @@ type jobJSON struct {
 	Retried            bool     `json:"retried"`
 	RetriedInJobID     *string  `json:"retried_in_job_id"`
 	RetriesCount       *int     `json:"retries_count"`
+	Signal             *string  `json:"signal"`
+	SignalReason       *string  `json:"signal_reason"`
 	ParallelGroupIndex *int     `json:"parallel_group_index"`
 	ParallelGroupTotal *int     `json:"parallel_group_total"`
 }
@@ -96,7 +98,9 @@ type artifactJSON struct {
 	SHA1         string  `json:"sha1sum"`
 }
 
-func (s *Server) buildJSON(b Build) buildJSON {
+// buildJSON is b as the API serves it; a retried job is listed only when
+// the request asked for them (include_retried_jobs=true), as the API does.
+func (s *Server) buildJSON(b Build, includeRetried bool) buildJSON {
 	buildPath := fmt.Sprintf("v2/organizations/%s/pipelines/%s/builds/%d", s.Org, s.Pipeline, b.Number)
 	webURL := fmt.Sprintf("https://buildkite.com/%s/%s/builds/%d", s.Org, s.Pipeline, b.Number)
 	env := b.Env
@@ -138,6 +142,9 @@ func (s *Server) buildJSON(b Build) buildJSON {
 		}
 	}
 	for i, j := range b.Jobs {
+		if j.Retried && !includeRetried {
+			continue
+		}
 		out.Jobs = append(out.Jobs, s.jobJSON(b, i, j, buildPath, webURL))
 	}
 	return out
@@ -193,6 +200,22 @@ func (s *Server) jobJSON(b Build, i int, j Job, buildPath, buildWebURL string) j
 	out.RunnableAt = timestamp(b.CreatedAt)
 	out.StartedAt = timestamp(b.CreatedAt)
 	out.FinishedAt = timestamp(b.FinishedAt)
+	if !j.StartedAt.IsZero() {
+		out.StartedAt = timestamp(j.StartedAt)
+	}
+	if !j.FinishedAt.IsZero() {
+		out.FinishedAt = timestamp(j.FinishedAt)
+	}
+	out.Retried = j.Retried
+	if j.RetriedInJobID != "" {
+		out.RetriedInJobID = &j.RetriedInJobID
+	}
+	if j.Signal != "" {
+		out.Signal = &j.Signal
+	}
+	if j.SignalReason != "" {
+		out.SignalReason = &j.SignalReason
+	}
 	return out
 }
 

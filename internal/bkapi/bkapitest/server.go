@@ -92,6 +92,15 @@ type Job struct {
 	// ExitStatus defaults to 0 for a passed job and 1 otherwise.
 	SoftFailed bool
 	ExitStatus *int
+	// Retried is a try that was retried in RetriedInJobID (a later job of
+	// the same step); the API lists it only with include_retried_jobs.
+	Retried        bool
+	RetriedInJobID string
+	// Signal and SignalReason are what the agent reported when it
+	// signalled the job or did not run it (agent_stop, cancel, ...).
+	Signal, SignalReason string
+	// StartedAt and FinishedAt default to the build's.
+	StartedAt, FinishedAt time.Time
 }
 
 // Artifact is an artifact to serve. State defaults to "finished".
@@ -385,7 +394,7 @@ func (s *Server) listBuilds(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]buildJSON, 0, page.end-page.start)
 	for _, b := range matched[page.start:page.end] {
-		out = append(out, s.buildJSON(b))
+		out = append(out, s.buildJSON(b, q.Get("include_retried_jobs") == "true"))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -400,7 +409,7 @@ func (s *Server) getBuild(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	for _, b := range s.builds {
 		if b.Number == n {
-			writeJSON(w, http.StatusOK, s.buildJSON(s.withDefaults(b)))
+			writeJSON(w, http.StatusOK, s.buildJSON(s.withDefaults(b), r.URL.Query().Get("include_retried_jobs") == "true"))
 			return
 		}
 	}
@@ -447,7 +456,7 @@ func (s *Server) createBuild(w http.ResponseWriter, r *http.Request) {
 	}
 	s.builds = append(s.builds, build)
 	s.created = append(s.created, body)
-	out := s.buildJSON(s.withDefaults(build))
+	out := s.buildJSON(s.withDefaults(build), false)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, out)
 }

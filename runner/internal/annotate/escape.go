@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/benchkite/benchkite/internal/untrusted"
 )
 
 // markdownSpecial are the characters that could start markup (a tag, a
@@ -25,14 +27,12 @@ const markdownSpecial = "\\`*[]<>|&~"
 func Text(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	for _, r := range noAutolink(strings.ReplaceAll(s, "\r\n", "\n")) {
+	for _, r := range untrusted.NoAutolink(strings.ReplaceAll(s, "\r\n", "\n")) {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t':
 			b.WriteByte(' ')
-		case isBidi(r):
-			// A bidi control would reorder what follows it on screen
-			// (text that reads as one thing, is another): shown by name.
-			fmt.Fprintf(&b, "[U+%04X]", r)
+		case untrusted.IsBidi(r):
+			b.WriteString(untrusted.BidiName(r))
 		case r == utf8.RuneError, unicode.IsControl(r), r == '\u2028', r == '\u2029':
 			// dropped: invalid UTF-8, controls and line separators
 		case r == '<':
@@ -50,35 +50,6 @@ func Text(s string) string {
 	return b.String()
 }
 
-// isBidi reports Unicode's bidirectional formatting characters: the
-// embeddings, overrides and isolates, and the implicit marks.
-func isBidi(r rune) bool {
-	switch {
-	case r >= '\u202A' && r <= '\u202E', r >= '\u2066' && r <= '\u2069':
-		return true
-	case r == '\u200E', r == '\u200F', r == '\u061C':
-		return true
-	}
-	return false
-}
-
-// autolinkRE finds what GitHub-flavoured Markdown, which Buildkite
-// renders, turns into a link without any markup: a URL scheme's "://"
-// and a "www." host.
-var autolinkRE = regexp.MustCompile(`(?i)(://|\bwww\.)`)
-
-// noAutolink breaks bare URLs with a zero-width space (after the ":" of
-// "://", inside "www."), so that text from a summary shows as text and
-// links nowhere.
-func noAutolink(s string) string {
-	return autolinkRE.ReplaceAllStringFunc(s, func(m string) string {
-		if m == "://" {
-			return ":\u200B//"
-		}
-		return m[:3] + "\u200B" + m[3:]
-	})
-}
-
 // InlineCode renders s in a monospace span that is safe in text and in
 // table cells. Plain text gets a Markdown code span, in which nothing is
 // interpreted; text with a backtick, "|", a backslash, "<", ">", "&" or a
@@ -86,7 +57,7 @@ func noAutolink(s string) string {
 // span would need "\|" inside tables but not outside, and cannot escape
 // a backslash before it.
 func InlineCode(s string) string {
-	if s != "" && !strings.ContainsAny(s, "`|\\<>&") && strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || isBidi(r) }) < 0 && utf8.ValidString(s) {
+	if s != "" && !strings.ContainsAny(s, "`|\\<>&") && strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || untrusted.IsBidi(r) }) < 0 && utf8.ValidString(s) {
 		return "`" + s + "`"
 	}
 	return "<code>" + Text(s) + "</code>"

@@ -141,28 +141,47 @@ func phaseLines(s *summary.Summary, p summary.Phase) []string {
 	return lines
 }
 
-// Job classifies a recipe step that left no summary, from the state the
-// Buildkite API gives its job: an agent that vanished, a job that expired
-// unscheduled or a stack error (the Kubernetes stack could not start the
-// pod) is infra, and so is a job that expired unscheduled, timed out or
-// broke before the runner could write why. A canceled job has no class:
-// someone chose to stop it.
+// Job classifies a recipe step's try from the state the Buildkite API
+// gives its job and the agent's signal reason (signalReasons): an agent
+// that vanished or was stopped, a job it refused or could not start, a
+// pod the stack could not launch, a job that expired unscheduled, timed
+// out or broke before the runner could write why, are infra. A canceled
+// job has no class: someone chose to stop it.
 func Job(state string, exitStatus *int, signalReason string) Result {
 	sig := "job " + state
 	if signalReason != "" && signalReason != "none" {
 		sig += " (" + signalReason + ")"
 	}
+	if r, ok := signalReasons[signalReason]; ok {
+		if r.class == ClassNone {
+			return Result{Signature: sig}
+		}
+		return Result{Class: r.class, Signature: r.name + ": " + sig, Source: r.source}
+	}
 	switch {
-	case exitStatus != nil && *exitStatus == -1, signalReason == "agent_stop", signalReason == "agent_refused", signalReason == "agent_incompatible":
-		return Result{Class: ClassInfra, Signature: "agent lost: " + sig}
-	case signalReason == "stack_error", signalReason == "process_run_error":
-		return Result{Class: ClassInfra, Signature: sig}
+	case exitStatus != nil && *exitStatus == -1:
+		return Result{Class: ClassInfra, Signature: "agent lost: " + sig, Source: "Buildkite: exit status -1, the agent was lost or never ran the command"}
 	case state == "expired", state == "timed_out", state == "broken":
 		return Result{Class: ClassInfra, Signature: sig}
 	case state == "canceled", state == "canceling":
 		return Result{Signature: sig}
 	}
 	return Result{Class: ClassHarness, Signature: "no summary: " + sig}
+}
+
+// signalReasons are the agent's signal reasons (agent/run_job.go,
+// SignalReason*), as the REST API's job signal_reason gives them.
+var signalReasons = map[string]struct {
+	class        Class
+	name, source string
+}{
+	"agent_stop":         {ClassInfra, "agent stopped", "buildkite-agent: the agent was stopping (host shutdown, spot termination) and signalled the job"},
+	"agent_refused":      {ClassInfra, "agent refused the job", "buildkite-agent: a failed pre-bootstrap hook or allow-list check"},
+	"agent_incompatible": {ClassInfra, "agent incompatible", "Buildkite: the agent cannot run the job's requirements"},
+	"signature_rejected": {ClassInfra, "job signature rejected", "buildkite-agent: the job's signature could not be verified"},
+	"process_run_error":  {ClassInfra, "job process did not start", "buildkite-agent: the bootstrap process failed to run (resources, setup)"},
+	"stack_error":        {ClassInfra, "stack could not start the job", "agent-stack-k8s: the pod could not be launched"},
+	"cancel":             {ClassNone, "canceled", "buildkite-agent: the job was canceled"},
 }
 
 // Summary is r as summary.json carries it, naming blockedBy when the

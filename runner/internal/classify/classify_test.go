@@ -44,6 +44,10 @@ func TestClassify(t *testing.T) {
 		{"image pull on docker", Failure{Phase: "serve", Lines: []string{"Unable to find image 'vllm/vllm-openai:nightly-0123' locally", "docker: Error response from daemon: manifest unknown: manifest unknown."}}, ClassInfra, "image-pull", "docker: Error response from daemon: manifest unknown: manifest unknown."},
 		{"disk full beats everything", Failure{Phase: "ready", Lines: []string{"OSError: [Errno 28] No space left on device", "RuntimeError: Engine core initialization failed. See root cause above."}}, ClassInfra, "disk-full", "OSError: [Errno 28] No space left on device"},
 		{"tools install, no signature", Failure{Phase: "tools", Lines: []string{"ERROR: Could not find a version that satisfies the requirement lm-eval==0.4.12"}}, ClassHarness, "tools install failed", ""},
+		{"pytest into the server's Python", Failure{Phase: "serve", Lines: []string{
+			"serve failed: pytest: install into python3 (lock pytest-94b1f33c6dd58bda): python3 exited with code 1; last lines:",
+			"ERROR: No matching distribution found for iniconfig==2.3.1",
+		}}, ClassHarness, "server-pytest", "serve failed: pytest: install into python3 (lock pytest-94b1f33c6dd58bda): python3 exited with code 1; last lines:"},
 		{"server died quietly", Failure{Phase: "ready", Lines: []string{"ready: server exited before it was ready"}}, ClassVLLM, "server did not start", ""},
 		{"our gate phase", Failure{Phase: "gate", Lines: []string{"gate: read history: unexpected EOF"}}, ClassHarness, "phase gate failed", ""},
 	}
@@ -115,6 +119,11 @@ func TestJob(t *testing.T) {
 		{"expired unscheduled", "expired", nil, "", ClassInfra},
 		{"step timeout", "timed_out", nil, "", ClassInfra},
 		{"canceled by someone", "canceled", nil, "cancel", ClassNone},
+		{"agent stopped under the job", "failed", &lost, "agent_stop", ClassInfra},
+		{"agent refused it", "failed", &lost, "agent_refused", ClassInfra},
+		{"signature not verified", "failed", &lost, "signature_rejected", ClassInfra},
+		{"process could not start", "failed", &lost, "process_run_error", ClassInfra},
+		{"canceled while the agent was lost", "canceled", &lost, "cancel", ClassNone},
 		{"failed with no summary", "failed", &one, "", ClassHarness},
 	}
 	for _, tt := range tests {

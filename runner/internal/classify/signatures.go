@@ -51,6 +51,11 @@ var signatures = []Signature{
 		"vllm/v1/engine/core_client.py (VLLM_ENGINE_READY_TIMEOUT_S); the runner's own health wait (runner/internal/ready)"},
 	{ClassVLLM, "engine-core-died", regexp.MustCompile(`Engine core initialization failed|EngineCore encountered an issue|\bEngineDeadError\b`),
 		"vllm/v1/engine/utils.py (initialization), vllm/v1/engine/exceptions.py (EngineDeadError)"},
+
+	// The runner's own steps inside a vLLM phase, last: a cause above
+	// (a full disk) still wins.
+	{ClassHarness, "server-pytest", regexp.MustCompile(`\bpytest: (ask |install into |pip installed it|.* cannot import pytest)`),
+		"runner/internal/job/pytest.go: the pytest step in the server's Python, before the server starts"},
 }
 
 // Signatures is the table, for documentation and tests.

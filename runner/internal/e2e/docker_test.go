@@ -22,6 +22,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // dockerRecipe is tinyRecipe on H200, a docker host.
@@ -115,6 +116,13 @@ func TestE2EDockerHappyPath(t *testing.T) {
 	}
 
 	ctr := e.containerName()
+	if diff := cmp.Diff(&summary.ServerPytest{Python: "docker exec " + ctr + " python3", Action: summary.PytestSkipped, Version: standInPytest}, s.ServerPytest,
+		cmpopts.IgnoreFields(summary.ServerPytest{}, "DurationSeconds")); diff != "" {
+		t.Errorf("summary's pytest step (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(o.stdout, "runner: pytest "+standInPytest+" imports in docker exec "+ctr+" python3; nothing installed") {
+		t.Errorf("the log does not show the pytest step:\n%s", o.stdout)
+	}
 	entries := read()
 	// The container's server starts on its own time; everything else in
 	// order, each bench started by its docker exec.
@@ -124,7 +132,10 @@ func TestE2EDockerHappyPath(t *testing.T) {
 	}
 	got = slices.DeleteFunc(got, func(p string) bool { return p == "vllm serve" })
 	got = logsAfterRun(got, func(p string) bool { return p == "docker logs" })
-	want := []string{"docker ps", "docker run", "docker logs", "docker inspect",
+	// The container waits at its gate for the pytest step: the probe
+	// (pytest imports in the image's Python: nothing installed), then
+	// the exec that lets vLLM start.
+	want := []string{"docker ps", "docker run", "docker logs", "docker exec", "docker exec", "docker inspect",
 		"docker exec", "vllm bench", "docker exec", "vllm bench", "docker exec", "vllm bench",
 		"docker inspect", "lm_eval --model", "docker stop", "docker rm", "docker image", "buildkite-agent artifact", "buildkite-agent annotate"}
 	if diff := cmp.Diff(got, want); diff != "" {
@@ -133,6 +144,13 @@ func TestE2EDockerHappyPath(t *testing.T) {
 	for _, en := range entries {
 		switch p := progs([]execlog.Entry{en})[0]; p {
 		case "docker exec":
+			if slices.Equal(en.Argv[1:4], []string{"exec", ctr, "python3"}) || slices.Equal(en.Argv[1:4], []string{"exec", ctr, "touch"}) {
+				// The pytest step: no token.
+				if slices.ContainsFunc(en.Env, func(kv string) bool { return strings.HasPrefix(kv, "HF_TOKEN=") }) {
+					t.Errorf("%q got the HF token", en.Argv[:4])
+				}
+				continue
+			}
 			if !slices.Equal(en.Argv[1:6], []string{"exec", "-e", "HF_TOKEN", ctr, "vllm"}) {
 				t.Errorf("docker exec argv = %q, want the token by name, then the container and vllm", en.Argv)
 			}
@@ -180,11 +198,12 @@ func TestE2EDockerHappyPath(t *testing.T) {
 		started[i] = runnerLabel.ReplaceAllString(s, "'benchkite.runner=<pid-namespace>/<pid>/<start-time>'")
 	}
 	var planned []string
-	for _, line := range strings.Split(e.plan("--health-timeout", "5m"), "\n") {
-		num, argv, ok := strings.Cut(line, ". ")
+	for _, argv := range planArgvs(e.plan("--health-timeout", "5m")) {
 		// The version query of tools from PATH runs the real python3,
-		// which records nothing; every stand-in does.
-		if ok && num != "" && strings.TrimLeft(num, "0123456789") == "" && !strings.HasPrefix(argv, "python3 -c 'import sys") {
+		// which records nothing; every stand-in does. The pytest install
+		// runs only when the probe finds no pytest; here it found the
+		// image's.
+		if !strings.HasPrefix(argv, "python3 -c 'import sys") && !strings.HasPrefix(argv, "docker exec -i ") {
 			planned = append(planned, strings.Replace(argv, "--style 'success|warning|error'", "--style success", 1))
 		}
 	}
@@ -223,7 +242,7 @@ func TestE2EDockerServerExitsDuringLoad(t *testing.T) {
 	if !ok || !strings.Contains(after, rootCause) {
 		t.Errorf("the log does not show the container's last lines with %q:\n%s", rootCause, o.stdout)
 	}
-	if got := progs(read()); slices.Contains(got, "docker exec") || !slices.Contains(got, "docker rm") {
+	if got := progs(read()); slices.Contains(got, "vllm bench") || !slices.Contains(got, "docker rm") {
 		t.Errorf("started %q: want no bench, and the container removed", got)
 	}
 	if left := e.containers(); len(left) != 0 {

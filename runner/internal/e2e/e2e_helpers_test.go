@@ -57,6 +57,12 @@ func TestMain(m *testing.M) {
 	if runnerDir != "" {
 		os.RemoveAll(runnerDir)
 	}
+	if serverPyDir != "" {
+		os.RemoveAll(serverPyDir)
+	}
+	if pipVenvRoot != "" {
+		os.RemoveAll(pipVenvRoot)
+	}
 }
 
 // buildRunner builds this package's binary once per test binary, with the
@@ -125,6 +131,7 @@ type e2e struct {
 	port   int
 	marker string
 	env    map[string]string
+	fakes  string // the stand-ins' directory
 }
 
 // agent paths, relative to dir.
@@ -151,12 +158,14 @@ func newE2E(t testing.TB, name, recipe string) *e2e {
 		t.Fatal(err)
 	}
 	checkoutProfiles(t, dir)
-	e := &e2e{t: t, bin: bin, dir: dir, recipe: name, port: freePort(t)}
+	server := defaultServerPython(t, fakes)
+	e := &e2e{t: t, bin: bin, dir: dir, recipe: name, port: freePort(t), fakes: fakes}
 	e.marker = fmt.Sprintf("%s-%d-%d", name, os.Getpid(), time.Now().UnixNano())
 	// A minimal environment: the tests may themselves run in a Buildkite
 	// job, whose BUILDKITE_* variables must not reach this one.
 	e.env = map[string]string{
-		"PATH":                         fakes + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PATH":                         server.bin + string(os.PathListSeparator) + fakes + string(os.PathListSeparator) + os.Getenv("PATH"),
+		imagePathEnv:                   server.venvBin,
 		"HOME":                         dir,
 		"TMPDIR":                       os.TempDir(),
 		markerEnv:                      e.marker,

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -339,16 +340,21 @@ func TestE2ENoFalseGreen(t *testing.T) {
 // A cancel delivered twice within milliseconds (GNU timeout, tini, a
 // forwarding shell) is one cancel: the server gets its teardown, and the
 // summary and annotation are published. A real second cancel, later,
-// kills every process at once and still publishes what exists.
+// kills every process at once and still publishes what exists, also when
+// it lands while the results are being uploaded: the upload finishes.
 func TestE2ESecondSignal(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
 		gap    time.Duration
 		second bool
+		// duringUpload sends the second signal once the artifact upload
+		// has started (and the repeat window is over), not after gap.
+		duringUpload bool
 	}{
 		{name: "doubled", gap: 30 * time.Millisecond},
 		{name: "second-cancel", gap: 2500 * time.Millisecond, second: true},
+		{name: "second-cancel-during-upload", second: true, duringUpload: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -356,17 +362,31 @@ func TestE2ESecondSignal(t *testing.T) {
 			name := "e2e-signal-" + tt.name
 			e := newE2E(t, name, tinyRecipe(name, 1))
 			e.setenv("FAKE_VLLM_TOKEN_DELAY", "300ms", "FAKE_VLLM_IGNORE_SIGTERM", "true", "FAKE_VLLM_ENGINE_ESCAPE", "session")
+			if tt.duringUpload {
+				e.setenv("FAKE_AGENT_UPLOAD_DELAY", "1500ms")
+			}
 			r := e.start("--health-timeout", "5m", "--grace", "1m")
 			e.waitFor("running vllm bench serve", r, func() bool {
 				log, _ := os.ReadFile(e.results("bench-short.log"))
 				return strings.Contains(string(log), "Starting main benchmark run")
 			})
-			for range 2 {
-				if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-					t.Fatal(err)
-				}
+			first := time.Now()
+			if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if tt.duringUpload {
+				e.waitFor("the artifact upload", r, func() bool {
+					return slices.Contains(agentCommands(e.agentCalls()), "artifact upload")
+				})
+				// Past the repeat window, with a margin for a loaded machine.
+				time.Sleep(time.Until(first.Add(2300 * time.Millisecond)))
+			} else {
 				time.Sleep(tt.gap)
 			}
+			if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(tt.gap)
 			o := r.waitWithin(30 * time.Second) // a bound only
 			checkCode(t, o, 128+int(syscall.SIGTERM))
 			said := strings.Contains(o.stderr, "runner: second cancel (terminated): killing every process")
@@ -381,6 +401,9 @@ func TestE2ESecondSignal(t *testing.T) {
 			}
 			e.checkAnnotation("error", "canceled")
 			e.checkUploaded("summary.json", "server.log")
+			if tt.duringUpload && !strings.Contains(o.stdout, "Artifact uploads completed successfully") {
+				t.Errorf("the upload did not complete:\n%s\n%s", lastLines(o.stdout, 30), o.stderr)
+			}
 			e.checkNoLeftovers()
 		})
 	}

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -509,7 +510,60 @@ func TestPipelineAsBuildkiteRunsIt(t *testing.T) {
 					_, _ = io.WriteString(os.Stdout, lastLines(p.out.String(), 15)+"\n")
 				}
 				j.check(p, want)
+				if end == completes {
+					// The server's Python imports pytest: nothing installed.
+					j.checkPytest(p, summary.PytestSkipped, standInPytest)
+				}
 			})
+		}
+	}
+	// A server's Python without pytest gets the pinned one before the
+	// server starts: natively, and in the container on a docker host.
+	for _, recipe := range []string{"verbatim-mi355x", "verbatim-h200"} {
+		t.Run(recipe+"/completes-installing-pytest", func(t *testing.T) {
+			t.Parallel()
+			j := newPipelineJob(t, recipe)
+			j.withoutPytest(pytestWheels(t))
+			p := j.start(completes)
+			j.waitBound(p, runBound)
+			if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("the job exited %d, want 0; its last lines:\n%s", code, lastLines(p.out.String(), 30))
+			}
+			j.check(p, summary.VerdictPass)
+			j.checkPytest(p, summary.PytestInstalled, "9.2.0")
+		})
+	}
+}
+
+// checkPytest checks the uploaded summary's pytest step and that the
+// job's log shows it.
+func (j *pipelineJob) checkPytest(p *jobProc, action, version string) {
+	j.t.Helper()
+	var s summary.Summary
+	data, err := os.ReadFile(filepath.Join(j.dir, agentArtifacts, "results", j.recipe, "summary.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &s)
+	}
+	if err != nil {
+		j.t.Fatalf("summary.json: %v", err)
+	}
+	ps := s.ServerPytest
+	if ps == nil || ps.Action != action || ps.Version != version {
+		j.t.Fatalf("summary's pytest step = %+v, want %s, version %s", ps, action, version)
+	}
+	out := p.out.String()
+	switch action {
+	case summary.PytestSkipped:
+		if !strings.Contains(out, "runner: pytest "+version+" imports in ") {
+			j.t.Errorf("the job log does not show the pytest step:\n%s", lastLines(out, 40))
+		}
+	case summary.PytestInstalled:
+		if !slices.Contains(ps.Installed, "pytest=="+version) || !strings.Contains(out, "[pip] Successfully installed") || !strings.Contains(out, "runner: installed ") {
+			j.t.Errorf("pytest step %+v; the job log:\n%s", ps, lastLines(out, 60))
+		}
+		// The install happened before the server started.
+		if i, k := strings.Index(out, "runner: installed "), strings.Index(out, "Started server process"); i < 0 || k < 0 || i > k {
+			j.t.Errorf("pytest was not installed before the server started:\n%s", lastLines(out, 60))
 		}
 	}
 }

@@ -61,8 +61,10 @@ func dockerRunImages(entries []execlog.Entry) []string {
 		if progs([]execlog.Entry{en})[0] != "docker run" {
 			continue
 		}
+		// The image follows the last flag: --entrypoint sh (the start
+		// gate).
 		for i, a := range en.Argv {
-			if a == "-p" && i+2 < len(en.Argv) {
+			if a == "--entrypoint" && i+2 < len(en.Argv) {
 				out = append(out, en.Argv[i+2])
 			}
 		}

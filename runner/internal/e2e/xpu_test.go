@@ -60,7 +60,8 @@ func TestE2EXPU(t *testing.T) {
 	for _, want := range []string{
 		" --ipc=host --ulimit=nofile=65536:65536 --device=/dev/dri:/dev/dri --network=host --privileged ",
 		" -e VLLM_ENGINE_READY_TIMEOUT_S=120 ",
-		" -e ZE_AFFINITY_MASK --entrypoint bash vllm/vllm-openai-xpu:nightly -ic exec vllm serve \"$@\" vllm-serve benchkite/tiny-model ",
+		" -e ZE_AFFINITY_MASK --entrypoint sh vllm/vllm-openai-xpu:nightly -c ",
+		" benchkite-start /tmp/" + e.containerName() + ".start bash -ic exec vllm serve \"$@\" vllm-serve benchkite/tiny-model ",
 		" --chat-template $(touch pwned) --host 127.0.0.1",
 	} {
 		if !strings.Contains(argv, want) {

@@ -217,6 +217,9 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 	gr.Verdict = verdictOf(!d.Flagged)
 	if d.Flagged {
 		cp := culprit(s.past, d, ref, sum.Recipe)
+		if cp.Found {
+			cp.GoodRegime = goodRegime(s, d, m)
+		}
 		gr.ChangePoint = &cp
 		gr.Message += "; " + describeChange(cp)
 	}

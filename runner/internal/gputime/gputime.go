@@ -64,6 +64,10 @@ type Totals struct {
 	Total  float64
 	Lost   float64
 	Saved  float64
+	// Retried is what earlier, retried tries of the steps held (part of
+	// Total); RetriedTries counts them by class ("" for a cancel).
+	Retried      float64
+	RetriedTries map[string]int
 	// Cost is the priced part of Total; Priced counts the runs with a
 	// price, so a partial cost is not mistaken for the whole.
 	Cost   float64
@@ -72,25 +76,41 @@ type Totals struct {
 
 // Sum adds up the runs' GPU time; runs without any are left out.
 func Sum(sums []summary.Summary) Totals {
-	t := Totals{Phases: map[string]float64{}}
+	t := Totals{Phases: map[string]float64{}, RetriedTries: map[string]int{}}
 	for _, s := range sums {
 		g := s.GPUTime
 		if g == nil {
 			continue
 		}
+		for k, v := range g.RetriedTries {
+			t.RetriedTries[k] += v
+		}
+		t.Retried += g.Retried
+		if g.Total <= 0 && g.Retried <= 0 {
+			continue // a step that left no summary: its tries only
+		}
 		t.Runs++
 		for k, v := range g.Phases {
 			t.Phases[k] += v
 		}
-		t.Total += g.Total
+		t.Total += g.Total + g.Retried
 		t.Lost += g.Lost
 		t.Saved += g.Saved
 		if g.HourPrice > 0 {
-			t.Cost += g.Total / 3600 * g.HourPrice
+			t.Cost += (g.Total + g.Retried) / 3600 * g.HourPrice
 			t.Priced++
 		}
 	}
 	return t
+}
+
+// Tries is the number of retried tries.
+func (t Totals) Tries() int {
+	n := 0
+	for _, v := range t.RetriedTries {
+		n += v
+	}
+	return n
 }
 
 // Dominant is the phase that took the most GPU time, "" when none took any.

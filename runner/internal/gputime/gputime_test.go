@@ -62,3 +62,18 @@ func TestSumAndDominant(t *testing.T) {
 		t.Errorf("Dominant() of nothing = %q", d)
 	}
 }
+
+// Retried tries add to the GPU time held and its cost; a step that left
+// no summary counts its tries, not as a run.
+func TestSumRetriedTries(t *testing.T) {
+	t.Parallel()
+	a := night(summary.VerdictPass)
+	a.GPUTime = Of(&a, 3)
+	a.GPUTime.Retried, a.GPUTime.RetriedTries = 30*60*8, map[string]int{"infra": 1}
+	lost := summary.Summary{Recipe: "lost", GPUTime: &summary.GPUTime{RetriedTries: map[string]int{"infra": 1, "": 1}}}
+	tot := Sum([]summary.Summary{a, lost})
+	if tot.Runs != 1 || tot.Retried != 30*60*8 || tot.Total != (66+30)*60*8 || tot.Tries() != 3 || tot.RetriedTries["infra"] != 2 ||
+		math.Abs(tot.Cost-96.0/60*8*3) > 1e-9 {
+		t.Errorf("Sum() = %+v", tot)
+	}
+}

@@ -58,11 +58,16 @@ func (j *Job) containerCommand(image, port string, serveArgs []string) []string 
 	} else {
 		argv = append(argv, "-p", loopback+":"+port+":"+port)
 	}
+	// The container starts held at its gate (startGate), which the
+	// runner opens once pytest is in the container's Python; then the
+	// gate's shell becomes what the image's entrypoint, `vllm serve`,
+	// would have run.
+	name := containerName(j.res, j.getenv)
+	argv = append(argv, "--entrypoint", "sh", image, "-c", startGate, startGateArgv0, startGateFile(name))
 	if v != nil && v.Bashrc {
-		argv = append(argv, "--entrypoint", "bash", image, "-ic", bashrcScript, bashrcArgv0)
+		argv = append(argv, "bash", "-ic", bashrcScript, bashrcArgv0)
 	} else {
-		// The image's entrypoint is `vllm serve`.
-		argv = append(argv, image)
+		argv = append(argv, "vllm", "serve")
 	}
 	argv = append(argv, serveArgs...)
 	return append(argv, "--host", host)

@@ -277,6 +277,15 @@ func (j *Job) serve(ctx context.Context) error {
 	if err := ready.CheckPortFree(j.port); err != nil {
 		return err
 	}
+	ps, err := j.pytestSpecs()
+	if err != nil {
+		return err
+	}
+	if len(specs) == 1 {
+		if err := j.serverPytest(ctx, ps); err != nil {
+			return err
+		}
+	}
 	f, err := os.Create(filepath.Join(j.dir, "server.log"))
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
@@ -311,6 +320,18 @@ func (j *Job) serve(ctx context.Context) error {
 	}
 	s.proc = p
 	j.server = s
+	if ps.release != nil {
+		// The container waits at its gate: pytest first, then vLLM.
+		if err := j.serverPytest(ctx, ps); err != nil {
+			return err
+		}
+		rel := *ps.release
+		rel.Stdout, rel.Stderr = io.Discard, j.log
+		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(rel.Argv))
+		if err := j.procs.Run(ctx, rel); err != nil {
+			return fmt.Errorf("start the server in container %s: %w", s.container, err)
+		}
+	}
 	return nil
 }
 

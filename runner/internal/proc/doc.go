@@ -8,7 +8,9 @@
 // SIGKILL. What escapes even the session is still the runner's descendant
 // once the runner is a child subreaper (BecomeSubreaper), and
 // KillDescendants ends it; KillAll is the second signal's SIGKILL of
-// everything. Output is copied
+// everything but the spared commands that publish what exists
+// (Spec.Spare), which KillEverything ends at the last deadline. Output
+// is copied
 // through pipes the package owns, so a descendant that keeps a pipe open
 // cannot make Wait hang.
 //

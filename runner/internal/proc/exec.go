@@ -106,13 +106,18 @@ func (e Exec) Start(ctx context.Context, s Spec) (Process, error) {
 		p.closePipes()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
+	// A KillAll scanning the process table meanwhile must find the
+	// child already tracked, spared or not.
+	spawnMu.Lock()
 	if err := cmd.Start(); err != nil {
+		spawnMu.Unlock()
 		p.closePipes()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
-	track(p.pid)
+	track(p.pid, s.Spare)
+	spawnMu.Unlock()
 	close(p.started)
 	for _, o := range p.pipes {
 		o.w.Close() // the child has its copy; ours would keep EOF away

@@ -75,7 +75,11 @@ func BecomeSubreaper() error {
 }
 
 // Descendants lists the runner's live (not zombie) descendants.
-func Descendants() []int {
+func Descendants() []int { return descendants(nil) }
+
+// descendants lists them, leaving out the processes skip names and
+// everything below them.
+func descendants(skip map[int]bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -104,6 +108,9 @@ func Descendants() []int {
 		p := queue[0]
 		queue = queue[1:]
 		for _, c := range children[p] {
+			if skip[c] {
+				continue
+			}
 			if !zombies[c] {
 				out = append(out, c)
 			}

@@ -28,3 +28,5 @@ func BecomeSubreaper() error { return nil }
 
 // Descendants needs /proc; elsewhere it finds none.
 func Descendants() []int { return nil }
+
+func descendants(map[int]bool) []int { return nil }

@@ -24,6 +24,10 @@ type Spec struct {
 	Stdout, Stderr io.Writer
 	// Stdin feeds the child's standard input; nil means /dev/null.
 	Stdin io.Reader
+	// Spare: KillAll (a second cancel) leaves the process and its group
+	// to finish, because it publishes what exists (the artifact upload,
+	// the annotation); only KillEverything ends it.
+	Spare bool
 }
 
 // Name is argv[0], the name used in errors and logs.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -56,7 +57,7 @@ func bisectStep(ctx context.Context, b bisector, sums []summary.Summary, state s
 func regressed(s summary.Summary) *summary.GateResult {
 	for i, g := range s.Gates {
 		cp := g.ChangePoint
-		if g.Kind == summary.GateRegression && g.Verdict == summary.VerdictFail && cp != nil && cp.Found &&
+		if g.Kind == summary.GateRegression && g.Verdict == summary.VerdictFail && cp != nil && cp.Found && cp.GoodRegime != nil &&
 			cp.LastGood.VLLMCommit != "" && cp.FirstBad.VLLMCommit != "" && cp.LastGood.VLLMCommit != cp.FirstBad.VLLMCommit {
 			return &s.Gates[i]
 		}
@@ -90,6 +91,9 @@ func (b bisector) start(ctx context.Context, s summary.Summary, g summary.GateRe
 		}
 	}
 	cp := g.ChangePoint
+	if err := gate.CheckRegime(*cp.GoodRegime); err != nil {
+		return fmt.Errorf("no bisect: %w", err)
+	}
 	repo := imageRepo(s)
 	cands, err := bisect.Candidates(ctx, repo, cp.LastGood.VLLMCommit, cp.FirstBad.VLLMCommit, b.registry...)
 	if err != nil {
@@ -100,6 +104,8 @@ func (b bisector) start(ctx context.Context, s summary.Summary, g summary.GateRe
 		return err
 	}
 	st.Subject, st.GoodValue, st.BadValue = g.Subject, cp.Before, cp.After
+	r := cp.GoodRegime
+	st.Regime = bisect.Regime{Nights: r.Nights, Known: r.Known, HigherIsBetter: r.HigherIsBetter, FloorPct: r.FloorPct}
 	if st.Done() {
 		fmt.Fprintf(out, "runner: bisect %s: no image between the last good and the first bad night; vLLM %s is the first bad commit\n", s.Recipe, cp.FirstBad.VLLMCommit)
 		return bisect.Announce(ctx, b.client, st)
@@ -113,8 +119,10 @@ func (b bisector) start(ctx context.Context, s summary.Summary, g summary.GateRe
 	return nil
 }
 
-// advance judges this bisect build's run of the recipe and triggers the
-// next midpoint, or announces the first bad commit.
+// advance judges this bisect build's run of the recipe as the nightly
+// judged the regression (gate.JudgeProbe) and triggers the next
+// midpoint, or announces the first bad commit. A build that cannot judge
+// its commit triggers it once more; a second one stops the bisect.
 func (b bisector) advance(ctx context.Context, sums []summary.Summary, state string, out io.Writer) error {
 	st, err := bisect.Decode(state)
 	if err != nil {
@@ -124,8 +132,9 @@ func (b bisector) advance(ctx context.Context, sums []summary.Summary, state str
 	if err != nil {
 		return err
 	}
-	var value *float64
+	var probe gate.Probe
 	gpuh := 0.0
+	judgeErr := fmt.Errorf("%w: build #%d left no result of %s", gate.ErrInconclusive, b.build, st.Recipe)
 	for _, s := range sums {
 		if s.Recipe != st.Recipe {
 			continue
@@ -133,36 +142,41 @@ func (b bisector) advance(ctx context.Context, sums []summary.Summary, state str
 		if s.GPUTime != nil {
 			gpuh = s.GPUTime.Total / 3600
 		}
-		for _, g := range s.Gates {
-			if g.Kind == summary.GateRegression && g.Subject == st.Subject && g.Metric == st.Metric && g.Value != nil {
-				value = g.Value
-			}
+		r := summary.Regime{Nights: st.Regime.Nights, Known: st.Regime.Known, HigherIsBetter: st.Regime.HigherIsBetter, FloorPct: st.Regime.FloorPct}
+		probe, judgeErr = gate.JudgeProbe(r, s, commit, st.Subject, st.Metric)
+	}
+	switch {
+	case errors.Is(judgeErr, gate.ErrInconclusive):
+		why := strings.TrimPrefix(judgeErr.Error(), gate.ErrInconclusive.Error()+": ")
+		if st, err = st.Inconclusive(commit, b.build, why, gpuh); err != nil {
+			return err
 		}
+		fmt.Fprintf(out, "runner: bisect %s: vLLM %s: inconclusive: %s\n", st.Recipe, commit, why)
+	case judgeErr != nil:
+		return judgeErr
+	default:
+		if st, err = st.Record(commit, b.build, probe.Value, probe.Bad, gpuh); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "runner: bisect %s: vLLM %s measured %.4g: %s (%s)\n", st.Recipe, commit, probe.Value, map[bool]string{true: "bad", false: "good"}[probe.Bad], probe.Why)
 	}
-	if value == nil {
-		// A build that measured nothing cannot say good or bad; the
-		// bisect stops rather than guess, and says where it stood.
-		_ = bisect.Announce(ctx, b.client, st, b.build)
-		return fmt.Errorf("build #%d measured no %s %s on vLLM %s; the bisect stops", b.build, st.Subject, st.Metric, commit)
-	}
-	bad := st.Judge(*value)
-	if st, err = st.Record(commit, b.build, *value, bad, gpuh); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "runner: bisect %s: vLLM %s measured %.4g: %s\n", st.Recipe, commit, *value, map[bool]string{true: "bad", false: "good"}[bad])
-	if !st.Done() {
+	switch {
+	case st.Done():
+		fmt.Fprintf(out, "runner: bisect %s: the first bad vLLM commit is %s\n", st.Recipe, st.FirstBad())
+	case st.Stopped != "":
+		fmt.Fprintf(out, "runner: bisect %s stops: %s\n", st.Recipe, st.Stopped)
+	default:
 		nb, next, err := bisect.Trigger(ctx, b.client, st, b.branch)
 		if errors.Is(err, bisect.ErrBudget) {
+			st.Stopped = err.Error()
 			fmt.Fprintf(out, "runner: bisect %s stops: %v\n", st.Recipe, err)
-			return bisect.Announce(ctx, b.client, st, b.build)
+			break
 		}
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "runner: bisect %s: build #%d tests vLLM %s\n", st.Recipe, nb.Number, next)
-		return bisect.Announce(ctx, b.client, st, b.build)
 	}
-	fmt.Fprintf(out, "runner: bisect %s: the first bad vLLM commit is %s\n", st.Recipe, st.FirstBad())
 	return bisect.Announce(ctx, b.client, st, b.build)
 }
 

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/cliutil"
@@ -67,11 +68,24 @@ type Config struct {
 // JobStates gives the state of each job of this build by step key.
 type JobStates func(ctx context.Context) (map[string]JobState, error)
 
-// JobState is what the Buildkite API says of a job.
+// JobState is what the Buildkite API says of a step's latest try.
 type JobState struct {
 	State string
 	// ExitStatus is nil before the command ends; -1 when the agent was lost.
 	ExitStatus *int
+	// SignalReason is the agent's reason for signalling or not running it.
+	SignalReason string
+	// Retried are the step's earlier tries, each retried.
+	Retried []Try
+}
+
+// Try is one retried try of a step: its state, why and how long it ran.
+type Try struct {
+	State        string
+	ExitStatus   *int
+	SignalReason string
+	Started      time.Time
+	Finished     time.Time
 }
 
 func (s JobState) String() string {
@@ -104,9 +118,10 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		if states == nil {
 			states = apiStates(c.API, getenv, environ)
 		}
+		jobs, err := states(ctx)
 		var missing []summary.Summary
-		missing, problems = lost(ctx, selected, left, sums, states, problems)
-		sums = append(missing, sums...)
+		missing, problems = lost(selected, left, sums, jobs, err, problems)
+		sums = withRetries(append(missing, sums...), jobs)
 	}
 	if *download {
 		downloadSamples(ctx, procs, *dir, sums, environ, io)
@@ -510,16 +525,21 @@ func writeClasses(b *strings.Builder, sums []summary.Summary) {
 // and the cost where the profiles give a price.
 func writeGPUTime(b *strings.Builder, sums []summary.Summary) {
 	t := gputime.Sum(sums)
-	if t.Runs == 0 || t.Total <= 0 {
+	if (t.Runs == 0 || t.Total <= 0) && t.Tries() == 0 {
 		return
 	}
-	gpuh := func(s float64) string { return fmt.Sprintf("%.1f GPU-h", s/3600) }
+	gpuh := func(s float64) string { u, per := gpuUnit(s); return fmt.Sprintf("%.1f %s", s/per, u) }
 	fmt.Fprintf(b, "**GPU time:** %s over %d run(s)", gpuh(t.Total), t.Runs)
-	if d := t.Dominant(); d != "" {
-		fmt.Fprintf(b, "; most in **%s** (%.0f%%)", d, t.Phases[d]/t.Total*100)
+	// The phases' shares are of the runs' own time, retried tries apart.
+	runs := t.Total - t.Retried
+	if d := t.Dominant(); d != "" && runs > 0 {
+		fmt.Fprintf(b, "; most in **%s** (%.0f%%)", d, t.Phases[d]/runs*100)
 	}
 	if t.Lost > 0 {
 		fmt.Fprintf(b, "; %s lost to runs that could not be judged", gpuh(t.Lost))
+	}
+	if n := t.Tries(); n > 0 {
+		fmt.Fprintf(b, "; %s held by %d retried tr%s (%s)", gpuh(t.Retried), n, map[bool]string{true: "y", false: "ies"}[n == 1], retriedClasses(t.RetriedTries))
 	}
 	if t.Saved > 0 {
 		fmt.Fprintf(b, "; about %s saved by stopping sweeps after a failed first point", gpuh(t.Saved))
@@ -536,11 +556,39 @@ func writeGPUTime(b *strings.Builder, sums []summary.Summary) {
 	}
 	b.WriteString("\n|---|")
 	b.WriteString(strings.Repeat("--:|", len(gputime.Phases)))
-	b.WriteString("\n| GPU-h |")
+	unit, per := gpuUnit(runs)
+	fmt.Fprintf(b, "\n| %s |", unit)
 	for _, p := range gputime.Phases {
-		fmt.Fprintf(b, " %.1f |", t.Phases[p]/3600)
+		fmt.Fprintf(b, " %.1f |", t.Phases[p]/per)
 	}
 	b.WriteString("\n\n")
+}
+
+// gpuUnit is the unit GPU-seconds s read best in, with its size: hours
+// from a tenth of one, then minutes, then seconds (a drill's runs), so
+// that no amount shows as 0.0.
+func gpuUnit(s float64) (string, float64) {
+	switch {
+	case s >= 360:
+		return "GPU-h", 3600
+	case s >= 60:
+		return "GPU-min", 60
+	}
+	return "GPU-s", 1
+}
+
+// retriedClasses names the retried tries' classes by name; a try
+// someone canceled has no class.
+func retriedClasses(c map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		name := k
+		if k == "" {
+			name = "canceled"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", annotate.Text(name), c[k]))
+	}
+	return strings.Join(parts, " · ")
 }
 
 func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
@@ -600,8 +648,12 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 				acc = fmt.Sprintf("%s %s", annotate.Text(task.Task), annotate.Num(task.Metrics[metric], annotate.Score))
 				accD = judged(gateOn(s, task.Task, metric))
 			}
-			fmt.Fprintf(&b, "| %s | %s %s | %s | %s × %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				name, mark(r.verdict), annotate.Text(r.verdict), r.reason, annotate.Text(s.GPU), s.NumGPUs, tput, tputD, ttft, tpot, accept, acc, accD, functionCalling(s))
+			gpus := "–" // a job lost before it wrote its summary
+			if s.GPU != "" {
+				gpus = fmt.Sprintf("%s × %d", annotate.Text(s.GPU), s.NumGPUs)
+			}
+			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				name, mark(r.verdict), annotate.Text(r.verdict), r.reason, gpus, tput, tputD, ttft, tpot, accept, acc, accD, functionCalling(s))
 		}
 		b.WriteString("\n")
 	}

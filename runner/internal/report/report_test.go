@@ -8,10 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/internal/testutil"
+	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/google/go-cmp/cmp"
 )
@@ -162,7 +165,7 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 	env := map[string]string{contract.SelectedEnv: contract.EncodeSelected([]string{"gpt_oss_120b-h200", "kimi_k2_5-b200", "lost-mi355x"})}
 	zero, lostAgent := 0, -1
 	states := func(context.Context) (map[string]JobState, error) {
-		return map[string]JobState{"recipe:gpt_oss_120b-h200": {"passed", &zero}, "recipe:kimi_k2_5-b200": {State: "expired"}, "recipe:lost-mi355x": {"failed", &lostAgent}}, nil
+		return map[string]JobState{"recipe:gpt_oss_120b-h200": {State: "passed", ExitStatus: &zero}, "recipe:kimi_k2_5-b200": {State: "expired"}, "recipe:lost-mi355x": {State: "failed", ExitStatus: &lostAgent}}, nil
 	}
 	var stdout, stderr strings.Builder
 	err := Run(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil)
@@ -259,5 +262,61 @@ func TestReportShowsCause(t *testing.T) {
 	body := renderReport([]summary.Summary{s}, nil, nil, nil, "")
 	if !strings.Contains(body, "**ready** failed: torch.OutOfMemoryError: HIP out of memory") {
 		t.Errorf("the report does not show the cause:\n%s", body)
+	}
+}
+
+// Tries the agent lost or stopped and Buildkite retried held GPUs too:
+// the report reads every try from the API (include_retried_jobs), adds
+// their GPU time to the build's, names their classes from the agent's
+// signal reason, and classes a step that left no summary the same way.
+func TestReportCountsRetriedTries(t *testing.T) {
+	t.Parallel()
+	api := bkapitest.NewServer(t, "org", "nightly", "tok")
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	lostAgent, failed := -1, 1
+	api.AddBuild(bkapitest.Build{Number: 900, State: "failed", CreatedAt: t0, FinishedAt: t0.Add(5 * time.Hour), Jobs: []bkapitest.Job{
+		{ID: "a-1", StepKey: "recipe:a-h200", State: "failed", ExitStatus: &lostAgent, Retried: true, RetriedInJobID: "a-2",
+			Signal: "SIGTERM", SignalReason: "agent_stop", StartedAt: t0, FinishedAt: t0.Add(30 * time.Minute)},
+		{ID: "a-2", StepKey: "recipe:a-h200", State: "failed", ExitStatus: &lostAgent, Retried: true, RetriedInJobID: "a-3",
+			SignalReason: "process_run_error", StartedAt: t0.Add(31 * time.Minute), FinishedAt: t0.Add(31 * time.Minute)},
+		{ID: "a-3", StepKey: "recipe:a-h200", State: "passed", StartedAt: t0.Add(35 * time.Minute), FinishedAt: t0.Add(95 * time.Minute)},
+		{ID: "b-1", StepKey: "recipe:b-mi355x", State: "failed", ExitStatus: &failed, Retried: true, RetriedInJobID: "b-2",
+			SignalReason: "cancel", StartedAt: t0, FinishedAt: t0.Add(15 * time.Minute)},
+		{ID: "b-2", StepKey: "recipe:b-mi355x", State: "failed", ExitStatus: &lostAgent, SignalReason: "agent_refused", StartedAt: t0.Add(20 * time.Minute), FinishedAt: t0.Add(21 * time.Minute)},
+	}})
+	dir := t.TempDir()
+	s := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "a-h200", GPU: "H200", NumGPUs: 8, Verdict: summary.VerdictPass,
+		GPUTime: &summary.GPUTime{GPUs: 8, Total: 8 * 3600, HourPrice: 3, Phases: map[string]float64{"load": 8 * 1800, "bench": 8 * 1800}}}
+	if err := os.MkdirAll(filepath.Join(dir, s.Recipe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := summary.Write(filepath.Join(dir, s.Recipe, "summary.json"), s); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{contract.SelectedEnv: contract.EncodeSelected([]string{"a-h200", "b-mi355x"}), "BUILDKITE_BUILD_NUMBER": "900",
+		"BUILDKITE_ORGANIZATION_SLUG": "org", "BUILDKITE_PIPELINE_SLUG": "nightly", "BK_TOKEN": "tok"}
+	var stdout strings.Builder
+	err := Run(context.Background(), Config{Results: dir, API: baseline.APIConfig{URL: api.URL, TokenEnv: "BK_TOKEN"}},
+		cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, mapGetenv(env), nil)
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	out := stdout.String()
+	for _, w := range []string{
+		// 8 GPUs × (30 + 0 min) of retried tries: 4.0 GPU-h, priced with the rest.
+		"**GPU time:** 12.0 GPU-h over 1 run(s); most in **load** (50%); 4.0 GPU-h held by 3 retried tries (canceled 1 · infra 2); cost 36.00.",
+		"(infra: agent refused the job: job failed (agent_refused)) ",
+		"Red nights by class: infra 1.",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report lacks %q:\n%s", w, out)
+		}
+	}
+	var asked bool
+	for _, r := range api.Requests() {
+		asked = asked || r.Path == "/v2/organizations/org/pipelines/nightly/builds/900" && r.Query == "include_retried_jobs=true"
+	}
+	if !asked {
+		t.Errorf("the report did not ask for the retried tries: %+v", api.Requests())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -44,12 +45,11 @@ func downloadSummaries(ctx context.Context, procs proc.Exec, dir string, selecte
 // row saying what the build says of its step (its job's state), first
 // in the report. A recipe left out of the list (left > 0) is found among
 // the build's jobs when the API answers.
-func lost(ctx context.Context, selected []string, left int, sums []summary.Summary, states JobStates, problems []string) ([]summary.Summary, []string) {
+func lost(selected []string, left int, sums []summary.Summary, jobs map[string]JobState, err error, problems []string) ([]summary.Summary, []string) {
 	have := map[string]bool{}
 	for _, s := range sums {
 		have[s.Recipe] = true
 	}
-	jobs, err := states(ctx)
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("the state of steps without a summary is not known: %v", err))
 	}
@@ -76,7 +76,7 @@ func lost(ctx context.Context, selected []string, left int, sums []summary.Summa
 			state = st.String()
 			// The step's state is all that is known of why: a lost agent
 			// or an unscheduled pod is infra.
-			failure = classify.Job(st.State, st.ExitStatus, "").Summary(nil)
+			failure = classify.Job(st.State, st.ExitStatus, st.SignalReason).Summary(nil)
 		} else if jobs != nil {
 			state = "not in the build"
 		}
@@ -103,18 +103,11 @@ func apiStates(c baseline.APIConfig, getenv func(string) string, environ []strin
 		if err != nil {
 			return nil, err
 		}
-		b, err := client.GetBuild(ctx, number)
+		b, err := client.GetBuildAllTries(ctx, number)
 		if err != nil {
 			return nil, err
 		}
-		out := map[string]JobState{}
-		for _, j := range b.Jobs {
-			if j.StepKey == "" {
-				continue
-			}
-			out[j.StepKey] = JobState{State: j.State, ExitStatus: j.ExitStatus}
-		}
-		return out, nil
+		return jobStates(b.Jobs), nil
 	}
 }
 
@@ -126,4 +119,58 @@ func secretGetter(environ []string) func(ctx context.Context, name string) (stri
 		err := proc.Exec{}.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: environ, Stdout: &out, Stderr: io.Discard})
 		return out.String(), err
 	}
+}
+
+// jobStates is each step's latest try, with the tries retried before it.
+func jobStates(jobs []bkapi.Job) map[string]JobState {
+	out := map[string]JobState{}
+	var retried []bkapi.Job
+	for _, j := range jobs {
+		switch {
+		case j.StepKey == "":
+		case j.Retried:
+			retried = append(retried, j)
+		default:
+			st := out[j.StepKey]
+			st.State, st.ExitStatus, st.SignalReason = j.State, j.ExitStatus, j.SignalReason
+			out[j.StepKey] = st
+		}
+	}
+	for _, j := range retried {
+		st := out[j.StepKey]
+		st.Retried = append(st.Retried, Try{State: j.State, ExitStatus: j.ExitStatus, SignalReason: j.SignalReason, Started: j.StartedAt, Finished: j.FinishedAt})
+		out[j.StepKey] = st
+	}
+	return out
+}
+
+// withRetries adds to each recipe's GPU time what its step's retried
+// tries held: GPUs (the recipe's, from its summary) × each try's wall
+// time, and the tries by class. A recipe whose GPU count is unknown (its
+// step left no summary) counts its tries without GPU time.
+func withRetries(sums []summary.Summary, jobs map[string]JobState) []summary.Summary {
+	out := make([]summary.Summary, len(sums))
+	for i, s := range sums {
+		out[i] = s
+		tries := jobs[contract.StepKey(s.Recipe)].Retried
+		if len(tries) == 0 {
+			continue
+		}
+		g := summary.GPUTime{GPUs: s.NumGPUs}
+		if s.GPUTime != nil {
+			g = *s.GPUTime
+		}
+		g.RetriedTries = maps.Clone(g.RetriedTries)
+		if g.RetriedTries == nil {
+			g.RetriedTries = map[string]int{}
+		}
+		for _, t := range tries {
+			g.RetriedTries[string(classify.Job(t.State, t.ExitStatus, t.SignalReason).Class)]++
+			if g.GPUs > 0 && !t.Started.IsZero() && t.Finished.After(t.Started) {
+				g.Retried += t.Finished.Sub(t.Started).Seconds() * float64(g.GPUs)
+			}
+		}
+		out[i].GPUTime = &g
+	}
+	return out
 }

@@ -25,12 +25,14 @@ const trendNights = 30
 // HTML page the annotations link to (annotate.TrendPage under root).
 func writeTrendPage(ctx context.Context, root string, sums []summary.Summary, history *baseline.History, title string) (string, error) {
 	page := trend.Page{Title: title, Subtitle: "Every recipe's nights of this series, oldest first, tonight last. Nights of another configuration are left of a grey line."}
+	pasts := map[string]baseline.Nights{}
 	for _, r := range rowsOf(sums, nil) {
 		s := r.s
 		var past baseline.Nights
 		if history != nil {
 			past, _ = history.Last(ctx, s.Recipe, trendNights)
 		}
+		pasts[s.Recipe] = past
 		sub := fmt.Sprintf("%s × %d · %s · %d past night(s)", s.GPU, s.NumGPUs, s.Model, len(past.Nights))
 		if run, _, _ := headline(s); run != nil {
 			sub += " · bench run " + run.Name
@@ -44,6 +46,7 @@ func writeTrendPage(ctx context.Context, root string, sums []summary.Summary, hi
 		}
 		page.Sections = append(page.Sections, sec)
 	}
+	page.Overview = costOverview(sums, pasts)
 	path := filepath.Join(root, strings.TrimPrefix(annotate.TrendPage, contract.ResultsRoot+"/"))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("trend page: %w", err)

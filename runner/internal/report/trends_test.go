@@ -35,6 +35,19 @@ func trendFixture(t *testing.T) (dir string, sums []summary.Summary) {
 	if len(sums) != 3 || len(problems) != 2 {
 		t.Fatalf("test build has %d summaries and %d problems, want 3 and 2", len(sums), len(problems))
 	}
+	// GPU time: every run holds its GPUs about an hour and a quarter, most
+	// of it loading; minimax's profile has a price.
+	gpuTime := func(s summary.Summary, hours float64) *summary.GPUTime {
+		g := float64(max(s.NumGPUs, 1))
+		t := &summary.GPUTime{GPUs: int(g), Total: hours * 3600 * g, Phases: map[string]float64{"load": 0.6 * hours * 3600 * g, "bench": 0.3 * hours * 3600 * g}}
+		if s.Recipe == "minimax_m3-mi355x" {
+			t.HourPrice = 2.5
+		}
+		return t
+	}
+	for i := range sums {
+		sums[i].GPUTime = gpuTime(sums[i], 1.4)
+	}
 	// Tonight's change point for minimax's throughput: the first bad night.
 	for i := range sums {
 		if sums[i].Recipe == "gpt_oss_120b-h200" {
@@ -73,6 +86,7 @@ func trendFixture(t *testing.T) (dir string, sums []summary.Summary) {
 				}
 				n.Fingerprint = &summary.Fingerprint{Hash: hash}
 			}
+			n.GPUTime = gpuTime(s, 1.25+0.1*math.Sin(float64(build)))
 			n.Bench = append([]summary.BenchRun(nil), s.Bench...)
 			for i := range n.Bench {
 				b := &n.Bench[i]
@@ -151,13 +165,27 @@ func TestTrendPage(t *testing.T) {
 	if m := regexp.MustCompile(`(?i)(src|href)="(https?:)?//|@import|url\(`).FindString(page); m != "" {
 		t.Errorf("page loads %q from the network", m)
 	}
-	order := regexp.MustCompile(`<section id="([^"]+)"`).FindAllStringSubmatch(page, -1)
+	order := regexp.MustCompile(`<section id="([^"]+)" class="recipe"`).FindAllStringSubmatch(page, -1)
 	var ids []string
 	for _, m := range order {
 		ids = append(ids, m[1])
 	}
 	if strings.Join(ids, " ") != "kimi_k2_5-mi300x minimax_m3-mi355x gpt_oss_120b-h200" {
 		t.Errorf("sections %v, want worst first", ids)
+	}
+	overview := section(page, "gpu-time")
+	for _, want := range []string{`class="overview" data-charts="2"`, "GPU time per night", "Cost per night",
+		// Night #811: minimax and gpt_oss (8 GPUs each) passed, 1.25+0.1·sin(811) = 1.295 h
+		// each: 20.7 GPU-h; minimax's priced at 2.5 an hour: 25.90. Tonight all
+		// three (8 GPUs each) 1.4 h: 33.6 GPU-h, minimax's 28.00.
+		"<title>#811: 20.7 GPU-h over 2 run(s), most in load (60%) · 2026-11-30</title>", "<title>#811: 25.90 (1 of 2 runs priced)</title>",
+		"<title>tonight: 33.6 GPU-h over 3 run(s), most in load (60%)</title>", "<title>tonight: 28.00 (1 of 3 runs priced)</title>"} {
+		if !strings.Contains(overview, want) {
+			t.Errorf("the GPU time section lacks %q:\n%s", want, overview)
+		}
+	}
+	if n := strings.Count(overview, `class="night"`); n != 2*14 {
+		t.Errorf("the GPU time section shows %d past nights over its charts, want 2 × 14", n)
 	}
 	minimax := section(page, "minimax_m3-mi355x")
 	for _, want := range []string{
@@ -235,10 +263,10 @@ func TestTrendPageInChromium(t *testing.T) {
 	if !strings.Contains(dom, `data-ready="1"`) {
 		t.Fatalf("the page's script did not finish; DOM:\n%.2000s", dom)
 	}
-	re := regexp.MustCompile(`<section id="([^"]+)" class="recipe" data-recipe="[^"]*" data-charts="(\d+)" data-drawn="(\d+)"`)
+	re := regexp.MustCompile(`<section id="([^"]+)" class="(?:recipe|overview)"(?: data-recipe="[^"]*")? data-charts="(\d+)" data-drawn="(\d+)"`)
 	got := re.FindAllStringSubmatch(dom, -1)
-	if len(got) != 3 {
-		t.Fatalf("Chromium's DOM has %d recipe sections with a drawn count, want 3:\n%.3000s", len(got), dom)
+	if len(got) != 4 || got[0][1] != "gpu-time" || got[0][2] != "2" {
+		t.Fatalf("Chromium's DOM has %d sections with a drawn count, want the GPU time and cost per night first (2 charts), then 3 recipes:\n%.3000s", len(got), dom)
 	}
 	for _, m := range got {
 		charts, _ := strconv.Atoi(m[2])

@@ -95,6 +95,8 @@ type Summary struct {
 	Buildkite  *BuildkiteInfo `json:"buildkite,omitempty"`
 	Tools      *Tools         `json:"tools,omitempty"`
 	ModelCache *ModelCache    `json:"model_cache,omitempty"`
+	// ServerPytest is the pytest step before the server started.
+	ServerPytest *ServerPytest `json:"server_pytest,omitempty"`
 
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
@@ -149,6 +151,11 @@ type GPUTime struct {
 	// BisectBudget is the profile's bisect_gpu_hours: 0 when a regression
 	// of this recipe is not bisected automatically.
 	BisectBudget float64 `json:"bisect_gpu_h,omitempty"`
+	// Retried is the GPU time of the step's earlier tries, retried by hand
+	// or automatically, and RetriedTries how many, by class ("" for a
+	// cancel): the report step adds them from the Buildkite API's jobs.
+	Retried      float64        `json:"retried_gpu_s,omitempty"`
+	RetriedTries map[string]int `json:"retried_tries,omitempty"`
 }
 
 // BuildkiteInfo identifies the Buildkite job that produced a summary.
@@ -179,6 +186,31 @@ type ModelCache struct {
 	// ReadySeconds is the server's start to ready, the download included.
 	ReadySeconds float64 `json:"ready_seconds,omitempty"`
 }
+
+// ServerPytest is pytest in the server's Python, which torch.compile
+// needs (it imports cupy's testing helpers) in the CUDA nightlies: left
+// alone when it imports, else installed from its lock before the server
+// starts.
+type ServerPytest struct {
+	// Python is the interpreter, as run: a path, or natively "python3";
+	// in a container, "docker exec NAME python3".
+	Python string `json:"python"`
+	// Action is "skipped" (pytest imported; nothing installed) or
+	// "installed".
+	Action string `json:"action"`
+	// Version is pytest's version, as the interpreter imports it after
+	// the step.
+	Version string `json:"version"`
+	// Installed are the distributions installed, name==version.
+	Installed       []string `json:"installed,omitempty"`
+	DurationSeconds float64  `json:"duration_s"`
+}
+
+// Pytest step actions.
+const (
+	PytestSkipped   = "skipped"
+	PytestInstalled = "installed"
+)
 
 // Tools says how the evaluation tools (lm-eval, bfcl-eval) were found.
 type Tools struct {
@@ -387,6 +419,18 @@ type ChangePoint struct {
 	// Widened says the evidence was weak and the range holds a night more
 	// on each side.
 	Widened bool `json:"widened,omitempty"`
+	// GoodRegime is what the detector judged against, cut at the last
+	// good night: a bisect build is judged by it as tonight was.
+	GoodRegime *Regime `json:"good_regime,omitempty"`
+}
+
+// Regime is a metric's nights up to the last good one, oldest first, with
+// the known change points among them and the detector's settings.
+type Regime struct {
+	Nights         []float64 `json:"nights"`
+	Known          []int     `json:"known,omitempty"`
+	HigherIsBetter bool      `json:"higher_is_better"`
+	FloorPct       float64   `json:"floor_pct"`
 }
 
 // NightRef names one night of a series.

@@ -36,6 +36,14 @@ const userBaseScript = "import site; print(site.getuserbase())"
 // the lock: every distribution hashed, none resolved beyond it.
 var pipFlags = []string{"--disable-pip-version-check", "--no-input", "--progress-bar", "off", "--require-hashes", "--no-deps"}
 
+// PipFlags are the flags of every hashed install from a lock: quiet for a
+// log, every distribution hashed, none resolved beyond the lock.
+func PipFlags() []string { return append([]string(nil), pipFlags...) }
+
+// NoPipConfig is the variable that keeps pip from reading any
+// configuration file; the job's own PIP_* index settings still apply.
+func NoPipConfig() childenv.Var { return noPipConfig }
+
 // lockName is the lock file as written into the venv (or, for the user
 // fallback, beside the venvs) for pip to read.
 const lockName = "benchkite-lock.txt"

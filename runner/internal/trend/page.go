@@ -15,6 +15,9 @@ import (
 type Page struct {
 	Title    string
 	Subtitle string
+	// Overview, when set, is the build-wide section above the recipes:
+	// what each night cost.
+	Overview *Section
 	Sections []Section
 }
 
@@ -62,26 +65,41 @@ func WritePage(w io.Writer, p Page) error {
 		}
 		b.WriteString("</nav>\n")
 	}
+	if o := p.Overview; o != nil {
+		fmt.Fprintf(&b, "<section id=\"%s\" class=\"overview\" data-charts=\"%d\">\n<h2>%s</h2>\n<p class=\"sub\">%s</p>\n<div class=\"grid\">\n",
+			idRE.ReplaceAllString(o.ID, "-"), len(o.Panels), esc(o.Title), esc(o.Subtitle))
+		if err := writePanels(&b, *o, esc); err != nil {
+			return err
+		}
+	}
 	for _, s := range p.Sections {
 		id := idRE.ReplaceAllString(s.ID, "-")
 		fmt.Fprintf(&b, "<section id=\"%s\" class=\"recipe\" data-recipe=\"%s\" data-charts=\"%d\">\n<h2>%s <span class=\"badge v-%s\">%s</span></h2>\n<p class=\"sub\">%s</p>\n<div class=\"grid\">\n",
 			id, esc(s.ID), len(s.Panels), esc(s.Title), idRE.ReplaceAllString(s.Verdict, "-"), esc(s.Verdict), esc(s.Subtitle))
-		if s.Note != "" {
-			fmt.Fprintf(&b, "<p class=\"note\">%s</p>\n", esc(s.Note))
+		if err := writePanels(&b, s, esc); err != nil {
+			return err
 		}
-		for _, panel := range s.Panels {
-			b.WriteString(`<figure class="chart">`)
-			if err := Render(&b, "", []Panel{panel}); err != nil {
-				return err
-			}
-			b.WriteString("</figure>\n")
-		}
-		b.WriteString("</div>\n</section>\n")
 	}
 	fmt.Fprintf(&b, "<script>%s</script>\n</body>\n</html>\n", pageJS)
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("write trend page: %w", err)
 	}
+	return nil
+}
+
+// writePanels writes a section's note and charts, and closes it.
+func writePanels(b *bytes.Buffer, s Section, esc func(string) string) error {
+	if s.Note != "" {
+		fmt.Fprintf(b, "<p class=\"note\">%s</p>\n", esc(s.Note))
+	}
+	for _, panel := range s.Panels {
+		b.WriteString(`<figure class="chart">`)
+		if err := Render(b, "", []Panel{panel}); err != nil {
+			return err
+		}
+		b.WriteString("</figure>\n")
+	}
+	b.WriteString("</div>\n</section>\n")
 	return nil
 }
 
@@ -105,7 +123,7 @@ circle.night{cursor:pointer}circle.night:hover{r:6}
 // pageJS marks each section with how many of its charts drew a night,
 // for people (a missing chart shows) and for the browser test.
 const pageJS = `
-document.querySelectorAll("section.recipe").forEach(function (s) {
+document.querySelectorAll("section.recipe, section.overview").forEach(function (s) {
   var drawn = 0;
   s.querySelectorAll("figure.chart").forEach(function (f) {
     if (f.querySelector("circle.night")) { drawn++; } else { f.classList.add("nodata"); }

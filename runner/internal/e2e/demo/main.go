@@ -71,6 +71,10 @@ func run(nights, questions int) error {
 	}
 	defer hub.Close()
 
+	serverBin, err := serverPython(work, fakes)
+	if err != nil {
+		return err
+	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return err
@@ -85,7 +89,7 @@ func run(nights, questions int) error {
 			return err
 		}
 		env := append(os.Environ(),
-			"PATH="+fakes+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"PATH="+serverBin+string(os.PathListSeparator)+fakes+string(os.PathListSeparator)+os.Getenv("PATH"),
 			"BENCHKITE_TOOLS=venv", "BENCHKITE_TOOLS_DIR="+tools,
 			"PIP_CACHE_DIR="+filepath.Join(tools, "pip-cache"),
 			"HF_ENDPOINT="+hub.URL(), "HF_HOME="+filepath.Join(work, "hf"), "HF_HUB_DISABLE_TELEMETRY=1",
@@ -183,6 +187,26 @@ func mapValue(m *yaml.Node, key string) (*yaml.Node, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s has no %q at line %d", seedRecipe, key, m.Line)
+}
+
+// serverPython gives the stand-in server a Python of its own, a venv in
+// work, named by the "#!" line of a `vllm` script that runs the stand-in:
+// the runner's pytest step installs pytest there (the first night), never
+// into this machine's python3. It returns the script's directory.
+func serverPython(work, fakes string) (string, error) {
+	venv := filepath.Join(work, "server-python")
+	py := filepath.Join(venv, "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		if out, err := exec.Command("python3", "-m", "venv", venv).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("make the server's Python: %w\n%s", err, out)
+		}
+	}
+	bin := filepath.Join(work, "server-bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return "", err
+	}
+	script := fmt.Sprintf("#!%s\nimport os, sys\nos.execv(%q, [\"vllm\"] + sys.argv[1:])\n", py, filepath.Join(fakes, "vllm"))
+	return bin, os.WriteFile(filepath.Join(bin, "vllm"), []byte(script), 0o755)
 }
 
 func writeJSON(path string, v any) error {

@@ -112,6 +112,8 @@
 //	                                   become "_"); files arrive mode 0644.
 //	FAKE_AGENT_STEP_STATES             directory of <step key> files holding the
 //	                                   step's state, for step get state --step.
+//	FAKE_AGENT_UPLOAD_DELAY            Go duration artifact upload takes before it
+//	                                   copies (a slow link); it copies once awake.
 //
 // Unset directories mean the command is only recorded.
 //
@@ -130,7 +132,7 @@
 // shareable, host, container:NAME), --security-opt, --cap-add (known
 // capabilities), --name ([a-zA-Z0-9][a-zA-Z0-9_.-]+, unique), the image
 // reference, and a host port already held. A real flag the stand-in does
-// not act on (--cpus, --entrypoint, --network, ...) parses, then fails
+// not act on (--cpus, --memory, --workdir, ...) parses, then fails
 // with "fake docker: ... does not emulate it" (status 125); so do docker
 // commands and global options it does not emulate, and run without -d.
 // Daemon errors are docker's: "Conflict. The container name "/N" is
@@ -139,16 +141,19 @@
 // exits 125, the other commands exit 1.
 //
 // A container is its image's entrypoint, `vllm serve` (the stand-in vllm
-// beside the docker stand-in) with the arguments after the image, started
+// beside the docker stand-in), or the --entrypoint program, with the
+// arguments after the image, started
 // by a supervisor process in a session of its own, in a process group of
 // its own, working in a directory of the container's. Its environment is
-// the image's (PATH with the stand-ins' directory first, HOME, HOSTNAME
+// the image's (PATH with FAKE_DOCKER_IMAGE_PATH and then the stand-ins'
+// directory first, HOME, HOSTNAME
 // and FAKE_DOCKER_IMAGE_ENV's variables) and the -e values: NAME=V as
 // given, a bare NAME copied from docker's own environment, or dropped if
 // docker has none. Its output goes to a JSON-lines log per stream; logs
 // -f prints it from the start on the streams it was written to and exits
 // 0 when the container ends. exec runs a command with the container's
-// environment plus its -e values; a signal ends docker exec with 128+n
+// environment plus its -e values, reading docker's stdin under -i and
+// nothing without; a signal ends docker exec with 128+n
 // but not the command, which docker does not forward signals to. stop -t S
 // sends SIGTERM (or -s) to the entrypoint only, waits S seconds, then
 // kills every process of the container; when the entrypoint ends, by
@@ -176,4 +181,6 @@
 //	                                   variables every container starts with, as
 //	                                   if the image's ENV set them: how a test
 //	                                   hands the vllm inside its FAKE_VLLM_* knobs.
+//	FAKE_DOCKER_IMAGE_PATH             directories the image has first on its PATH
+//	                                   (its Python, as /opt/venv/bin is in vLLM's).
 package fakes

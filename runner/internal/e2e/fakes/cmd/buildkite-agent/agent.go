@@ -15,6 +15,7 @@ const (
 	envArtifacts   = "FAKE_AGENT_ARTIFACTS"
 	envAnnotations = "FAKE_AGENT_ANNOTATIONS"
 	envSecrets     = "FAKE_AGENT_SECRETS"
+	envUploadDelay = "FAKE_AGENT_UPLOAD_DELAY"
 )
 
 const version = "3.137.0"

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 var artifactUploadCommand = command{
@@ -44,6 +45,13 @@ func artifactUpload(a *agent, f flags, _ string) error {
 	if len(matched) == 0 {
 		fmt.Fprintf(a.stderr, "No files matched paths: %s\n", f.args[0])
 		return nil
+	}
+	if d := a.getenv(envUploadDelay); d != "" {
+		delay, err := time.ParseDuration(d)
+		if err != nil {
+			return fmt.Errorf("%s: %w", envUploadDelay, err)
+		}
+		time.Sleep(delay)
 	}
 	dest := a.getenv(envArtifacts)
 	for _, rel := range matched {

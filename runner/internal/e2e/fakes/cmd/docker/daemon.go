@@ -10,6 +10,7 @@ import (
 // daemon runs one docker command against the state directory.
 type daemon struct {
 	getenv         func(string) string
+	stdin          io.Reader // what exec -i forwards
 	stdout, stderr io.Writer
 }
 

@@ -191,6 +191,21 @@ func (h *harness) docker(args ...string) (int, string, string) {
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
 
+// dockerIn runs one command with stdin given, and returns its stdout.
+func (h *harness) dockerIn(stdin string, args ...string) string {
+	h.t.Helper()
+	cmd := exec.Command(h.bin, args...)
+	cmd.Env = h.env
+	cmd.Stdin = strings.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		h.t.Fatalf("docker %q: %v: %s", args, err, stderr.String())
+	}
+	return string(out)
+}
+
 // must runs a command that has to succeed and returns its stdout.
 func (h *harness) must(args ...string) string {
 	h.t.Helper()
@@ -299,6 +314,13 @@ func TestContainerLifecycle(t *testing.T) {
 	if diff := cmp.Diff(env, []string{"HOME=" + h.home, "BARE=from-docker", "X=2", "A=3"}); diff != "" {
 		t.Errorf("exec env diff (-got +want):\n%s", diff)
 	}
+	// -i hands the command docker's stdin; without it, it reads nothing.
+	if out := h.dockerIn("lock text\n", "exec", "-i", "life", "cat"); out != "lock text\n" {
+		t.Errorf("exec -i cat printed %q, want its stdin", out)
+	}
+	if out := h.dockerIn("lock text\n", "exec", "life", "cat"); out != "" {
+		t.Errorf("exec cat without -i printed %q, want nothing", out)
+	}
 	if code, _, _ := h.docker("exec", "life", "false"); code != 1 {
 		t.Errorf("exec false = %d, want its status 1", code)
 	}
@@ -349,6 +371,29 @@ func TestContainerLifecycle(t *testing.T) {
 	if code, _, stderr := h.docker("stop", "life"); code != 1 || stderr != "Error response from daemon: No such container: life\n" {
 		t.Errorf("stop of a removed container = %d %q", code, stderr)
 	}
+}
+
+// --entrypoint replaces `vllm serve`, the arguments after the image are
+// its own, and the image's PATH starts with FAKE_DOCKER_IMAGE_PATH.
+func TestEntrypointAndImagePath(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "FAKE_DOCKER_IMAGE_PATH=/opt/venv/bin")
+	port := freePort(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	h.must("run", "-d", "--rm", "--name", "gated", "-p", "127.0.0.1:"+port+":"+port, "--entrypoint", "sh", "vllm/vllm-openai:nightly",
+		"-c", `f=$1; shift; while [ ! -e "$f" ]; do sleep 0.05; done; exec "$@"`, "gate", gate, "vllm", "serve", "m", "--port", port, "--host", "0.0.0.0")
+	if out := h.must("exec", "gated", "sh", "-c", "echo $PATH"); !strings.HasPrefix(out, "/opt/venv/bin:") {
+		t.Errorf("the container's PATH is %q, want /opt/venv/bin first", out)
+	}
+	if got := h.must("inspect", "-f", "{{json .Config.Entrypoint}} {{.Path}}", "gated"); got != `["sh"] sh`+"\n" {
+		t.Errorf("entrypoint = %q", got)
+	}
+	h.must("exec", "gated", "touch", gate)
+	eventually(t, "the server behind the gate", func() bool {
+		_, stdout, stderr := h.docker("logs", "gated")
+		return strings.Contains(stdout+stderr, "Application startup complete")
+	})
+	h.must("rm", "-f", "gated")
 }
 
 func TestStoppedContainerStays(t *testing.T) {

@@ -18,14 +18,15 @@ import (
 // exec is `docker exec [OPTIONS] CONTAINER COMMAND [ARG...]`: the command
 // runs with the container's environment plus -e, in the container, so it
 // outlives this command: like the real CLI, a signal ends `docker exec`
-// but not what it started.
+// but not what it started. With -i the command reads this command's
+// stdin; without, it reads nothing.
 func (d *daemon) exec(args []string) error {
 	c := newCommand("exec", "exec [OPTIONS] CONTAINER COMMAND [ARG...]", false, 2, -1, d.stderr)
 	env := opts.NewListOpts(opts.ValidateEnv)
 	envFile := opts.NewListOpts(nil)
 	f := c.flags
 	f.String("detach-keys", "", "")
-	f.BoolP("interactive", "i", false, "")
+	interactive := f.BoolP("interactive", "i", false, "")
 	f.BoolP("tty", "t", false, "")
 	f.BoolP("detach", "d", false, "")
 	f.StringP("user", "u", "", "")
@@ -33,7 +34,7 @@ func (d *daemon) exec(args []string) error {
 	f.VarP(&env, "env", "e", "")
 	f.Var(&envFile, "env-file", "")
 	f.StringP("workdir", "w", "", "")
-	c.support("env")
+	c.support("env", "interactive")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -60,15 +61,19 @@ func (d *daemon) exec(args []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("fake docker: %w", err)
 	}
-	if err := writeJSON(filepath.Join(dir, "config.json"), execConfig{Cmd: pos[1:], Env: cmdEnv}); err != nil {
+	if err := writeJSON(filepath.Join(dir, "config.json"), execConfig{Cmd: pos[1:], Env: cmdEnv, Interactive: *interactive}); err != nil {
 		return fmt.Errorf("fake docker: %w", err)
 	}
-	return d.startExec(st, ctr.ID, eid, cmdEnv)
+	var stdin io.Reader
+	if *interactive {
+		stdin = d.stdin
+	}
+	return d.startExec(st, ctr.ID, eid, cmdEnv, stdin)
 }
 
 // startExec starts the exec's supervisor in a session of its own, relays
 // its output and returns the command's exit status.
-func (d *daemon) startExec(st *store, cid, eid string, env []string) error {
+func (d *daemon) startExec(st *store, cid, eid string, env []string, stdin io.Reader) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("fake docker: %w", err)
@@ -83,7 +88,7 @@ func (d *daemon) startExec(st *store, cid, eid string, env []string) error {
 	}
 	cmd := exec.Command(self, "exec", cid, eid)
 	cmd.Env = append(shimEnv(env), internalEnv+"=exec", stateEnv+"="+st.root)
-	cmd.Stdout, cmd.Stderr = pipes[0][1], pipes[1][1]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, pipes[0][1], pipes[1][1]
 	cmd.ExtraFiles = []*os.File{pipes[2][1]}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()

@@ -33,6 +33,7 @@ func main() {
 		os.Exit(128 + int(s.(syscall.Signal)))
 	}()
 	d := newDaemon(os.Getenv, os.Stdout, os.Stderr)
+	d.stdin = os.Stdin
 	os.Exit(d.main(os.Args[1:]))
 }
 

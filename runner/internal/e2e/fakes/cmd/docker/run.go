@@ -225,14 +225,19 @@ func publishedOnLoopback(ports []portBinding, port string) bool {
 	return false
 }
 
-// containerEnv is the image's environment (PATH, HOME, HOSTNAME and the
+// containerEnv is the image's environment (PATH, with FAKE_DOCKER_IMAGE_PATH
+// first, HOME, HOSTNAME and the
 // variables FAKE_DOCKER_IMAGE_ENV names) overridden by -e values, which
 // the client has already resolved: a bare NAME was replaced by NAME=value
 // from docker's environment if it is set there, and is dropped otherwise.
 func (d *daemon) containerEnv(ctr *container, env []string) []string {
 	self, _ := os.Executable()
+	path := filepath.Dir(self) + ":" + imagePath
+	if dirs := d.getenv(imagePathEnv); dirs != "" {
+		path = dirs + ":" + path
+	}
 	out := []string{
-		"PATH=" + filepath.Dir(self) + ":" + imagePath,
+		"PATH=" + path,
 		"HOME=" + d.getenv("HOME"),
 		"HOSTNAME=" + shortID(ctr.ID),
 	}

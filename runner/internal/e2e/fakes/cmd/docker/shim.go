@@ -119,7 +119,7 @@ func lookPath(name string, env []string) (string, error) {
 // startLogged starts argv in a process group of its own, with its output
 // going through pipes to out; it returns the process and a channel closed
 // once both pipes have been read to their end.
-func startLogged(path string, argv, env []string, dir string, out func(stream, text string)) (*exec.Cmd, <-chan struct{}, error) {
+func startLogged(path string, argv, env []string, dir string, stdin io.Reader, out func(stream, text string)) (*exec.Cmd, <-chan struct{}, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -130,7 +130,7 @@ func startLogged(path string, argv, env []string, dir string, out func(stream, t
 		outW.Close()
 		return nil, nil, err
 	}
-	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: dir, Stdout: outW, Stderr: errW}
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: dir, Stdin: stdin, Stdout: outW, Stderr: errW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	outW.Close()
@@ -176,7 +176,7 @@ func superviseContainer(st *store, id string, report *os.File) int {
 	if err == nil {
 		var cmd *exec.Cmd
 		var drained <-chan struct{}
-		cmd, drained, err = startLogged(path, argv, ctr.Env, filepath.Join(dir, "rootfs"), lw.write)
+		cmd, drained, err = startLogged(path, argv, ctr.Env, filepath.Join(dir, "rootfs"), nil, lw.write)
 		if err == nil {
 			return runContainer(st, ctr, cmd, drained, report)
 		}
@@ -216,8 +216,9 @@ func runContainer(st *store, ctr *container, cmd *exec.Cmd, drained <-chan struc
 
 // execConfig is one `docker exec`, in <container>/execs/<id>/config.json.
 type execConfig struct {
-	Cmd []string `json:"cmd"`
-	Env []string `json:"env"`
+	Cmd         []string `json:"cmd"`
+	Env         []string `json:"env"`
+	Interactive bool     `json:"interactive,omitempty"`
 }
 
 func (s *store) execDir(cid, eid string) string { return filepath.Join(s.dir(cid), "execs", eid) }
@@ -266,7 +267,12 @@ func superviseExec(st *store, cid, eid string, report *os.File) int {
 		}
 		_, _ = io.WriteString(w, text) // the reader may be gone; keep draining
 	}
-	cmd, drained, err := startLogged(path, ec.Cmd, ec.Env, filepath.Join(st.dir(cid), "rootfs"), out)
+	// The supervisor's stdin is the docker command's under -i.
+	var stdin io.Reader
+	if ec.Interactive {
+		stdin = os.Stdin
+	}
+	cmd, drained, err := startLogged(path, ec.Cmd, ec.Env, filepath.Join(st.dir(cid), "rootfs"), stdin, out)
 	if err != nil {
 		fmt.Fprintf(report, "error: OCI runtime exec failed: exec failed: unable to start container process: %v: unknown\n", err)
 		return 1

@@ -24,6 +24,9 @@ const (
 	// environment every container starts with: the ENV lines of the
 	// image, which is how a test hands the stand-in vllm its knobs.
 	imageEnvEnv = "FAKE_DOCKER_IMAGE_ENV"
+	// imagePathEnv lists directories the image has first on its PATH
+	// (where its Python lives), before the stand-ins and the system's.
+	imagePathEnv = "FAKE_DOCKER_IMAGE_PATH"
 	// internalEnv marks a start of this binary as the stand-in daemon's
 	// supervisor of a container or of an exec.
 	internalEnv = "FAKE_DOCKER_INTERNAL"

@@ -7,11 +7,13 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
+	"github.com/benchkite/benchkite/workloads"
 )
 
 // serveArgs is what the stand-in takes from a "vllm serve" command line.
-// vLLM has hundreds of engine flags; the stand-in accepts any of them and
-// records them, using only the few below.
+// vLLM has hundreds of engine flags; the stand-in accepts exactly those of
+// the release the project pins (workloads.VLLMServeFlag) and records them,
+// using only the few below.
 type serveArgs struct {
 	model       string
 	host        string
@@ -41,9 +43,10 @@ var boolFlags = map[string]bool{
 	"--headless":            true,
 }
 
-// parseServeArgs reads "vllm serve" arguments leniently: unknown flags are
-// kept; a flag takes the next argument as its value unless it is a known
-// boolean or the next argument is itself a flag.
+// parseServeArgs reads "vllm serve" arguments as vLLM does where it
+// matters to a caller: a flag vLLM does not have is refused, a unique
+// prefix names its flag, and a flag takes the next argument as its value
+// unless it is a known boolean or the next argument is itself a flag.
 func parseServeArgs(args []string) (serveArgs, error) {
 	a := serveArgs{host: "127.0.0.1", port: 8000}
 	var positional []string
@@ -58,7 +61,10 @@ func parseServeArgs(args []string) (serveArgs, error) {
 			continue
 		}
 		name, value, hasValue := strings.Cut(arg, "=")
-		name = canonicalFlag(name)
+		name, err := resolveFlag(canonicalFlag(name))
+		if err != nil {
+			return serveArgs{}, err
+		}
 		if !hasValue && !isBoolFlag(name) && i+1 < len(args) && !isFlag(args[i+1]) {
 			i++
 			value, hasValue = args[i], true
@@ -120,7 +126,7 @@ func (a *serveArgs) apply(f flagValue) error {
 		if err = need(); err == nil {
 			a.maxModelLen, err = parseMaxModelLen(f.value)
 		}
-	case "--num-speculative-tokens", "--speculative-config.num_speculative_tokens":
+	case "--speculative-config.num_speculative_tokens":
 		if err = need(); err == nil {
 			if a.specTokens, err = strconv.Atoi(f.value); err != nil {
 				err = fmt.Errorf("argument %s: invalid int value: '%s'", f.name, f.value)
@@ -187,6 +193,20 @@ func parseMaxModelLen(v string) (int, error) {
 		return 0, fmt.Errorf("argument --max-model-len: invalid human_readable_int value: '%s'", v)
 	}
 	return int(f * float64(mult)), nil
+}
+
+// resolveFlag expands an abbreviated flag and refuses one the pinned vLLM
+// release does not have, with argparse's words.
+func resolveFlag(name string) (string, error) {
+	head, field, dotted := strings.Cut(name, ".")
+	full, ok := workloads.VLLMServeFlag(head)
+	if !ok {
+		return "", fmt.Errorf("unrecognized arguments: %s", head)
+	}
+	if dotted {
+		return full + "." + field, nil
+	}
+	return full, nil
 }
 
 // canonicalFlag folds underscores into dashes in the flag name; in a dotted

@@ -96,8 +96,15 @@ func TestDefaultsMeetTargets(t *testing.T) {
 		atLeast(t, "power_first_night", r, 0.70)
 		atLeast(t, "culprit_coverage", r, 0.95)
 	})
+	heavy := func(t *testing.T) {
+		t.Helper()
+		if raceEnabled {
+			t.Skip("a few minutes under the race detector: run `go test ./runner/internal/calibrate` without -race")
+		}
+	}
 	t.Run("heavy tails and autocorrelation", func(t *testing.T) {
 		t.Parallel()
+		heavy(t)
 		limits := map[string]float64{ModelStudentT: 0.0125, ModelOutliers: 0.01, ModelAR1: 0.01}
 		for _, r := range runJSON(t, []string{"--trials", "1000", "--noise-model", "student-t,outliers,ar1"}, noEnv) {
 			atMost(t, "false_positive_rate", r, limits[r["noise_model"].(string)])
@@ -106,6 +113,7 @@ func TestDefaultsMeetTargets(t *testing.T) {
 	})
 	t.Run("build budget", func(t *testing.T) {
 		t.Parallel()
+		heavy(t)
 		for _, r := range runJSON(t, []string{"--trials", "200", "--noise-model", "student-t,ar1", "--recipes", "20", "--metrics", "3"}, noEnv) {
 			if r["builds"].(float64) != 200 {
 				t.Errorf("%v: %v builds, want 200", r["noise_model"], r["builds"])

@@ -80,7 +80,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.SingleNight, "single-night", c.SingleNight, "detector: turn the two-night rule off")
 	fs.IntVar(&c.Reps, "reps", c.Reps, "bench repetitions per night")
 	fs.Float64Var(&c.NightShare, "night-share", c.NightShare, "part of the variance all runs of a night share (re-runs do not draw it anew)")
-	fs.BoolVar(&c.NoRerun, "no-rerun", c.NoRerun, "do not re-run a flagged night with fewer than 3 repetitions before deciding")
+	fs.BoolVar(&c.NoRerun, "no-rerun", c.NoRerun, "do not re-run a night that raises the alarm with fewer than 3 repetitions before deciding")
 	fs.Float64Var(&c.Missing, "missing", c.Missing, "chance a night has no run")
 	fs.IntVar(&c.Judged, "judged", c.Judged, "nights judged per trial once the history is full")
 	fs.Float64Var(&c.TDoF, "t-dof", c.TDoF, "student-t: degrees of freedom (an integer above 2)")

@@ -57,47 +57,70 @@ func runJSON(t *testing.T, args []string, getenv func(string) string) []map[stri
 	return rows
 }
 
-// TestDefaultsMeetTargets holds the defaults to what the README table
-// reports: at most 1 % false alarms per night in the loop the pipeline
-// runs, culprit ranges that hold the culprit 95 % of the time. Power is
-// held to what the defaults reach (the 90 % target is not met: see the
-// README).
+// TestDefaultsMeetTargets holds the defaults to the targets, in the loop
+// the pipeline runs, with seed 1 (the README table has the same numbers
+// at 2000 trials): at most 1 % false alarms per recipe-metric-night for
+// log-normal, outlier and AR(1) 0.5 nights, and for young recipes under
+// log-normal nights; power of at least 90 % within two nights and 70 % on
+// the first for a step of three times the noise; culprit ranges that hold
+// the culprit 95 % of the time; at most 5 % of builds of 20 recipes × 3
+// metrics falsely red. Student's t with 3 degrees of freedom is held to
+// 1.25 %: its 1 % target is not met (see the README).
 func TestDefaultsMeetTargets(t *testing.T) {
 	t.Parallel()
-	rows := runJSON(t, []string{"--trials", "300"}, noEnv)
-	if len(rows) != 1 {
-		t.Fatalf("default run printed %d results, want 1", len(rows))
+	atMost := func(t *testing.T, key string, row map[string]any, limit float64) {
+		t.Helper()
+		if v := row[key].(float64); !(v <= limit) {
+			t.Errorf("%v: %s = %v, want <= %v", row["noise_model"], key, v, limit)
+		}
 	}
-	r := rows[0]
-	if r["noise_cv"].(float64)*300 != r["step_pct"].(float64) {
-		t.Errorf("default step %v%% is not three times the noise %v", r["step_pct"], r["noise_cv"])
+	atLeast := func(t *testing.T, key string, row map[string]any, limit float64) {
+		t.Helper()
+		if v := row[key].(float64); !(v >= limit) {
+			t.Errorf("%v: %s = %v, want >= %v", row["noise_model"], key, v, limit)
+		}
 	}
-	if fp := r["false_positive_rate"].(float64); fp > 0.01 {
-		t.Errorf("false_positive_rate = %v at the defaults, want <= 0.01", fp)
+	t.Run("defaults", func(t *testing.T) {
+		t.Parallel()
+		rows := runJSON(t, []string{"--trials", "1000"}, noEnv)
+		if len(rows) != 1 {
+			t.Fatalf("default run printed %d results, want 1", len(rows))
+		}
+		r := rows[0]
+		if r["noise_model"] != ModelLognormal || r["noise_cv"].(float64)*300 != r["step_pct"].(float64) || r["seed"].(float64) != 1 {
+			t.Errorf("defaults: model %v, step %v%%, noise %v, seed %v; want log-normal, a step of three times the noise, seed 1", r["noise_model"], r["step_pct"], r["noise_cv"], r["seed"])
+		}
+		atMost(t, "false_positive_rate", r, 0.01)
+		atMost(t, "false_positive_rate_young", r, 0.01)
+		atLeast(t, "power", r, 0.90)
+		atLeast(t, "power_first_night", r, 0.70)
+		atLeast(t, "culprit_coverage", r, 0.95)
+	})
+	heavy := func(t *testing.T) {
+		t.Helper()
+		if raceEnabled {
+			t.Skip("a few minutes under the race detector: run `go test ./runner/internal/calibrate` without -race")
+		}
 	}
-	if fp := r["false_positive_rate_young"].(float64); fp > 0.01 {
-		t.Errorf("false_positive_rate_young = %v at the defaults, want <= 0.01", fp)
-	}
-	if c := r["culprit_coverage"].(float64); c < 0.95 {
-		t.Errorf("culprit_coverage = %v at the defaults, want >= 0.95", c)
-	}
-	if p := r["power"].(float64); p < 0.75 {
-		t.Errorf("power = %v at the defaults, want >= 0.75", p)
-	}
-}
-
-func TestBenjaminiHochberg(t *testing.T) {
-	t.Parallel()
-	// m = 4, q = 0.05: thresholds 0.0125, 0.025, 0.0375, 0.05. The
-	// largest rank under its threshold is 3 (0.03), so ranks 1-3 fail,
-	// including 0.02 and 0.03, which alone would pass 0.0125.
-	got := BenjaminiHochberg([]float64{0.03, 0.5, 0.001, 0.02}, 0.05)
-	if diff := cmp.Diff(got, []int{0, 2, 3}); diff != "" {
-		t.Errorf("BenjaminiHochberg() diff (-got +want):\n%s", diff)
-	}
-	if got := BenjaminiHochberg([]float64{0.02, 0.5, 1}, 0.05); len(got) != 0 {
-		t.Errorf("BenjaminiHochberg(0.02 of 3) = %v, want none", got)
-	}
+	t.Run("heavy tails and autocorrelation", func(t *testing.T) {
+		t.Parallel()
+		heavy(t)
+		limits := map[string]float64{ModelStudentT: 0.0125, ModelOutliers: 0.01, ModelAR1: 0.01}
+		for _, r := range runJSON(t, []string{"--trials", "1000", "--noise-model", "student-t,outliers,ar1"}, noEnv) {
+			atMost(t, "false_positive_rate", r, limits[r["noise_model"].(string)])
+			atLeast(t, "culprit_coverage", r, 0.95)
+		}
+	})
+	t.Run("build budget", func(t *testing.T) {
+		t.Parallel()
+		heavy(t)
+		for _, r := range runJSON(t, []string{"--trials", "200", "--noise-model", "student-t,ar1", "--recipes", "20", "--metrics", "3"}, noEnv) {
+			if r["builds"].(float64) != 200 {
+				t.Errorf("%v: %v builds, want 200", r["noise_model"], r["builds"])
+			}
+			atMost(t, "build_false_alarm_rate", r, 0.05)
+		}
+	})
 }
 
 func TestDeterministic(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/benchkite/benchkite/runner/internal/detect"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 )
 
 // Noise models: how one bench run's value strays from the level, on the
@@ -113,6 +114,7 @@ func Run(s Sim) (Result, error) {
 		s.Judged = 10
 	}
 	s.Detector.HigherIsBetter = true
+	s.Detector.PastReps = s.Reps
 	r := Result{Model: s.Model, Nights: s.Nights, NoiseCV: s.NoiseCV, StepPct: s.StepPct, Trials: s.Trials, Seed: s.Seed,
 		Reps: s.Reps, NightShare: s.NightShare, Rerun: s.Rerun, Missing: s.Missing, FloorPct: s.Detector.MinEffectPct,
 		Recipes: s.Recipes, Metrics: s.Metrics}
@@ -195,8 +197,9 @@ func Run(s Sim) (Result, error) {
 }
 
 // builds runs Trials/10 (at least 20) sequences of Judged builds of
-// Recipes × Metrics unchanged tests and counts the builds in which
-// Benjamini–Hochberg at BuildFDR over the night's p-values fails any.
+// Recipes × Metrics unchanged tests and counts the builds the budget
+// fails: gate.Spend at BuildFDR over the night's tests, as the report
+// step spends it, where a test fails only if its own gate flagged it.
 func builds(s Sim, rng *rand.Rand, r *Result) error {
 	n := s.Recipes * s.Metrics
 	seqs := max(20, s.Trials/10)
@@ -212,18 +215,18 @@ func builds(s Sim, rng *rand.Rand, r *Result) error {
 			}
 		}
 		for range s.Judged {
-			ps := make([]float64, 0, n)
+			tests := make([]gate.BudgetTest, 0, n)
 			for _, st := range streams {
 				d, err := st.night(1, nil)
 				if err != nil {
 					return err
 				}
 				if d != nil {
-					ps = append(ps, d.P)
+					tests = append(tests, gate.BudgetTest{P: d.P, Flagged: d.Flagged})
 				}
 			}
 			r.Builds++
-			if len(BenjaminiHochberg(ps, s.BuildFDR)) > 0 {
+			if gate.Spend(tests, s.BuildFDR).Failed() {
 				fails++
 			}
 		}
@@ -232,34 +235,6 @@ func builds(s Sim, rng *rand.Rand, r *Result) error {
 		r.BuildFalseAlarmRate = float64(fails) / float64(r.Builds)
 	}
 	return nil
-}
-
-// BenjaminiHochberg returns the indexes of the p-values it rejects at
-// false-discovery rate q: all up to the largest rank k with p(k) ≤ k·q/m.
-func BenjaminiHochberg(ps []float64, q float64) []int {
-	idx := make([]int, len(ps))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case ps[a] < ps[b]:
-			return -1
-		case ps[a] > ps[b]:
-			return 1
-		}
-		return 0
-	})
-	m := float64(len(ps))
-	last := -1
-	for rank, i := range idx {
-		if ps[i] <= float64(rank+1)*q/m {
-			last = rank
-		}
-	}
-	out := slices.Clone(idx[:last+1])
-	slices.Sort(out)
-	return out
 }
 
 // pastNight is one night of the history the loop keeps.
@@ -382,7 +357,7 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.Flagged && st.s.Rerun && len(reps) < detect.RerunReps {
+	if d.Alarm && st.s.Rerun && len(reps) < detect.RerunReps {
 		for range detect.RerunReps - len(reps) {
 			reps = append(reps, level*math.Exp(ne+st.draw(st.sdRun)))
 			st.reruns++

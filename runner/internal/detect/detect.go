@@ -15,12 +15,10 @@ const (
 	// recipe is judged from its fifth night, with the t-bound of the
 	// nights it has.
 	DefaultMinHistory = 5
-	// DefaultOutlierMADs bounds how far from its regime's median a night
-	// may lie before the noise estimate sets it aside; only from
-	// DefaultRejectFrom nights on, because with fewer the MAD is too rough
-	// and sets normal nights aside.
-	DefaultOutlierMADs = 4.0
-	DefaultRejectFrom  = 15
+	// DefaultRejectFrom is the fewest nights from which a positive
+	// Config.OutlierMADs sets outlier nights aside: with fewer the MAD is
+	// too rough and sets normal nights aside.
+	DefaultRejectFrom = 15
 	// DefaultChangeAlpha is the significance of a change point: at 0.001
 	// a 30-night series of pure noise seldom shows one.
 	DefaultChangeAlpha = 0.001
@@ -30,6 +28,12 @@ const (
 	// MinSegment is the fewest nights of a regime found by the change-point
 	// search: one or two odd nights are not a new level.
 	MinSegment = 3
+	// leaveOutFrom is the fewest nights from which the night before
+	// tonight is left out of the noise estimate (noiseBefore).
+	leaveOutFrom = 10
+	// minRhoNights is the fewest nights the autocorrelation is estimated
+	// from; below, ρ's interval is too wide to be of use.
+	minRhoNights = 5
 	// CalibratedNights is the history length the targets were measured at.
 	CalibratedNights = 30
 )
@@ -69,8 +73,11 @@ type Config struct {
 	// MinHistory is the fewest past nights to judge by; DefaultMinHistory
 	// when zero.
 	MinHistory int
-	// OutlierMADs and RejectFrom: see DefaultOutlierMADs; a negative
-	// OutlierMADs turns rejection off.
+	// OutlierMADs, when positive, sets aside from RejectFrom nights on
+	// (DefaultRejectFrom when zero) the nights further than that many
+	// robust standard deviations from their regime's median. Off by
+	// default: with heavy-tailed nights it drops exactly the nights that
+	// show how wide the tails are, and the false-alarm rate rises.
 	OutlierMADs float64
 	RejectFrom  int
 	// ChangeAlpha is the change-point significance; DefaultChangeAlpha
@@ -82,6 +89,10 @@ type Config struct {
 	Known []int
 	// SingleNightOnly turns the two-night rule off.
 	SingleNightOnly bool
+	// PastReps is how many repetitions a past night's value is the
+	// median of (1 when zero): tonight's repetitions beyond that many
+	// narrow tonight's spread by the run-to-run part of the noise.
+	PastReps int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -91,14 +102,14 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MinHistory == 0 {
 		c.MinHistory = DefaultMinHistory
 	}
-	if c.OutlierMADs == 0 {
-		c.OutlierMADs = DefaultOutlierMADs
-	}
 	if c.RejectFrom == 0 {
 		c.RejectFrom = DefaultRejectFrom
 	}
 	if c.ChangeAlpha == 0 {
 		c.ChangeAlpha = DefaultChangeAlpha
+	}
+	if c.PastReps < 1 {
+		c.PastReps = 1
 	}
 	switch {
 	case !(c.FalseAlarmRate > 0 && c.FalseAlarmRate < 0.5):
@@ -128,12 +139,21 @@ type Open struct {
 type Decision struct {
 	Status  Status
 	Flagged bool
+	// Alarm says tonight is worth a second look: PNight is within
+	// AlarmFactor times the false-alarm rate and past the floor. With
+	// fewer than RerunReps repetitions the bench is run again and Rerun
+	// decides; Flagged implies Alarm.
+	Alarm bool
 	// Rule is RuleSingle, RuleTwoNight or RuleOpen when Flagged.
 	Rule string
-	// P is tonight's one-sided p-value, both rules combined (weighted
-	// Bonferroni): Flagged needs P ≤ the false-alarm rate and a worsening
-	// beyond the floor. A build's false-alarm budget is spent on it.
-	P float64
+	// PNight is tonight's one-sided p-value, both rules combined
+	// (weighted Bonferroni): Flagged needs PNight ≤ the false-alarm rate
+	// and a worsening beyond the floor. P is the p-value a build's
+	// false-alarm budget spends: PNight up to the false-alarm rate, safe
+	// against heavy tails below it (see TailDoF).
+	PNight, P float64
+	// nu is the degrees of freedom tonight was judged with.
+	nu float64
 	// Baseline is the median of the regime tonight is judged against;
 	// Tonight the median of tonight's repetitions.
 	Baseline, Tonight float64
@@ -183,6 +203,46 @@ type Decision struct {
 // does not inflate it. Tonight is the median of its repetitions, as every
 // past night is.
 func Detect(history, tonight []float64, cfg Config) (Decision, error) {
+	d, err := detect(history, tonight, 0, cfg)
+	if err != nil {
+		return d, err
+	}
+	return d.spendable(cfg), nil
+}
+
+// TailDoF is the Student t the budget's p-values allow for: a build's
+// budget spends p-values far below the false-alarm rate (with 60 tests,
+// 0.05/60), where a normal model of the nights is badly wrong if their
+// tails are as heavy as Student's t with 3 degrees of freedom.
+const TailDoF = 3
+
+// spendable sets P from PNight: the same up to the false-alarm rate α,
+// and below it α times the tail of Student's t with TailDoF degrees of
+// freedom (at unit variance) beyond tonight's statistic, relative to its
+// tail beyond the threshold. Whether tonight is flagged does not change;
+// a p-value far in the tail needs a statistic that far out even if the
+// nights' tails are that heavy. An open regression's change point does
+// not lend it its own p-value: autocorrelated nights wander, and the
+// search finds a wander significant far more often than it says.
+func (d Decision) spendable(cfg Config) Decision {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return d
+	}
+	alpha := c.FalseAlarmRate
+	d.P = d.PNight
+	if d.PNight < alpha && d.nu > 0 {
+		z, za := tQuantile(1-d.PNight, d.nu), tQuantile(1-alpha, d.nu)
+		tail := func(x float64) float64 { return tSurvival(x*math.Sqrt(TailDoF), TailDoF) }
+		d.P = alpha * tail(z) / tail(za)
+	}
+	return d
+}
+
+// detect is Detect with tonight's spread taken from its repetitions from
+// index fresh on: after a re-run on alarm the first run is the one that
+// raised the alarm, and its deviation is not a fair sample of a run's.
+func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return Decision{}, err
@@ -198,7 +258,7 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	d := Decision{Status: StatusOK, Nights: len(hist), Reps: len(reps), P: 1}
+	d := Decision{Status: StatusOK, Nights: len(hist), Reps: len(reps), PNight: 1, P: 1}
 	ton := median(reps)
 	d.Tonight = math.Exp(ton)
 	if len(hist) < cfg.MinHistory {
@@ -215,13 +275,13 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 	// a wander is not a change.
 	search := Search{Alpha: cfg.ChangeAlpha, MinSegment: MinSegment, Known: cfg.Known, Scan: true}
 	d.Changes = search.Find(hist)
-	nz := noiseOf(hist, d.Changes, cfg)
+	nz := noiseBefore(hist, d.Changes, cfg)
 	if nz.rho > 0 {
 		search.Inflate = (1 + nz.rho) / (1 - nz.rho)
 		d.Changes = search.Find(hist)
-		nz = noiseOf(hist, d.Changes, cfg)
+		nz = noiseBefore(hist, d.Changes, cfg)
 	}
-	d.Used, d.Outliers, d.Autocorr = nz.used, nz.outliers, nz.rho
+	d.Used, d.Outliers, d.Autocorr, d.nu = nz.used, nz.outliers, nz.rho, nz.nu
 	if nz.df < 2 {
 		d.Status = StatusInsufficientHistory
 		d.Why = fmt.Sprintf("first nights: no regression check yet (%d past nights, in %d regimes, leave too few to estimate the noise)", len(hist), len(d.Changes)+1)
@@ -238,32 +298,29 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 
 	s2 := nz.sd * nz.sd
 	inflate := (1 + nz.rho) / (1 - nz.rho)
-	tonVar := s2
-	if len(reps) >= 2 {
-		_, repSD := meanSD(reps)
-		tonVar = max(tonVar, math.Pi/2*repSD*repSD/float64(len(reps)))
-	}
+	tonVar := nightVar(s2, reps, reps[fresh:], cfg.PastReps)
 	w1 := 1.0
 	if !cfg.SingleNightOnly {
 		w1 = 1 - DefaultTwoNightShare
 	}
 	alpha := cfg.FalseAlarmRate
 	scale1 := math.Sqrt(tonVar + s2*medianVar(end-start)*inflate)
-	p1 := tSurvival(worse/scale1, nz.df)
-	d.NoiseThresholdPct = worsePct(tQuantile(1-alpha*w1, nz.df)*scale1, dir)
+	p1 := tSurvival(worse/scale1, nz.nu)
+	d.NoiseThresholdPct = worsePct(tQuantile(1-alpha*w1, nz.nu)*scale1, dir)
 	d.ThresholdPct = max(d.NoiseThresholdPct, cfg.MinEffectPct)
-	d.P = min(1, p1/w1)
+	d.PNight = min(1, p1/w1)
 	rule := RuleSingle
 	twoWhy := ""
 	if !cfg.SingleNightOnly && open == nil && end == len(hist) && end-start >= 2 {
-		if p2, why := twoNight(hist[start:end], ton, tonVar, nz, dir, alpha*w1); p2/(1-w1) < d.P {
-			d.P, rule, twoWhy = min(1, p2/(1-w1)), RuleTwoNight, why
+		if p2, why := twoNight(hist[start:end], ton, tonVar, nz, dir, alpha*w1); p2/(1-w1) < d.PNight {
+			d.PNight, rule, twoWhy = min(1, p2/(1-w1)), RuleTwoNight, why
 		}
 	}
 	pastFloor := d.WorsePct >= cfg.MinEffectPct
-	flagged := d.P <= alpha && pastFloor
+	flagged := d.PNight <= alpha && pastFloor
+	d.Alarm = d.PNight <= alpha*AlarmFactor && pastFloor
 	if !pastFloor {
-		d.P = 1 // never fails, so it spends none of a build's budget
+		d.PNight = 1 // never fails, so it spends none of a build's budget
 	}
 	base := fmt.Sprintf("tonight %.4g is %.1f%% %s than the baseline %.4g (median of %d nights%s; noise CV %.1f%% from %d nights%s)",
 		d.Tonight, math.Abs(d.WorsePct), worseWord(d.WorsePct), d.Baseline, end-start, regimeNote(d, len(hist)), d.NoiseCV*100, nz.used, rhoNote(nz.rho))
@@ -274,7 +331,7 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 			d.Why = fmt.Sprintf("still regressed: %s; the regression of %.1f%% that began %d nights ago (p = %.2g) is neither fixed nor accepted", base, open.WorsePct, len(hist)-open.Index, open.P)
 			return d, nil
 		}
-		d.Why = fmt.Sprintf("fixed: %s; the regression of %.1f%% that began %d nights ago is gone (p = %.2g)", base, open.WorsePct, len(hist)-open.Index, d.P)
+		d.Why = fmt.Sprintf("fixed: %s; the regression of %.1f%% that began %d nights ago is gone (p = %.2g)", base, open.WorsePct, len(hist)-open.Index, d.PNight)
 		return d, nil
 	}
 	if flagged {
@@ -288,13 +345,13 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 		// Weak evidence, or a night before that already looked worse:
 		// the change may have begun a night earlier.
 		prevWorse := dir * (level - hist[max(0, d.LastGood)])
-		if d.P > alpha/10 || prevWorse > nz.sd {
+		if d.PNight > alpha/10 || prevWorse > nz.sd {
 			d.LastGood, d.Widened = max(0, d.LastGood-1), true
 			if rule == RuleTwoNight {
 				d.FirstBad = len(hist)
 			}
 		}
-		d.Why = fmt.Sprintf("flagged (%s, p = %.2g ≤ %g): %s, beyond the %g%% floor", rule, d.P, alpha, base, cfg.MinEffectPct)
+		d.Why = fmt.Sprintf("flagged (%s, p = %.2g ≤ %g): %s, beyond the %g%% floor", rule, d.PNight, alpha, base, cfg.MinEffectPct)
 		return d, nil
 	}
 	switch {
@@ -303,9 +360,48 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 	case !pastFloor:
 		d.Why = fmt.Sprintf("not flagged: %s, below the %g%% floor", base, cfg.MinEffectPct)
 	default:
-		d.Why = fmt.Sprintf("not flagged (p = %.2g > %g): %s, within the %.1f%% the noise allows", d.P, alpha, base, d.NoiseThresholdPct)
+		d.Why = fmt.Sprintf("not flagged (p = %.2g > %g): %s, within the %.1f%% the noise allows", d.PNight, alpha, base, d.NoiseThresholdPct)
 	}
 	return d, nil
+}
+
+// nightVar is the variance of tonight's value, the median of reps, on
+// the scale of s2, the variance of a past night (the median of pastReps
+// runs). Runs of one night share the server and the image, so only their
+// run-to-run part shrinks with more of them: estimated from tonight's
+// spread, it can be no more than a past night's whole variance allows.
+// Repetitions that disagree more than nights do widen it instead.
+func nightVar(s2 float64, reps, spread []float64, pastReps int) float64 {
+	n := len(reps)
+	if n < 2 || len(spread) < 2 {
+		return s2
+	}
+	_, sd := meanSD(spread)
+	r2 := sd * sd
+	ch, cn := medianFactor(pastReps), medianFactor(n)
+	v := s2
+	if cn < ch {
+		v -= (ch - cn) * min(r2, s2/ch)
+	}
+	return max(v, cn*r2)
+}
+
+// medianFactor is the variance of the median of n normal values in units
+// of one value's: exact to five, π/(2n) beyond.
+func medianFactor(n int) float64 {
+	switch {
+	case n <= 1:
+		return 1
+	case n == 2:
+		return 0.5
+	case n == 3:
+		return 0.4487
+	case n == 4:
+		return 0.3433
+	case n == 5:
+		return 0.2868
+	}
+	return math.Pi / (2 * float64(n))
 }
 
 // twoNight is the p-value of the two-night rule: the night before (the
@@ -322,11 +418,11 @@ func twoNight(reg []float64, ton, tonVar float64, nz noise, dir, alpha1 float64)
 	if prevWorse <= 0 || tonWorse <= 0 {
 		return 1, ""
 	}
-	if tSurvival(prevWorse/math.Sqrt(s2+lv), nz.df) <= alpha1 {
+	if tSurvival(prevWorse/math.Sqrt(s2+lv), nz.nu) <= alpha1 {
 		return 1, ""
 	}
 	pair := (prevWorse + tonWorse) / 2
-	p := tSurvival(pair/math.Sqrt((s2+tonVar+2*nz.rho*s2)/4+lv), nz.df)
+	p := tSurvival(pair/math.Sqrt((s2+tonVar+2*nz.rho*s2)/4+lv), nz.nu)
 	return p, fmt.Sprintf("with the night before (%.1f%% worse) the two nights average %.1f%% worse", worsePct(prevWorse, dir), worsePct(pair, dir))
 }
 
@@ -373,16 +469,40 @@ type noise struct {
 	// rho is the upper end of the autocorrelation's 90 % interval: a
 	// month of nights estimates it roughly, and too small a ρ makes a
 	// wander look like a change and narrows the bounds.
-	sd, rho        float64
-	df             int
+	sd, rho float64
+	df      int
+	// nu is the degrees of freedom the bounds use: df, fewer where the
+	// nights are autocorrelated or heavier-tailed than normal, either of
+	// which makes sd a rougher estimate.
+	nu             float64
 	used, outliers int
+}
+
+// noiseBefore is the noise of every night but the last. The night before
+// tonight is the first night of a step that was not caught at once; in
+// the estimate it would widen tonight's bounds by the step itself.
+// Leaving it out always, not only when it looks worse, keeps the
+// estimate unbiased on unchanged nights. A young recipe, with fewer than
+// leaveOutFrom nights, keeps every night: one more matters more there.
+func noiseBefore(hist []float64, cs []Change, cfg Config) noise {
+	if len(hist) < leaveOutFrom {
+		return noiseOf(hist, cs, cfg)
+	}
+	n := len(hist) - 1
+	var kept []Change
+	for _, c := range cs {
+		if c.Index < n {
+			kept = append(kept, c)
+		}
+	}
+	return noiseOf(hist[:n], kept, cfg)
 }
 
 // noiseOf pools every regime's nights around its own mean. From
 // cfg.RejectFrom nights on, nights beyond cfg.OutlierMADs robust standard
 // deviations of their regime's median are set aside first. The lag-1
 // autocorrelation of the residuals (bias-corrected, within regimes) is
-// kept when positive and the history has at least ten nights.
+// kept when positive and the history has at least minRhoNights nights.
 func noiseOf(hist []float64, cs []Change, cfg Config) noise {
 	bounds := []int{0}
 	for _, c := range cs {
@@ -390,7 +510,7 @@ func noiseOf(hist []float64, cs []Change, cfg Config) noise {
 	}
 	bounds = append(bounds, len(hist))
 	reject := cfg.OutlierMADs > 0 && len(hist) >= cfg.RejectFrom
-	var ss, lag, lag0 float64
+	var ss, ss4, lag, lag0 float64
 	var nz noise
 	segs := 0
 	for i := 0; i+1 < len(bounds); i++ {
@@ -408,6 +528,7 @@ func noiseOf(hist []float64, cs []Change, cfg Config) noise {
 		for j, v := range kept {
 			r := v - m
 			ss += r * r
+			ss4 += r * r * r * r
 			if j > 0 {
 				lag += r * (kept[j-1] - m)
 				lag0 += r * r
@@ -420,7 +541,7 @@ func noiseOf(hist []float64, cs []Change, cfg Config) noise {
 		return nz
 	}
 	nz.sd = math.Sqrt(ss / float64(nz.df))
-	if nz.used >= 10 && lag0 > 0 {
+	if nz.used >= minRhoNights && lag0 > 0 {
 		r := lag / lag0
 		r += (1 + 3*r) / float64(nz.used) // Kendall's bias correction
 		if r > 0 {
@@ -433,7 +554,26 @@ func noiseOf(hist []float64, cs []Change, cfg Config) noise {
 		n := float64(nz.used)
 		nz.sd /= math.Sqrt(max(0.5, 1-2*nz.rho/(n*(1-nz.rho))))
 	}
+	nz.nu = effectiveDF(nz.df, nz.used, ss, ss4, nz.rho)
 	return nz
+}
+
+// effectiveDF is the degrees of freedom of a variance estimate from n
+// residuals (df of them free) with sums of squares ss and fourth powers
+// ss4 and lag-1 autocorrelation rho: those of the chi-square whose
+// relative variance it has, 2/df·(1+ρ²)/(1−ρ²) + κ/n for excess kurtosis
+// κ (its small-sample normal value taken off, never below zero). Heavy
+// tails show here: a month of Student-t nights has a kurtosis of several,
+// and the bound then widens as far as the estimate is rough.
+func effectiveDF(df, n int, ss, ss4, rho float64) float64 {
+	rel := 2 / float64(df) * (1 + rho*rho) / (1 - rho*rho)
+	if n >= 4 && ss > 0 {
+		fn := float64(n)
+		b2 := fn * ss4 / (ss * ss)
+		kappa := max(0, b2-3*(fn-1)/(fn+1))
+		rel += kappa / fn
+	}
+	return 2 / rel
 }
 
 // keep returns the values of x within k robust standard deviations of
@@ -551,31 +691,30 @@ func meanSD(x []float64) (float64, float64) {
 }
 
 type quantileKey struct {
-	p  float64
-	df int
+	p, df float64
 }
 
 // quantiles caches Student's t quantiles: calibration asks for the same
 // few millions of times.
 var quantiles sync.Map
 
-func tQuantile(p float64, df int) float64 {
+func tQuantile(p, df float64) float64 {
 	k := quantileKey{p, df}
 	if q, ok := quantiles.Load(k); ok {
 		return q.(float64)
 	}
-	q := studentQuantile(p, float64(df))
+	q := studentQuantile(p, df)
 	quantiles.Store(k, q)
 	return q
 }
 
 // tSurvival is P(T > t) for Student's t with df degrees of freedom.
-func tSurvival(t float64, df int) float64 {
+func tSurvival(t, df float64) float64 {
 	if math.IsNaN(t) {
 		return 1
 	}
 	if math.IsInf(t, 1) {
 		return 0
 	}
-	return studentSurvival(t, float64(df))
+	return studentSurvival(t, df)
 }

@@ -140,11 +140,11 @@ func TestDetectAccepted(t *testing.T) {
 func TestDetectTwoNights(t *testing.T) {
 	t.Parallel()
 	hist := append(noisy(30, 100), 98.2)
-	d := mustDetect(t, hist, []float64{98}, Config{HigherIsBetter: true})
+	d := mustDetect(t, hist, []float64{98.2}, Config{HigherIsBetter: true})
 	if !d.Flagged || d.Rule != RuleTwoNight || !(d.LastGood < 30 && 30 <= d.FirstBad) {
-		t.Errorf("Detect(two nights 1.8 and 2 %% down) = %v %q, range (%d, %d]; want two-night, the range holding the night before", d.Flagged, d.Rule, d.LastGood, d.FirstBad)
+		t.Errorf("Detect(two nights 1.8 %% down) = %v %q, range (%d, %d]; want two-night, the range holding the night before", d.Flagged, d.Rule, d.LastGood, d.FirstBad)
 	}
-	if d := mustDetect(t, hist, []float64{98}, Config{HigherIsBetter: true, SingleNightOnly: true}); d.Flagged {
+	if d := mustDetect(t, hist, []float64{98.2}, Config{HigherIsBetter: true, SingleNightOnly: true}); d.Flagged {
 		t.Errorf("single-night only flagged %q", d.Why)
 	}
 }
@@ -168,9 +168,13 @@ func TestDetectYoungAndRejection(t *testing.T) {
 	if d := mustDetect(t, young, []float64{100}, Config{HigherIsBetter: true}); d.Outliers != 0 {
 		t.Errorf("Detect(9 nights, one far off) set %d aside", d.Outliers)
 	}
-	old := append(noisy(20, 100), 80)
-	if d := mustDetect(t, old, []float64{100}, Config{HigherIsBetter: true}); d.Outliers != 1 {
-		t.Errorf("Detect(21 nights, one far off) set %d aside, want 1", d.Outliers)
+	// From 15 nights on, only when asked: by default every night counts.
+	old := append(noisy(20, 100), 80, 100)
+	if d := mustDetect(t, old, []float64{100}, Config{HigherIsBetter: true, OutlierMADs: 4}); d.Outliers != 1 {
+		t.Errorf("Detect(22 nights, one far off, 4 MADs) set %d aside, want 1", d.Outliers)
+	}
+	if d := mustDetect(t, old, []float64{100}, Config{HigherIsBetter: true}); d.Outliers != 0 {
+		t.Errorf("Detect(22 nights, one far off) set %d aside by default, want 0", d.Outliers)
 	}
 }
 
@@ -234,11 +238,118 @@ func TestRerun(t *testing.T) {
 	if err != nil || !d.Flagged || d.Reps != 3 || !strings.Contains(d.Why, "re-run on alarm: 3 repetitions") {
 		t.Errorf("Rerun(95, 95.2, 94.9) = %v, %d reps, %q, %v; want flagged on 3", d.Flagged, d.Reps, d.Why, err)
 	}
-	if d.P < first.P {
-		t.Errorf("Rerun P %v below the first look's %v: the combined p-value is their max", d.P, first.P)
+	if d.PNight < first.PNight/AlarmFactor {
+		t.Errorf("Rerun p %v below the first look's %v / %v: the combined p-value is max(p₁/%v, p₂)", d.PNight, first.PNight, AlarmFactor, AlarmFactor)
 	}
 	pass := mustDetect(t, hist, []float64{100}, cfg)
+	if pass.Alarm {
+		t.Fatalf("Detect(100) raised an alarm: %q", pass.Why)
+	}
 	if d, _ := Rerun(pass, hist, []float64{100, 50, 50}, cfg); d.Flagged {
-		t.Errorf("Rerun of a night that passed flagged it")
+		t.Errorf("Rerun of a night that raised no alarm flagged it")
+	}
+	// 98.2 is not flagged but raises the alarm (p within 4α); three runs
+	// that agree on it keep it unflagged: their agreement says the night,
+	// not the run, is off, and the night's noise is the past nights'.
+	alarm := mustDetect(t, hist, []float64{98.2}, cfg)
+	if alarm.Flagged || !alarm.Alarm {
+		t.Fatalf("Detect(98.2) = flagged %v, alarm %v, p %v; want an alarm only", alarm.Flagged, alarm.Alarm, alarm.PNight)
+	}
+	if d, _ := Rerun(alarm, hist, []float64{98.2, 98.1, 98.3}, cfg); d.Flagged {
+		t.Errorf("Rerun(98.2, 98.1, 98.3) = %q; want not flagged", d.Why)
+	}
+	// Three runs well below confirm it.
+	if d, _ := Rerun(alarm, hist, []float64{98.2, 96.5, 96.8}, cfg); !d.Flagged {
+		t.Errorf("Rerun(98.2, 96.5, 96.8) = %q; want flagged", d.Why)
+	}
+}
+
+// A night's variance shrinks with its runs only by their run-to-run part,
+// judged from the fresh runs' spread and never past what a past night's
+// variance allows.
+func TestNightVar(t *testing.T) {
+	t.Parallel()
+	s2 := 1e-4
+	sd := 0.005 // two fresh runs 1 % apart: variance s2/2
+	tests := []struct {
+		name         string
+		reps, spread []float64
+		pastReps     int
+		want         float64
+	}{
+		{name: "one run", reps: []float64{0}, spread: []float64{0}, pastReps: 1, want: s2},
+		{name: "runs agree", reps: []float64{0, 0, 0}, spread: []float64{0, 0}, pastReps: 1, want: s2},
+		{name: "half the variance is the runs'", reps: []float64{0, sd, -sd}, spread: []float64{sd, -sd}, pastReps: 1, want: s2 - (1-0.4487)*s2/2},
+		{name: "runs spread wider than nights", reps: []float64{0, 0.05, -0.05}, spread: []float64{0.05, -0.05}, pastReps: 1, want: 0.4487 * 0.005},
+		{name: "past nights had as many runs", reps: []float64{0, sd, -sd}, spread: []float64{sd, -sd}, pastReps: 3, want: s2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := nightVar(s2, tt.reps, tt.spread, tt.pastReps); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("nightVar() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Heavy-tailed nights give fewer degrees of freedom than normal ones, and
+// so do autocorrelated ones.
+func TestEffectiveDF(t *testing.T) {
+	t.Parallel()
+	normal := []float64{-1.2, -0.8, -0.5, -0.3, -0.1, 0.1, 0.3, 0.5, 0.8, 1.2}
+	heavy := []float64{-0.3, -0.2, -0.1, -0.1, 0, 0, 0.1, 0.1, 0.2, 4}
+	sums := func(x []float64) (ss, ss4 float64) {
+		for _, v := range x {
+			ss += v * v
+			ss4 += v * v * v * v
+		}
+		return ss, ss4
+	}
+	ss, ss4 := sums(normal)
+	if got := effectiveDF(9, 10, ss, ss4, 0); got != 9 {
+		t.Errorf("effectiveDF(normal-looking) = %v, want 9", got)
+	}
+	if got := effectiveDF(9, 10, ss, ss4, 0.5); !(got < 6) {
+		t.Errorf("effectiveDF(ρ 0.5) = %v, want below 6", got)
+	}
+	ss, ss4 = sums(heavy)
+	if got := effectiveDF(9, 10, ss, ss4, 0); !(got < 3) {
+		t.Errorf("effectiveDF(one night far out) = %v, want below 3", got)
+	}
+}
+
+// The budget's p-value is the night's up to the false-alarm rate and far
+// larger in the tail; the verdict does not change.
+func TestSpendable(t *testing.T) {
+	t.Parallel()
+	hist := noisy(30, 100)
+	cfg := Config{HigherIsBetter: true}
+	for _, v := range []float64{99, 98.6, 97, 95, 90} {
+		d := mustDetect(t, hist, []float64{v}, cfg)
+		switch {
+		case d.PNight >= 0.01 && d.P != d.PNight:
+			t.Errorf("tonight %v: P %v, PNight %v; want equal above the rate", v, d.P, d.PNight)
+		case d.PNight < 0.01 && !(d.P > d.PNight && d.P <= 0.01):
+			t.Errorf("tonight %v: P %v, PNight %v; want P in (PNight, 0.01]", v, d.P, d.PNight)
+		}
+		if d.Flagged != (d.P <= 0.01) {
+			t.Errorf("tonight %v: flagged %v with P %v", v, d.Flagged, d.P)
+		}
+	}
+	// A lone regression among 60 tests spends 0.05/60 of a 5 % budget:
+	// it needs a drop 2 to 3 times the one that flags the night.
+	var flag, spend float64
+	for v := 100.0; v > 80 && spend == 0; v -= 0.01 {
+		d := mustDetect(t, hist, []float64{v}, Config{HigherIsBetter: true, SingleNightOnly: true})
+		if flag == 0 && d.Flagged {
+			flag = -math.Log(v / 100)
+		}
+		if d.P <= 0.05/60 {
+			spend = -math.Log(v / 100)
+		}
+	}
+	if r := spend / flag; !(r >= 2 && r <= 3) {
+		t.Errorf("the drop the budget spends on is %v times the one that flags, want 2 to 3", r)
 	}
 }

@@ -11,35 +11,46 @@
 // # Model and choices
 //
 // Values are compared on a log scale, so a change is a ratio and the noise
-// is a coefficient of variation (CV). The history is cleaned of outlier
-// nights first: a night further than OutlierMADs robust standard deviations
-// (1.4826 × MAD) from the median is set aside. The baseline is the mean of
-// the nights kept and the noise their sample standard deviation. Rejecting
-// outliers with the MAD and then using the ordinary mean and deviation keeps
-// almost all of the efficiency of the ordinary estimates on clean data (the
-// MAD alone has about 37 %), which matters with a few weeks of nights; and
-// it makes the test a textbook prediction interval: for a clean normal
-// history of m nights, (tonight − mean)/(s·√(1+1/m)) follows Student's t
-// with m−1 degrees of freedom, so the false-alarm rate is what it says.
+// is a coefficient of variation (CV). The level is the median of the
+// current regime; the noise is the standard deviation of every regime's
+// nights around their own mean, pooled, leaving out the night before
+// tonight (it may be the first night of a step not caught at once). No
+// night is set aside as an outlier unless asked: with heavy-tailed nights
+// that drops exactly the nights that show how wide the tails are. For a
+// clean normal history of m nights, (tonight − level)/(s·√(1+π/(2m)))
+// is close to Student's t with m−1 degrees of freedom; the degrees of
+// freedom are cut where the nights' kurtosis or lag-1 autocorrelation
+// says s is rougher than that (a chi-square with the same relative
+// variance), so heavy tails and wandering nights widen the bound.
 //
-// Tonight's repetitions are averaged on the log scale. They do not shrink
-// the threshold: the history holds one value per night, each already an
-// aggregate of that night's repetitions, and night-to-night noise is what a
-// night must be judged against. They can widen it: when the repetitions
-// disagree more than nights usually do, the standard error of their mean
-// replaces the night-to-night noise for tonight, so one noisy night cannot
-// pass for a regression.
+// A night is judged twice when it has fewer than RerunReps repetitions.
+// The first look raises the alarm when its p-value is within AlarmFactor
+// times the false-alarm rate; the bench is run again on the same server
+// and the second look decides on the median of all the runs. Runs of one
+// night share the server and the image, so only their run-to-run part of
+// the noise shrinks with more of them; it is estimated from the spread of
+// the fresh runs (the first one raised the alarm and is not a fair
+// sample) and can take off no more than a past night's variance allows.
+// The night's p-value max(p₁/AlarmFactor, p₂) is a valid one. Where the
+// noise is all the night's (autocorrelated or drifting nights), the
+// second look is the first again and the rate is what it says.
 //
 // One night can never show a step of three times the noise with both a
 // false-alarm rate of 1 % and 90 % power (that needs 2.33 + 1.28 = 3.6
 // standard deviations). So, like PyTorch's HUD, Detect also looks at two
 // nights: tonight is flagged when it alone is beyond the single-night
-// threshold, or when tonight and the night before are both at least one
-// standard deviation worse, the night before was not already beyond the
-// single-night threshold, and their mean is beyond the two-night
-// threshold. Each rule gets half the false-alarm rate. The condition on the
-// night before keeps one outlier night from alarming twice. `runner
-// calibrate` measures the resulting false-positive rate and power.
+// threshold, or when tonight and the night before are both worse, the
+// night before was not already beyond the single-night threshold, and
+// their mean is beyond the two-night threshold. The two-night rule gets
+// DefaultTwoNightShare of the false-alarm rate (weighted Bonferroni).
+//
+// A build's false-alarm budget (package gate) spends p-values far below
+// the per-night rate, where a normal model is badly wrong if the nights'
+// tails are heavy. Decision.P is therefore PNight up to the rate and,
+// below it, the rate times the tail of Student's t with TailDoF degrees of
+// freedom beyond tonight's statistic relative to its tail beyond the
+// threshold. `runner calibrate` measures the resulting false-alarm rates,
+// power and culprit coverage.
 //
 // ChangePoints locates changes with E-Divisive means (Matteson and James,
 // 2014) and judges its significance with Student's t-test on the two

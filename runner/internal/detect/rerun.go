@@ -10,47 +10,46 @@ import (
 // them (re-run on alarm), so one slow run cannot fail a night.
 const RerunReps = 3
 
-// RerunRelax is how much looser the second look is. The second look only
-// confirms an alarm the first raised, so the night's false-alarm rate
-// stays below the first look's whatever the second does; a looser second
-// look gives back the power that judging on the median of fresh runs
-// takes (they carry none of the first run's bad luck).
-const RerunRelax = 3
+// AlarmFactor is how much looser the first look is than the verdict:
+// a night whose p-value is within AlarmFactor times the false-alarm rate
+// is run again (re-run on alarm), and the verdict is taken on the median
+// of all its runs, which carries less of the runs' own noise. The two
+// looks together are one valid test: Rerun's p-value is
+// max(p₁/AlarmFactor, p₂).
+const AlarmFactor = 4
 
-// Rerun judges a flagged night again on all its repetitions, the first
-// ones and those the re-run added. The night stays flagged when the
-// combined p-value max(p₁, p₂/RerunRelax), a valid p-value since the
-// alarm needed p₁ ≤ α, is within the false-alarm rate and the drop is
-// beyond the floor.
+// Rerun judges a night whose first look raised an alarm again on all its
+// repetitions, the first ones and those the re-run added. The night is
+// flagged when the combined p-value max(p₁/AlarmFactor, p₂) is within
+// the false-alarm rate and the drop is beyond the floor.
 func Rerun(first Decision, history, all []float64, cfg Config) (Decision, error) {
-	if !first.Flagged {
+	if !first.Alarm {
 		return first, nil
 	}
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return Decision{}, err
 	}
-	d, err := Detect(history, all, cfg)
+	d, err := detect(history, all, first.Reps, cfg)
 	if err != nil {
 		return Decision{}, err
 	}
-	p2 := d.P
-	d.P = math.Max(first.P, d.P/RerunRelax)
-	flagged := d.P <= c.FalseAlarmRate && d.WorsePct >= c.MinEffectPct
-	note := fmt.Sprintf("re-run on alarm: %d repetitions, median %.4g (first look p = %.2g, second p = %.2g)", len(all), d.Tonight, first.P, p2)
-	if flagged == d.Flagged && flagged {
+	p2 := d.PNight
+	d.PNight = math.Max(first.PNight/AlarmFactor, p2)
+	flagged := d.PNight <= c.FalseAlarmRate && d.WorsePct >= c.MinEffectPct
+	note := fmt.Sprintf("re-run on alarm: %d repetitions, median %.4g (first look p = %.2g, second p = %.2g)", len(all), d.Tonight, first.PNight, p2)
+	switch {
+	case flagged:
+		// The second look's verdict and range stand.
 		d.Why += "; " + note
-		return d, nil
+	case first.Flagged:
+		d.Why = "not flagged after a re-run on alarm: the first look flagged tonight, but " + note
+	default:
+		d.Why = "not flagged after a re-run on alarm: " + note
 	}
 	if !flagged {
-		d.Flagged, d.Status, d.Rule = false, StatusOK, ""
+		d.Flagged, d.Alarm, d.Status, d.Rule = false, false, StatusOK, ""
 		d.LastGood, d.FirstBad, d.Widened = 0, 0, false
-		d.Why = fmt.Sprintf("not flagged after a re-run on alarm: the first look flagged tonight, but %s", note)
-		return d, nil
 	}
-	// The second look alone would pass at α but passes the relaxed bound:
-	// the first look's verdict and range stand.
-	first.P, first.Tonight, first.Reps = d.P, d.Tonight, d.Reps
-	first.Why += "; " + note
-	return first, nil
+	return d.spendable(cfg), nil
 }

@@ -48,6 +48,17 @@ func SpendBudget(sums []summary.Summary, q float64) Budget {
 			b.Tests = append(b.Tests, BudgetTest{Recipe: s.Recipe, Subject: g.Subject, Metric: g.Metric, P: p, Flagged: g.Verdict == summary.VerdictFail})
 		}
 	}
+	return b.spend()
+}
+
+// Spend runs Benjamini–Hochberg at q over tests, the night's regression
+// gates: what SpendBudget does with a build's summaries, and what `runner
+// calibrate` measures.
+func Spend(tests []BudgetTest, q float64) Budget {
+	return Budget{Q: q, Tests: slices.Clone(tests)}.spend()
+}
+
+func (b Budget) spend() Budget {
 	order := make([]int, len(b.Tests))
 	for i := range order {
 		order[i] = i
@@ -63,7 +74,7 @@ func SpendBudget(sums []summary.Summary, q float64) Budget {
 	})
 	m := float64(len(b.Tests))
 	for rank, i := range order {
-		if b.Tests[i].P <= float64(rank+1)*q/m {
+		if b.Tests[i].P <= float64(rank+1)*b.Q/m {
 			b.Threshold = b.Tests[i].P
 		}
 	}
@@ -71,6 +82,11 @@ func SpendBudget(sums []summary.Summary, q float64) Budget {
 		b.Tests[i].Fails = b.Tests[i].Flagged && b.Tests[i].P <= b.Threshold && b.Threshold > 0
 	}
 	return b
+}
+
+// Failed says whether any test fails within the budget.
+func (b Budget) Failed() bool {
+	return slices.ContainsFunc(b.Tests, func(t BudgetTest) bool { return t.Fails })
 }
 
 // Fails says whether gate g of recipe fails the build: a regression gate

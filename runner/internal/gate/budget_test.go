@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -49,5 +51,27 @@ func TestSpendBudget(t *testing.T) {
 	acc := summary.Summary{Recipe: "a", Verdict: summary.VerdictFail, Gates: []summary.GateResult{{Kind: summary.GateAccuracy, Verdict: summary.VerdictFail}}}
 	if got := b.Verdict(acc); got != summary.VerdictFail {
 		t.Errorf("Verdict(accuracy failure) = %q, want fail", got)
+	}
+}
+
+func TestSpend(t *testing.T) {
+	t.Parallel()
+	// m = 4, q = 0.05: thresholds 0.0125, 0.025, 0.0375, 0.05. The
+	// largest rank under its threshold is 3 (0.03), so ranks 1-3 fail,
+	// including 0.02 and 0.03, which alone would pass 0.0125; a test its
+	// own gate did not flag never fails.
+	tests := []BudgetTest{{P: 0.03, Flagged: true}, {P: 0.5}, {P: 0.001, Flagged: true}, {P: 0.02}}
+	b := Spend(tests, 0.05)
+	var fails []int
+	for i, t := range b.Tests {
+		if t.Fails {
+			fails = append(fails, i)
+		}
+	}
+	if diff := cmp.Diff(fails, []int{0, 2}); diff != "" || b.Threshold != 0.03 || !b.Failed() {
+		t.Errorf("Spend() fails %v, threshold %v (diff -got +want:\n%s)", fails, b.Threshold, diff)
+	}
+	if b := Spend([]BudgetTest{{P: 0.02, Flagged: true}, {P: 0.5}, {P: 1}}, 0.05); b.Failed() {
+		t.Errorf("Spend(0.02 of 3) failed, want none")
 	}
 }

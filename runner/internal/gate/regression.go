@@ -31,6 +31,7 @@ import (
 // pastValue is one past night's value of a metric.
 type pastValue struct {
 	value float64
+	reps  int // repetitions value is the median of
 	ref   summary.NightRef
 	fp    *summary.Fingerprint
 	at    time.Time
@@ -119,18 +120,30 @@ func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, 
 }
 
 func (g Gater) regression(sum *summary.Summary, name string, run *summary.BenchRun, policy *workloads.Regression, m workloads.RegressionMetric, history baseline.Nights, histErr error) summary.GateResult {
+	gr, _ := g.judge(sum, name, run, policy, m, history, histErr)
+	return gr
+}
+
+// judge is regression that also says whether tonight raised the alarm
+// that re-runs the bench (detect.Decision.Alarm).
+func (g Gater) judge(sum *summary.Summary, name string, run *summary.BenchRun, policy *workloads.Regression, m workloads.RegressionMetric, history baseline.Nights, histErr error) (gr summary.GateResult, alarm bool) {
+	gr, d := g.decide(sum, name, run, policy, m, history, histErr)
+	return gr, d != nil && d.Alarm
+}
+
+func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, policy *workloads.Regression, m workloads.RegressionMetric, history baseline.Nights, histErr error) (summary.GateResult, *detect.Decision) {
 	need := policy.Nights - policy.MaxMissing
 	gr := summary.GateResult{Kind: summary.GateRegression, Subject: name, Metric: m.Metric,
 		Bound: fmt.Sprintf("no worse than the %g%% floor and the noise of the current regime of the last %d nights allow (%s)", m.MaxDropPct, policy.Nights, direction(m))}
 	v, why := benchValue(run, m.Metric)
 	if why != "" {
-		return unmeasured(gr, sum, summary.PhaseBench, why)
+		return unmeasured(gr, sum, summary.PhaseBench, why), nil
 	}
 	gr.Value = &v
 	if histErr != nil && !errors.Is(histErr, baseline.ErrNoNights) {
 		gr.Verdict = summary.VerdictNoBaseline
 		gr.Message = fmt.Sprintf("%s %s = %.4g: no baseline (%v)", name, m.Metric, v, histErr)
-		return gr
+		return gr, nil
 	}
 	past := pastValues(history, name, m.Metric)
 	tonight := []float64{v}
@@ -148,7 +161,7 @@ func (g Gater) regression(sum *summary.Summary, name string, run *summary.BenchR
 		gr.Detector = &summary.Detector{Nights: len(past), Repetitions: len(tonight), Tonight: v, FloorPct: m.MaxDropPct, P: 1, Accepted: accepted,
 			Why: "accepted regression: tonight is the first night of the accepted level"}
 		gr.Message = fmt.Sprintf("%s %s = %.4g: regression accepted %s; tonight is the first night of the accepted level, no regression check", name, m.Metric, v, accepted)
-		return gr
+		return gr, nil
 	}
 	if len(past) < detect.DefaultMinHistory {
 		// A young recipe: its absolute gates decide; not a soft failure.
@@ -156,14 +169,14 @@ func (g Gater) regression(sum *summary.Summary, name string, run *summary.BenchR
 		gr.Detector = &summary.Detector{Nights: len(past), Repetitions: len(tonight), Tonight: v, FloorPct: m.MaxDropPct, P: 1,
 			Why: "first nights: no regression check yet"}
 		gr.Message = fmt.Sprintf("%s %s = %.4g: first nights: no regression check yet (%d past nights, %d needed)", name, m.Metric, v, len(past), detect.DefaultMinHistory)
-		return gr
+		return gr, nil
 	}
 	if len(past) < need {
 		gr.Verdict = summary.VerdictNoBaseline
 		gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, v, len(past), policy.Nights, need, policy.MaxMissing)
-		return gr
+		return gr, nil
 	}
-	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known}
+	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past)}
 	var d detect.Decision
 	var err error
 	if k := run.Reruns; k > 0 && len(tonight) > k {
@@ -178,7 +191,7 @@ func (g Gater) regression(sum *summary.Summary, name string, run *summary.BenchR
 	if err != nil {
 		gr.Verdict = summary.VerdictError
 		gr.Message = fmt.Sprintf("%s %s = %.4g: cannot be judged: %v", name, m.Metric, v, err)
-		return gr
+		return gr, nil
 	}
 	gr.Detector = reading(d, tonight, m.MaxDropPct)
 	if len(s.known) > 0 && policy.Accept != nil {
@@ -196,7 +209,7 @@ func (g Gater) regression(sum *summary.Summary, name string, run *summary.BenchR
 	}
 	if d.Status == detect.StatusInsufficientHistory {
 		gr.Verdict = summary.VerdictPass
-		return gr
+		return gr, &d
 	}
 	gr.Baseline, gr.DeltaPct = &d.Baseline, pct(d.DeltaPct)
 	gr.Bound = fmt.Sprintf("at most %.1f%% worse than %.4g, the median of %d nights (floor %g%%, noise %.1f%%; %s)",
@@ -210,7 +223,7 @@ func (g Gater) regression(sum *summary.Summary, name string, run *summary.BenchR
 		gr.ChangePoint = &cp
 		gr.Message += "; " + describeChange(cp)
 	}
-	return gr
+	return gr, &d
 }
 
 // reading is what the summary keeps of a decision.
@@ -235,13 +248,27 @@ func pastValues(r baseline.Nights, run, metric string) []pastValue {
 				continue
 			}
 			if v, ok := b.Metrics[metric]; ok && v > 0 && !math.IsInf(v, 1) {
-				out = append(out, pastValue{v, summary.NightRef{Build: n.BuildNumber, Value: v,
+				out = append(out, pastValue{v, max(1, len(b.RepetitionValues[metric])), summary.NightRef{Build: n.BuildNumber, Value: v,
 					ImageDigest: n.Summary.ImageDigest, VLLMCommit: n.Summary.VLLMCommit}, n.Summary.Fingerprint, n.CreatedAt})
 			}
 			break
 		}
 	}
 	return out
+}
+
+// pastReps is how many repetitions the past nights' values are typically
+// the median of: tonight's runs beyond that many narrow its spread.
+func pastReps(past []pastValue) int {
+	if len(past) == 0 {
+		return 1
+	}
+	n := make([]int, len(past))
+	for i, p := range past {
+		n[i] = p.reps
+	}
+	slices.Sort(n)
+	return n[len(n)/2]
 }
 
 func tonightRef(sum *summary.Summary, v float64) summary.NightRef {
@@ -332,8 +359,10 @@ func nightName(r summary.NightRef) string {
 }
 
 // Alarm names the gated metrics of br (a run measured tonight, before
-// any re-run) that its regression gate would fail: the job then re-runs
-// the bench on alarm. Gates that cannot judge raise no alarm.
+// any re-run) on which the detector raises the alarm (p within
+// detect.AlarmFactor times the false-alarm rate): the job then re-runs
+// the bench on alarm and the gate decides on every run. Gates that
+// cannot judge raise no alarm.
 func (g Gater) Alarm(ctx context.Context, sum *summary.Summary, br summary.BenchRun) []string {
 	c := g.configOf(br.Config)
 	if c == nil || g.Res.Recipe.Bench == nil {
@@ -347,7 +376,7 @@ func (g Gater) Alarm(ctx context.Context, sum *summary.Summary, br summary.Bench
 	history, err := g.History.Last(ctx, sum.Recipe, policy.Nights)
 	var out []string
 	for _, m := range policy.Metrics {
-		if gr := g.regression(sum, br.Name, &br, policy, m, history, err); gr.Verdict == summary.VerdictFail {
+		if _, alarm := g.judge(sum, br.Name, &br, policy, m, history, err); alarm {
 			out = append(out, m.Metric)
 		}
 	}

@@ -23,9 +23,10 @@ func (j *Job) rerunFile(run workloads.BenchRun, k int) string {
 }
 
 // rerunOnAlarm runs the bench again on the same server when the
-// regression gate flags a run measured on fewer than detect.RerunReps
-// repetitions, until it has them, so that one slow run cannot fail the
-// night (the gate judges again on all of them). A recipe opts out with
+// regression gate raises the alarm (detect.AlarmFactor) on a run measured
+// on fewer than detect.RerunReps repetitions, until it has them, so that
+// one slow run cannot fail the night and a real drop is judged on the
+// median of several (the gate judges again on all of them). A recipe opts out with
 // rerun_on_alarm: false. It returns the repetitions and how many were
 // added.
 func (j *Job) rerunOnAlarm(ctx context.Context, run workloads.BenchRun, reps []results.BenchResult, out io.Writer) ([]results.BenchResult, int, error) {
@@ -44,7 +45,7 @@ func (j *Job) rerunOnAlarm(ctx context.Context, run workloads.BenchRun, reps []r
 		return reps, 0, nil
 	}
 	more := detect.RerunReps - len(reps)
-	fmt.Fprintf(j.log, "runner: %s: the regression gate flags %s on %d repetition(s); re-running the bench %d more time(s) on the same server before deciding (GPU cost: %d extra run(s))\n",
+	fmt.Fprintf(j.log, "runner: %s: the regression gate raises the alarm on %s on %d repetition(s); re-running the bench %d more time(s) on the same server before deciding (GPU cost: %d extra run(s))\n",
 		run.Name, strings.Join(flagged, ", "), len(reps), more, more)
 	for k := 1; k <= more; k++ {
 		spec, err := j.benchSpecTo(run, j.rerunFile(run, k))

@@ -385,9 +385,11 @@ type Detector struct {
 	// calibrated with; a step is caught less often.
 	ReducedPower bool   `json:"reduced_power,omitempty"`
 	Why          string `json:"why"`
-	// P is tonight's p-value (1 below the floor): a build's false-alarm
-	// budget is spent on it. RegimeNights are the nights the level came
-	// from; Autocorr the autocorrelation allowed for.
+	// P is the p-value a build's false-alarm budget spends (1 below the
+	// floor): tonight's up to the false-alarm rate, safe against heavy
+	// tails below it (detect.Decision.P); Why gives tonight's own.
+	// RegimeNights are the nights the level came from; Autocorr the
+	// autocorrelation allowed for.
 	P            float64 `json:"p,omitempty"`
 	RegimeNights int     `json:"regime_nights,omitempty"`
 	Autocorr     float64 `json:"autocorr,omitempty"`

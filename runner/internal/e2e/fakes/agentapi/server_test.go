@@ -83,7 +83,7 @@ func TestRealAgentArtifactUpload(t *testing.T) {
 		"results/r/summary.json":      `{"verdict":"pass"}` + "\n",
 		"results/r/annotation.md":     "### ✅ pass\n",
 		"results/r/bench/run-1.json":  strings.Repeat("x", 70000),
-		"results/r/logs/empty.json":    "",
+		"results/r/logs/empty.json":   "",
 		"results/r/name with space.x": "odd name",
 		"elsewhere/not-uploaded.txt":  "no",
 	}

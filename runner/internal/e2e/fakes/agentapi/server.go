@@ -97,7 +97,9 @@ func Start(cfg Config) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v3/", s.api)
 	mux.HandleFunc(uploadPath, s.storage)
-	s.srv = httptest.NewServer(mux)
+	// Assigned before it serves: the handlers read s.srv.
+	s.srv = httptest.NewUnstartedServer(mux)
+	s.srv.Start()
 	return s
 }
 

@@ -5,8 +5,8 @@
 # libraries, about 3 GB); they compare the stand-in against its output.
 #
 # Usage: record.sh VENV STANDIN
-#   VENV     a venv where `vllm bench serve --help` works (see the README's
-#            "What the tools cost")
+#   VENV     a venv where `vllm bench serve --help` works:
+#            python3 -m venv VENV && VENV/bin/pip install --no-deps -r client-requirements.txt
 #   STANDIN  the stand-in vllm binary (go build ./runner/internal/e2e/fakes/cmd/vllm)
 set -euo pipefail
 venv=$1 standin=$2

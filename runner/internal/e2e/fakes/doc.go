@@ -9,6 +9,9 @@
 //   - cmd/lm_eval: lm-evaluation-harness's CLI for gsm8k over an invented
 //     arithmetic dataset.
 //   - cmd/buildkite-agent: a recording buildkite-agent.
+//   - agentapi: Buildkite's agent API and artifact storage, for the real
+//     buildkite-agent's artifact upload, annotate, pipeline upload and
+//     secret get.
 //   - cmd/docker: the docker CLI and daemon for a server container on a
 //     machine without containers.
 //   - fakebin: builds the four executables for tests.

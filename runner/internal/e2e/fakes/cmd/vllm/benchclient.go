@@ -170,7 +170,8 @@ func (c *benchClient) send(ctx context.Context, s sampleRequest, requestID strin
 					} `json:"delta"`
 				} `json:"choices"`
 				Usage *struct {
-					CompletionTokens int `json:"completion_tokens"`
+					CompletionTokens int  `json:"completion_tokens"`
+					PromptTokens     *int `json:"prompt_tokens"`
 				} `json:"usage"`
 			}
 			if jerr := json.Unmarshal([]byte(data), &chunk); jerr != nil {
@@ -192,6 +193,10 @@ func (c *benchClient) send(ctx context.Context, s sampleRequest, requestID strin
 				}
 			} else if chunk.Usage != nil {
 				out.outputTokens = chunk.Usage.CompletionTokens
+				// vLLM 0.33.0 counts the prompt as the server did.
+				if pt := chunk.Usage.PromptTokens; pt != nil {
+					out.promptLen = *pt
+				}
 			}
 		}
 		if err != nil {

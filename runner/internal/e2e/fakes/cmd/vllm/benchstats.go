@@ -130,8 +130,11 @@ func calculateMetrics(outs []requestOutput, dur float64, ps []float64, goodput m
 	return m
 }
 
-// peaks computes the busiest one-second bucket of output tokens and the
-// exact peak number of overlapping requests, as serve.py does.
+// peaks computes, as serve.py (vLLM 0.33.0) does, the busiest one-second
+// bucket of output tokens and the largest number of requests active in
+// one bucket: a request counts in every second from the one it starts in
+// to the one it ends in, so a run shorter than a second reports all its
+// requests, whatever --max-concurrency was.
 func peaks(ok []requestOutput) (float64, int) {
 	if len(ok) == 0 {
 		return 0, 0
@@ -141,12 +144,8 @@ func peaks(ok []requestOutput) (float64, int) {
 		minStart = math.Min(minStart, o.startTime)
 		maxEnd = math.Max(maxEnd, o.startTime+o.latency)
 	}
-	buckets := make([]float64, int(math.Ceil(maxEnd-minStart))+1)
-	type event struct {
-		at    float64
-		delta int
-	}
-	var events []event
+	tokens := make([]float64, int(math.Ceil(maxEnd-minStart))+1)
+	active := make([]int, len(tokens))
 	for _, o := range ok {
 		t := o.startTime + o.ttft
 		times := []float64{t}
@@ -155,25 +154,13 @@ func peaks(ok []requestOutput) (float64, int) {
 			times = append(times, t)
 		}
 		for _, tt := range times {
-			if b := int(tt - minStart); b >= 0 && b < len(buckets) {
-				buckets[b]++
+			if b := int(tt - minStart); b >= 0 && b < len(tokens) {
+				tokens[b]++
 			}
 		}
-		events = append(events, event{o.startTime, 1}, event{o.startTime + o.latency, -1})
-	}
-	slices.SortFunc(events, func(a, b event) int {
-		if a.at != b.at {
-			if a.at < b.at {
-				return -1
-			}
-			return 1
+		for sec := int(o.startTime - minStart); sec <= int(o.startTime+o.latency-minStart) && sec < len(active); sec++ {
+			active[sec]++
 		}
-		return a.delta - b.delta // departures first: intervals are half-open
-	})
-	cur, peak := 0, 0
-	for _, e := range events {
-		cur += e.delta
-		peak = max(peak, cur)
 	}
-	return slices.Max(buckets), peak
+	return slices.Max(tokens), slices.Max(active)
 }

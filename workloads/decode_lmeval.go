@@ -58,6 +58,12 @@ func (l *loader) decodeModelArgs(n *yaml.Node, what string) []Arg {
 			d.Errorf(v, "%s.%s: values cannot hold ',' or newlines (lm_eval splits model_args on commas)", what, k.Value)
 			return
 		}
+		if k.Value == "tokenizer_backend" && val != "None" && val != "none" && val != "remote" {
+			// huggingface imports transformers and tiktoken knows only
+			// OpenAI's models; the locked tool set serves neither.
+			d.Errorf(v, "%s.tokenizer_backend %q: the locked lm-eval tool set has no transformers; use null (lm_eval sends text; the runner's default) or remote (the server tokenizes)", what, val)
+			return
+		}
 		args = append(args, Arg{Key: k.Value, Value: val})
 	})
 	return args

@@ -917,6 +917,27 @@ lm_eval:
 			},
 		},
 		{
+			name: "lm_eval tokenizer backends the tool set cannot load",
+			src: `name: ok
+gpu: MI355X
+num_gpus: 8
+vllm: {model: org/m}
+lm_eval:
+  model_args: {tokenizer_backend: huggingface}
+  tasks:
+    - name: gsm8k
+      num_fewshot: 5
+      model_args: {tokenizer_backend: tiktoken}
+    - name: arc
+      num_fewshot: 0
+      model_args: {tokenizer_backend: remote}
+`,
+			want: []finding{
+				{"6:35", `lm_eval.model_args.tokenizer_backend "huggingface": the locked lm-eval tool set has no transformers`},
+				{"10:39", `lm_eval.tasks[0].model_args.tokenizer_backend "tiktoken"`},
+			},
+		},
+		{
 			name: "measures nothing",
 			src: `name: ok
 gpu: MI355X

@@ -25,8 +25,16 @@ import (
 // endpoint, from the provisioned tools.
 func (j *Job) lmevalSpec(t workloads.ResolvedTask, dir string) (proc.Spec, error) {
 	args := []string{"model=" + j.res.ServedModel(), "base_url=" + j.baseURL + "/v1/completions"}
+	backend := false
 	for _, a := range t.ModelArgs {
 		args = append(args, a.Key+"="+a.Value)
+		backend = backend || a.Key == "tokenizer_backend"
+	}
+	if !backend {
+		// lm_eval's default backend imports transformers, which the
+		// locked tool set leaves out; without a tokenizer lm_eval sends
+		// text and the server tokenizes.
+		args = append(args, "tokenizer_backend=None")
 	}
 	tl := j.expectedTools()
 	env, err := j.env(childenv.LMEval, tl.Env...)

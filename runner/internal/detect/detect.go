@@ -207,7 +207,15 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 	if err != nil {
 		return d, err
 	}
-	return d.spendable(cfg), nil
+	d = d.spendable(cfg)
+	for name, v := range map[string]float64{"noise": d.NoiseCV, "p-value": d.P, "threshold": d.ThresholdPct} {
+		// A verdict on a number that is not one would be no verdict,
+		// and summary.json cannot hold it.
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return Decision{}, fmt.Errorf("detector: the %s came out as %v from %d nights", name, v, len(history))
+		}
+	}
+	return d, nil
 }
 
 // TailDoF is the Student t the budget's p-values allow for: a build's
@@ -544,6 +552,9 @@ func noiseOf(hist []float64, cs []Change, cfg Config) noise {
 	if nz.used >= minRhoNights && lag0 > 0 {
 		r := lag / lag0
 		r += (1 + 3*r) / float64(nz.used) // Kendall's bias correction
+		// The correction can push a few trending nights past 1, where
+		// the interval below has no real value (and max(NaN, 0) is NaN).
+		r = min(r, 0.9)
 		if r > 0 {
 			// The upper end of ρ's one-sided 90 % interval: ρ from a
 			// month of nights is rough, and too small a ρ is a false alarm.

@@ -353,3 +353,18 @@ func TestSpendable(t *testing.T) {
 		t.Errorf("the drop the budget spends on is %v times the one that flags, want 2 to 3", r)
 	}
 }
+
+// A few nights that trend every night have a lag-1 autocorrelation that
+// the bias correction pushes past 1; the noise must stay a number.
+func TestTrendingYoungHistoryKeepsNoiseFinite(t *testing.T) {
+	t.Parallel()
+	d, err := Detect([]float64{90, 91, 92, 93, 94}, []float64{95}, Config{HigherIsBetter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]float64{"NoiseCV": d.NoiseCV, "P": d.P, "PNight": d.PNight, "Autocorr": d.Autocorr, "ThresholdPct": d.ThresholdPct} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Errorf("%s = %v for five trending nights, want a finite number (%s)", name, v, d.Why)
+		}
+	}
+}

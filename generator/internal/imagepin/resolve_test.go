@@ -378,7 +378,10 @@ func TestResolveSlowRegistry(t *testing.T) {
 	t.Cleanup(func() { close(stop) })
 	ref := reg.host + "/vllm/vllm-openai:nightly"
 	r := anonymous()
-	r.Timeout = 100 * time.Millisecond
+	// Each attempt's limit covers the registry ping too: under a loaded
+	// race-detector run 100 ms could end an attempt before its manifest
+	// request was sent, and the count below would be short.
+	r.Timeout = 500 * time.Millisecond
 	r.Attempts = 3
 
 	p := r.Resolve(context.Background(), []string{ref}).Pins[0]
@@ -386,7 +389,7 @@ func TestResolveSlowRegistry(t *testing.T) {
 	if !errors.As(p.Err, &e) || e.Kind != Timeout || e.Attempts != 3 {
 		t.Fatalf("Resolve(%s) err = %#v, want Kind timeout after 3 attempts", ref, p.Err)
 	}
-	want := "image " + ref + ": no answer from registry " + reg.host + " after 3 attempts: nothing within 100ms"
+	want := "image " + ref + ": no answer from registry " + reg.host + " after 3 attempts: nothing within 500ms"
 	if p.Err.Error() != want {
 		t.Errorf("error = %q\nwant %q", p.Err, want)
 	}

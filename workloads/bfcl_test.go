@@ -37,7 +37,9 @@ func TestBFCLLeaves(t *testing.T) {
 	}
 }
 
-const bfclHead = "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m}\n"
+// bfclHead is lintHead on a server that answers tool calls, in as many
+// lines.
+const bfclHead = "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m, serve_args: --enable-auto-tool-choice --tool-call-parser hermes}\n"
 
 func TestParseBFCLGates(t *testing.T) {
 	t.Parallel()

@@ -73,7 +73,7 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 		{Name: "vllm", Decode: func(k, v *yaml.Node) { mark(k); l.decodeVLLM(v, &r.VLLM) }},
 		{Name: "lm_eval", Decode: func(k, v *yaml.Node) { mark(k); r.LMEval = l.decodeLMEval(v) }},
 		{Name: "vllm_bench", Decode: func(k, v *yaml.Node) { mark(k); r.Bench = l.decodeBench(v) }},
-		{Name: "bfcl", Decode: func(k, v *yaml.Node) { mark(k); r.BFCL = l.decodeBFCL(v) }},
+		{Name: "bfcl", Decode: func(k, v *yaml.Node) { mark(k); l.bfclNode = k; r.BFCL = l.decodeBFCL(v) }},
 		{Name: "aiperf", Decode: func(k, v *yaml.Node) { mark(k); r.AIPerf = l.decodeAIPerf(v) }},
 	})
 	if root.Kind != yaml.MappingNode {
@@ -90,6 +90,7 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 	if r.BenchOnly && r.Bench == nil && seen["vllm_bench"] == nil {
 		d.Errorf(root, "bench_only is set but the recipe has no vllm_bench")
 	}
+	l.checkToolCalling(r)
 	l.checkMetricRefs(r)
 	l.checkStartupFits(r)
 	l.checkBuild(r)

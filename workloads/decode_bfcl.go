@@ -138,3 +138,34 @@ func bfclGateTarget(listed []string, category string) bool {
 	}
 	return false
 }
+
+// checkToolCalling refuses a bfcl block on a server that cannot answer
+// it: vLLM answers a request with tools (tool_choice "auto", which BFCL's
+// function-calling handler sends) with HTTP 400 unless it was started
+// with --enable-auto-tool-choice and a --tool-call-parser, so every entry
+// would fail.
+func (l *loader) checkToolCalling(r *Recipe) {
+	if r.BFCL == nil || l.bfclNode == nil {
+		return
+	}
+	var auto, parser bool
+	for _, a := range r.VLLM.ServeArgs {
+		name, _, _ := strings.Cut(a, "=")
+		switch name {
+		case "--enable-auto-tool-choice", "--enable_auto_tool_choice":
+			auto = true
+		case "--tool-call-parser", "--tool_call_parser":
+			parser = true
+		}
+	}
+	var missing []string
+	if !auto {
+		missing = append(missing, "--enable-auto-tool-choice")
+	}
+	if !parser {
+		missing = append(missing, "--tool-call-parser <parser>")
+	}
+	if len(missing) > 0 {
+		l.d.Errorf(l.bfclNode, "bfcl needs vllm.serve_args %s: without them vLLM refuses every request that offers tools (HTTP 400), so every BFCL entry would fail", strings.Join(missing, " and "))
+	}
+}

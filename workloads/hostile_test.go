@@ -615,7 +615,7 @@ vllm_bench:
 			src: `name: ok
 gpu: MI355X
 num_gpus: 8
-vllm: {model: org/m}
+vllm: {model: org/m, serve_args: --enable-auto-tool-choice --tool-call-parser hermes}
 lm_eval:
   tasks:
     - {name: .., num_fewshot: 5}

@@ -49,23 +49,33 @@ func TestLintRules(t *testing.T) {
 			want: []finding{{"8:7", "task gsm8k is listed twice, at lines 7 and 8"}},
 		},
 		{
+			name: "bfcl on a server without tool calling",
+			src:  lintHead + "bfcl:\n  test_categories: [simple_python]\n",
+			want: []finding{{"5:1", "bfcl needs vllm.serve_args --enable-auto-tool-choice and --tool-call-parser <parser>: without them vLLM refuses every request that offers tools"}},
+		},
+		{
+			name: "bfcl on a server with a parser but no auto tool choice",
+			src:  "name: ok\ngpu: MI355X\nnum_gpus: 8\nvllm: {model: org/m, serve_args: --tool-call-parser=hermes}\nbfcl:\n  test_categories: [simple_python]\n",
+			want: []finding{{"5:1", "bfcl needs vllm.serve_args --enable-auto-tool-choice: without them"}},
+		},
+		{
 			name: "bfcl category listed twice",
-			src:  lintHead + "bfcl:\n  test_categories:\n    - simple_python\n    - simple_python\n",
+			src:  bfclHead + "bfcl:\n  test_categories:\n    - simple_python\n    - simple_python\n",
 			want: []finding{{"8:7", `bfcl test category "simple_python" is listed twice, at lines 7 and 8`}},
 		},
 		{
 			name: "bfcl group and its leaf",
-			src:  lintHead + "bfcl:\n  test_categories:\n    - multi_turn\n    - multi_turn_base\n",
+			src:  bfclHead + "bfcl:\n  test_categories:\n    - multi_turn\n    - multi_turn_base\n",
 			want: []finding{{"8:7", "bfcl test categories multi_turn (line 7) and multi_turn_base (line 8) both run multi_turn_base"}},
 		},
 		{
 			name: "bfcl leaf before its group",
-			src:  lintHead + "bfcl:\n  test_categories: [live_simple, simple_python, non_live]\n",
+			src:  bfclHead + "bfcl:\n  test_categories: [live_simple, simple_python, non_live]\n",
 			want: []finding{{"6:49", "bfcl test categories simple_python (line 6) and non_live (line 6) both run simple_python"}},
 		},
 		{
 			name: "bfcl group after its leaf",
-			src:  lintHead + "bfcl:\n  test_categories: [memory_kv, memory]\n",
+			src:  bfclHead + "bfcl:\n  test_categories: [memory_kv, memory]\n",
 			want: []finding{{"6:32", "bfcl test categories memory_kv (line 6) and memory (line 6) both run memory_kv"}},
 		},
 		{
@@ -177,27 +187,27 @@ func TestLintRules(t *testing.T) {
 		},
 		{
 			name: "bfcl all holds format_sensitivity",
-			src:  lintHead + "bfcl: {test_categories: [all]}\n",
+			src:  bfclHead + "bfcl: {test_categories: [all]}\n",
 			want: []finding{{"5:26", "bfcl test category all expands, in bfcl-eval 2026.3.23, to every category and format_sensitivity, which BFCL does not score"}},
 		},
 		{
 			name: "bfcl web search needs a key",
-			src:  lintHead + "bfcl: {test_categories: [web_search_base]}\n",
+			src:  bfclHead + "bfcl: {test_categories: [web_search_base]}\n",
 			want: []finding{{"5:26", "bfcl test category web_search_base needs SERPAPI_API_KEY (bfcl_eval's web search calls SerpAPI with it); the runner does not pass it"}},
 		},
 		{
 			name: "bfcl group holding web search",
-			src:  lintHead + "bfcl: {test_categories: [agentic]}\n",
+			src:  bfclHead + "bfcl: {test_categories: [agentic]}\n",
 			want: []finding{{"5:26", "runs web_search_base, web_search_no_snippet, which need SERPAPI_API_KEY (bfcl_eval's web search calls SerpAPI with it); the runner does not pass it, so every search would fail and the score read near zero; list the other sub-categories instead: memory_kv, memory_rec_sum, memory_vector"}},
 		},
 		{
 			name: "bfcl all_scoring holds web search",
-			src:  lintHead + "bfcl: {test_categories: [all_scoring]}\n",
+			src:  bfclHead + "bfcl: {test_categories: [all_scoring]}\n",
 			want: []finding{{"5:26", "bfcl test category all_scoring runs web_search_base, web_search_no_snippet, which need SERPAPI_API_KEY"}},
 		},
 		{
 			name: "bfcl subsample of one entry per leaf",
-			src:  lintHead + "bfcl:\n  test_categories: [multi_turn, simple_python]\n  max_test_cases: {multi_turn: 7, simple_python: 1}\n",
+			src:  bfclHead + "bfcl:\n  test_categories: [multi_turn, simple_python]\n  max_test_cases: {multi_turn: 7, simple_python: 1}\n",
 			want: []finding{
 				{"7:20", "bfcl.max_test_cases.multi_turn is 7, below 8: the run splits it over 4 sub-categories"},
 				{"7:35", "bfcl.max_test_cases.simple_python is 1, below 2"},
@@ -205,12 +215,12 @@ func TestLintRules(t *testing.T) {
 		},
 		{
 			name: "bfcl subsample of two entries per leaf",
-			src:  lintHead + "bfcl:\n  test_categories: [multi_turn, simple_python]\n  max_test_cases: {multi_turn: 8, simple_python: 2}\n",
+			src:  bfclHead + "bfcl:\n  test_categories: [multi_turn, simple_python]\n  max_test_cases: {multi_turn: 8, simple_python: 2}\n",
 			want: nil, valid: true,
 		},
 		{
 			name: "bfcl subsample of memory",
-			src:  lintHead + "bfcl:\n  test_categories: [memory]\n  max_test_cases: {memory: 30}\n",
+			src:  bfclHead + "bfcl:\n  test_categories: [memory]\n  max_test_cases: {memory: 30}\n",
 			want: []finding{{"7:20", "bfcl.max_test_cases.memory: subsampling memory_kv is not supported"}},
 		},
 		{

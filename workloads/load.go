@@ -39,6 +39,7 @@ type loader struct {
 	profiles     *agents.Set
 	nameNode     *yaml.Node
 	numGPUsNode  *yaml.Node
+	bfclNode     *yaml.Node
 	nodes        laterNodes
 	baselineRefs []baselineRef
 	// metricRefs are the bench keys assertions and regressions name,

@@ -32,8 +32,10 @@ const (
 	// tonight is left out of the noise estimate (noiseBefore).
 	leaveOutFrom = 10
 	// minRhoNights is the fewest nights the autocorrelation is estimated
-	// from; below, ρ's interval is too wide to be of use.
-	minRhoNights = 5
+	// from; below, ρ's interval is too wide to be of use: six nights
+	// that happen to trend read as ρ near 1, which would allow for a
+	// halving.
+	minRhoNights = 8
 	// CalibratedNights is the history length the targets were measured at.
 	CalibratedNights = 30
 )

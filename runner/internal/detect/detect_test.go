@@ -368,3 +368,16 @@ func TestTrendingYoungHistoryKeepsNoiseFinite(t *testing.T) {
 		}
 	}
 }
+
+// Six nights that happen to trend say nothing reliable of the nights'
+// autocorrelation; allowing for the most of it would let a halving pass.
+func TestYoungTrendDoesNotHideAHalving(t *testing.T) {
+	t.Parallel()
+	d, err := Detect([]float64{95.8, 96.0, 96.2, 96.3, 96.5, 96.7}, []float64{43.6}, Config{HigherIsBetter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Flagged {
+		t.Errorf("a 55%% drop after six trending nights was not flagged: %s", d.Why)
+	}
+}

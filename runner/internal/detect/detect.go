@@ -209,12 +209,15 @@ func Detect(history, tonight []float64, cfg Config) (Decision, error) {
 	if err != nil {
 		return d, err
 	}
-	d = d.spendable(cfg)
+	return d.spendable(cfg).finite(len(history))
+}
+
+// finite refuses a decision on a number that is not one: it would be no
+// verdict, and summary.json cannot hold it.
+func (d Decision) finite(nights int) (Decision, error) {
 	for name, v := range map[string]float64{"noise": d.NoiseCV, "p-value": d.P, "threshold": d.ThresholdPct} {
-		// A verdict on a number that is not one would be no verdict,
-		// and summary.json cannot hold it.
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return Decision{}, fmt.Errorf("detector: the %s came out as %v from %d nights", name, v, len(history))
+			return Decision{}, fmt.Errorf("detector: the %s came out as %v from %d nights", name, v, nights)
 		}
 	}
 	return d, nil

@@ -51,5 +51,5 @@ func Rerun(first Decision, history, all []float64, cfg Config) (Decision, error)
 		d.Flagged, d.Alarm, d.Status, d.Rule = false, false, StatusOK, ""
 		d.LastGood, d.FirstBad, d.Widened = 0, 0, false
 	}
-	return d.spendable(cfg), nil
+	return d.spendable(cfg).finite(len(history))
 }

@@ -94,16 +94,7 @@ func JudgeProbe(r summary.Regime, sum summary.Summary, commit, subject, metric s
 		tonight = reps
 	}
 	cfg := detect.Config{HigherIsBetter: r.HigherIsBetter, MinEffectPct: r.FloorPct, Known: r.Known}
-	var d detect.Decision
-	var err error
-	if k := run.Reruns; k > 0 && len(tonight) > k {
-		// Re-run on alarm, as the nightly's gate does.
-		if d, err = detect.Detect(r.Nights, tonight[:len(tonight)-k], cfg); err == nil {
-			d, err = detect.Rerun(d, r.Nights, tonight, cfg)
-		}
-	} else {
-		d, err = detect.Detect(r.Nights, tonight, cfg)
-	}
+	d, err := judgeTonight(r.Nights, tonight, run.Reruns, cfg)
 	if err != nil {
 		return inconclusive("%s %s = %.4g cannot be judged: %v", subject, metric, v, err)
 	}

@@ -177,17 +177,7 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		return gr, nil
 	}
 	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past)}
-	var d detect.Decision
-	var err error
-	if k := run.Reruns; k > 0 && len(tonight) > k {
-		// Re-run on alarm: the first look raised the alarm, the second
-		// confirms it on every repetition.
-		if d, err = detect.Detect(s.values, tonight[:len(tonight)-k], cfg); err == nil {
-			d, err = detect.Rerun(d, s.values, tonight, cfg)
-		}
-	} else {
-		d, err = detect.Detect(s.values, tonight, cfg)
-	}
+	d, err := judgeTonight(s.values, tonight, run.Reruns, cfg)
 	if err != nil {
 		gr.Verdict = summary.VerdictError
 		gr.Message = fmt.Sprintf("%s %s = %.4g: cannot be judged: %v", name, m.Metric, v, err)
@@ -381,4 +371,19 @@ func (g Gater) Alarm(ctx context.Context, sum *summary.Summary, br summary.Bench
 		}
 	}
 	return out
+}
+
+// judgeTonight runs the detector on tonight's repetitions; when the last
+// reruns of them were a re-run on alarm, the first look (without them)
+// raised the alarm and the second confirms it on every repetition. The
+// nightly gate and a bisect build are judged by this one rule.
+func judgeTonight(history, tonight []float64, reruns int, cfg detect.Config) (detect.Decision, error) {
+	if reruns > 0 && len(tonight) > reruns {
+		first, err := detect.Detect(history, tonight[:len(tonight)-reruns], cfg)
+		if err != nil {
+			return first, err
+		}
+		return detect.Rerun(first, history, tonight, cfg)
+	}
+	return detect.Detect(history, tonight, cfg)
 }

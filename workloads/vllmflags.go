@@ -45,17 +45,11 @@ func serveFlagProblem(flag string) (msg string, isErr bool) {
 	if !strings.HasPrefix(flag, "--") {
 		return "", false
 	}
-	if _, known := slices.BinarySearch(vllmServeFlags, flag); known {
-		return "", false
-	}
-	var prefixOf []string
-	for _, f := range vllmServeFlags {
-		if strings.HasPrefix(f, flag) {
-			prefixOf = append(prefixOf, f)
+	if full, ok := VLLMServeFlag(flag); ok {
+		if full == flag {
+			return "", false
 		}
-	}
-	if len(prefixOf) == 1 {
-		return fmt.Sprintf("vllm.serve_args: %s abbreviates %s: vLLM's argparse reads a unique prefix as the flag, which a newer flag can make ambiguous; write it in full", flag, prefixOf[0]), false
+		return fmt.Sprintf("vllm.serve_args: %s abbreviates %s: vLLM's argparse reads a unique prefix as the flag, which a newer flag can make ambiguous; write it in full", flag, full), false
 	}
 	if near := nearFlags(flag); len(near) > 0 {
 		return fmt.Sprintf("vllm.serve_args: %s is not a vllm serve flag (vLLM %s); did you mean %s?", flag, VLLMFlagsVersion, strings.Join(near, " or ")), true

@@ -1,6 +1,14 @@
 // Package baseline finds the results of past nightly runs of a recipe to
 // compare tonight's against: the newest scheduled builds of the pipeline
-// whose job for the recipe passed, and the summary each uploaded.
+// whose job for the recipe completed, passed or failed, and the summary
+// each uploaded.
+//
+// A failed night is kept: its bench measured what it measured, and a
+// history of passing nights only would cut off the tails of the noise
+// (each false alarm leaves out a night far from the level) and never
+// show the nights of a regression, which then could not stay open.
+// Night.Failed says which they were, for gates that compare with a
+// night that passed (baseline_from).
 package baseline
 
 import (
@@ -21,25 +29,28 @@ import (
 var ErrNoBaseline = errors.New("no baseline")
 
 // ErrNoNights (with ErrNoBaseline) means the fetch worked and found no
-// passing night: a new recipe, whose regression gates have no history yet.
-var ErrNoNights = errors.New("no passing night yet")
+// completed night: a new recipe, whose regression gates have no history
+// yet.
+var ErrNoNights = errors.New("no completed night yet")
 
 // DefaultLookbackSlack is how many scheduled builds beyond n a Fetcher
 // examines by default: a week of missed nights.
 const DefaultLookbackSlack = 7
 
-const jobPassed = "passed"
+const (
+	jobPassed = "passed"
+	jobFailed = "failed"
+)
 
 // unverifiedNight is a job that soft-failed as unverified: everything it
 // measured passed, only a comparison could not be made (on the first
-// nights of a recipe, for want of earlier ones). Its numbers are a
-// baseline; were they not, a new recipe's regression gates would never
-// get one.
+// nights of a recipe, for want of earlier ones). It counts as a night
+// that passed: a baseline_from gate may compare with it.
 func unverifiedNight(j bkapi.Job) bool {
 	return j.SoftFailed && j.ExitStatus != nil && *j.ExitStatus == contract.ExitUnverified
 }
 
-// Night is one past nightly run of a recipe that passed.
+// Night is one past nightly run of a recipe that completed.
 type Night struct {
 	BuildNumber int
 	BuildURL    string
@@ -48,6 +59,9 @@ type Night struct {
 	Summary     []byte // the summary.json the job uploaded, valid JSON
 	// JobID is the recipe's job in that build, whose artifacts hold it.
 	JobID string
+	// Failed says the job failed (a gate, a phase); it still measured
+	// what its summary holds. An unverified night passed.
+	Failed bool
 	// Outcomes are the per-question results of the tasks the history step
 	// was asked to keep; nil when none were.
 	Outcomes []Outcomes
@@ -59,7 +73,7 @@ type MissReason string
 // Reasons a night is missed.
 const (
 	MissJobAbsent        MissReason = "job not in build"
-	MissJobNotPassed     MissReason = "job did not pass"
+	MissJobNotCompleted  MissReason = "job did not complete"
 	MissArtifactAbsent   MissReason = "summary artifact not found"
 	MissArtifactUnusable MissReason = "summary artifact unusable"
 )
@@ -105,7 +119,7 @@ type Fetcher struct {
 }
 
 // Last returns up to n nights, newest first, from the newest scheduled
-// builds in which the job with stepKey passed and uploaded exactly
+// builds in which the job with stepKey passed or failed and uploaded exactly
 // contract.SummaryPath(recipe). Builds still running are passed over; finished ones
 // without a usable summary are listed in Result.Missed. Fewer than n
 // nights is not an error; none at all is ErrNoBaseline. Every error wraps
@@ -142,7 +156,8 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 		}
 		job, ok := b.Job(stepKey)
 		passed := ok && (job.State == jobPassed || unverifiedNight(job))
-		if !passed && b.FinishedAt.IsZero() {
+		completed := passed || ok && job.State == jobFailed
+		if !completed && b.FinishedAt.IsZero() {
 			continue // may yet pass; neither a night nor a miss
 		}
 		if examined == lookback {
@@ -155,11 +170,12 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 		case !ok:
 			miss.Reason = MissJobAbsent
 			miss.Detail = fmt.Sprintf("no job with step key %q", stepKey)
-		case !passed:
-			miss.Reason = MissJobNotPassed
+		case !completed:
+			miss.Reason = MissJobNotCompleted
 			miss.Detail = "job state " + job.State
 		default:
 			if known, ok := f.Prior[recipe][b.Number]; ok && known.JobID == job.ID {
+				known.Failed = !passed
 				res.Nights = append(res.Nights, known)
 				res.Carried++
 				if len(res.Nights) == n {
@@ -179,6 +195,7 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 					Commit:      b.Commit,
 					Summary:     summary,
 					JobID:       job.ID,
+					Failed:      !passed,
 				})
 				if len(res.Nights) == n {
 					return res, nil
@@ -190,7 +207,7 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 		res.Missed = append(res.Missed, miss)
 	}
 	if len(res.Nights) == 0 {
-		return res, fmt.Errorf("%w: %w: none of the last %d finished scheduled builds has a passed %q job with %s",
+		return res, fmt.Errorf("%w: %w: none of the last %d finished scheduled builds has a completed %q job with %s",
 			ErrNoBaseline, ErrNoNights, examined, stepKey, contract.SummaryPath(recipe))
 	}
 	return res, nil

@@ -101,6 +101,12 @@ func wantNight(n int) baseline.Night {
 	}
 }
 
+func failedNight(n int) baseline.Night {
+	night := wantNight(n)
+	night.Failed = true
+	return night
+}
+
 func wantMiss(n int, reason baseline.MissReason, detail string) baseline.Miss {
 	return baseline.Miss{
 		BuildNumber: n,
@@ -134,36 +140,37 @@ func TestLast(t *testing.T) {
 		},
 		{
 			// A recipe's first nights have no baseline: they soft-fail as
-			// unverified, and must still become baselines.
-			name: "unverified (soft-failed, exit 75) nights count; other soft failures do not",
+			// unverified, and count as passed; any other soft failure is a
+			// failed night.
+			name: "unverified (soft-failed, exit 75) nights passed; other soft failures failed",
 			nights: []night{
 				{number: 1, state: "failed", soft: ptrInt(contract.ExitUnverified)},
 				{number: 2, state: "failed", soft: ptrInt(1)},
 				{number: 3, state: "failed", soft: ptrInt(contract.ExitUnverified)},
 			},
 			n:    3,
-			opts: []cmp.Option{ignoreDetail},
-			want: baseline.Result{
-				Nights: []baseline.Night{wantNight(3), wantNight(1)},
-				Missed: []baseline.Miss{wantMiss(2, baseline.MissJobNotPassed, "")},
-			},
+			want: baseline.Result{Nights: []baseline.Night{wantNight(3), failedNight(2), wantNight(1)}},
 		},
 		{
-			name: "nights where the recipe failed or did not run are missed",
+			// A failed night measured what it measured: the noise and an
+			// open regression need it. One that did not finish, or where
+			// the recipe did not run, is missed.
+			name: "failed nights count, marked; canceled or absent ones are missed",
 			nights: []night{
 				{number: 1},
 				{number: 2, state: "failed"},
 				{number: 3},
 				{number: 4, noJob: true},
 				{number: 5, state: "canceled"},
+				{number: 6, state: "timed_out"},
 			},
-			n: 2,
+			n: 3,
 			want: baseline.Result{
-				Nights: []baseline.Night{wantNight(3), wantNight(1)},
+				Nights: []baseline.Night{wantNight(3), failedNight(2), wantNight(1)},
 				Missed: []baseline.Miss{
-					wantMiss(5, baseline.MissJobNotPassed, "job state canceled"),
+					wantMiss(6, baseline.MissJobNotCompleted, "job state timed_out"),
+					wantMiss(5, baseline.MissJobNotCompleted, "job state canceled"),
 					wantMiss(4, baseline.MissJobAbsent, `no job with step key "bench-llama-h200"`),
-					wantMiss(2, baseline.MissJobNotPassed, "job state failed"),
 				},
 			},
 		},
@@ -252,14 +259,14 @@ func TestLast(t *testing.T) {
 			name: "lookback bounds the builds examined",
 			nights: []night{
 				{number: 1},
-				{number: 2, state: "failed"},
-				{number: 3, state: "failed"},
+				{number: 2, state: "canceled"},
+				{number: 3, state: "canceled"},
 			},
 			fetcher: baseline.Fetcher{Lookback: 2},
 			n:       1,
 			want: baseline.Result{Missed: []baseline.Miss{
-				wantMiss(3, baseline.MissJobNotPassed, "job state failed"),
-				wantMiss(2, baseline.MissJobNotPassed, "job state failed"),
+				wantMiss(3, baseline.MissJobNotCompleted, "job state canceled"),
+				wantMiss(2, baseline.MissJobNotCompleted, "job state canceled"),
 			}},
 			wantErr: true,
 		},

@@ -41,12 +41,15 @@ type FileRecipe struct {
 
 // FileNight is a Night with its summary as JSON, not as a string.
 type FileNight struct {
-	BuildNumber int             `json:"build_number"`
-	BuildURL    string          `json:"build_url,omitempty"`
-	CreatedAt   time.Time       `json:"created_at,omitzero"`
-	Commit      string          `json:"commit,omitempty"`
-	JobID       string          `json:"job_id,omitempty"`
-	Summary     json.RawMessage `json:"summary"`
+	BuildNumber int       `json:"build_number"`
+	BuildURL    string    `json:"build_url,omitempty"`
+	CreatedAt   time.Time `json:"created_at,omitzero"`
+	Commit      string    `json:"commit,omitempty"`
+	JobID       string    `json:"job_id,omitempty"`
+	// Failed: the job failed; files from before failed nights were kept
+	// hold passed nights only, and read the same.
+	Failed  bool            `json:"failed,omitempty"`
+	Summary json.RawMessage `json:"summary"`
 	// Outcomes are kept for the nights a baseline_from gate may pair with.
 	Outcomes []Outcomes `json:"outcomes,omitempty"`
 }
@@ -68,12 +71,12 @@ func (f *File) Record(recipe, stepKey string, asked int, r Result, err error) {
 	}
 	fr := FileRecipe{StepKey: stepKey, Asked: asked, Nights: []FileNight{}}
 	for _, n := range r.Nights {
-		fr.Nights = append(fr.Nights, FileNight{BuildNumber: n.BuildNumber, BuildURL: n.BuildURL, CreatedAt: n.CreatedAt, Commit: n.Commit, JobID: n.JobID, Summary: json.RawMessage(n.Summary), Outcomes: n.Outcomes})
+		fr.Nights = append(fr.Nights, FileNight{BuildNumber: n.BuildNumber, BuildURL: n.BuildURL, CreatedAt: n.CreatedAt, Commit: n.Commit, JobID: n.JobID, Failed: n.Failed, Summary: json.RawMessage(n.Summary), Outcomes: n.Outcomes})
 	}
 	for _, m := range r.Missed {
 		fr.Missed = append(fr.Missed, FileMiss(m))
 	}
-	// No passing night yet (a new recipe) is an answer, not a failure:
+	// No completed night yet (a new recipe) is an answer, not a failure:
 	// the file holds none, and the gates say "first nights".
 	if err != nil && !errors.Is(err, ErrNoNights) {
 		fr.Error = err.Error()
@@ -166,13 +169,13 @@ func (s *fileSource) Last(_ context.Context, recipe, stepKey string, n int) (Res
 		if len(res.Nights) == n {
 			break
 		}
-		res.Nights = append(res.Nights, Night{BuildNumber: night.BuildNumber, BuildURL: night.BuildURL, CreatedAt: night.CreatedAt, Commit: night.Commit, Summary: []byte(night.Summary), JobID: night.JobID, Outcomes: night.Outcomes})
+		res.Nights = append(res.Nights, Night{BuildNumber: night.BuildNumber, BuildURL: night.BuildURL, CreatedAt: night.CreatedAt, Commit: night.Commit, Summary: []byte(night.Summary), JobID: night.JobID, Failed: night.Failed, Outcomes: night.Outcomes})
 	}
 	switch {
 	case fr.Error != "":
 		return res, fmt.Errorf("%w: the history step could not fetch %s: %s", ErrNoBaseline, recipe, fr.Error)
 	case len(res.Nights) == 0:
-		return res, fmt.Errorf("%w: %w: the build's history holds no passing night of %s", ErrNoBaseline, ErrNoNights, recipe)
+		return res, fmt.Errorf("%w: %w: the build's history holds no completed night of %s", ErrNoBaseline, ErrNoNights, recipe)
 	}
 	return res, nil
 }

@@ -33,6 +33,19 @@ type Nights struct {
 	Unreadable int
 }
 
+// Passing are the nights whose job passed, newest first: what a gate
+// comparing with another recipe's results (baseline_from) may compare
+// with.
+func (n Nights) Passing() []Past {
+	var out []Past
+	for _, p := range n.Nights {
+		if !p.Failed {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // History is the one memoised view of past nights a run shares between its
 // gates and its trend picture. The source is built once and every lookup
 // made once, failures included: a missing token or a refusing API would
@@ -80,8 +93,8 @@ func NewHistory(build func(ctx context.Context) (Source, error)) *History {
 	return &History{build: build}
 }
 
-// Last returns up to n of the recipe's last passing nightlies. Any error
-// wraps ErrNoBaseline.
+// Last returns up to n of the recipe's last completed nightlies, failed
+// ones among them (Night.Failed). Any error wraps ErrNoBaseline.
 func (h *History) Last(ctx context.Context, recipe string, n int) (Nights, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -133,6 +133,9 @@ func OutcomeNights(nights []Night) []int {
 	var out []int
 	seen := map[[2]string]bool{}
 	for i, n := range nights {
+		if n.Failed {
+			continue // baseline_from compares only with nights that passed
+		}
 		s, err := summary.Read(bytes.NewReader(n.Summary))
 		key := [2]string{s.Model, s.ImageDigest}
 		if err != nil {

@@ -6,10 +6,10 @@
 // red within its false-alarm budget.
 //
 // A trial runs one recipe-metric night after night: every night from the
-// fifth is judged against the last --nights passing nights, a night that
-// raises the alarm is re-run (two more runs on the same server when it had
-// fewer than three) and judged again on all of them, and a flagged night
-// fails and stays out of the history. The build false-alarm rate spends
+// fifth is judged against the last --nights nights, a night that raises
+// the alarm is re-run (two more runs on the same server when it had fewer
+// than three) and judged again on all of them, and every night, flagged or
+// not, joins the history, as the history step keeps failed nights too. The build false-alarm rate spends
 // the night's p-values through gate.Spend, as the report step does.
 // Noise models (--noise-model) draw each run's deviation: log-normal,
 // Student's t, rare outliers, AR(1) nights, two pools of servers, a

@@ -93,6 +93,11 @@ type Result struct {
 	// CulpritCoverage is the share of detections whose range (last good,
 	// first bad] holds night k.
 	CulpritCoverage float64 `json:"culprit_coverage"`
+	// StaysRed is the share of the step's later nights (k+2 to
+	// k+StepNights-1, the regression neither fixed nor accepted) that are
+	// flagged: a regression that flaps green, or that the history absorbs
+	// into its level, shows here.
+	StaysRed float64 `json:"stays_red"`
 	// RerunsPerNight is the extra bench runs re-run on alarm cost, per
 	// judged night.
 	RerunsPerNight float64 `json:"reruns_per_night"`
@@ -103,6 +108,10 @@ type Result struct {
 	Recipes             int     `json:"recipes"`
 	Metrics             int     `json:"metrics"`
 }
+
+// StepNights is how many nights a step trial runs at the worse level:
+// two for the power, the rest to see the regression stay red.
+const StepNights = 20
 
 // Run simulates s. It fails only when the detector rejects its
 // configuration.
@@ -122,7 +131,7 @@ func Run(s Sim) (Result, error) {
 	null := rand.New(rand.NewPCG(seed, 1))
 	step := rand.New(rand.NewPCG(seed^math.Float64bits(s.StepPct), 2))
 	var reruns, judged int
-	covered := 0
+	var covered, later, red int
 	for range s.Trials {
 		st := newStream(s, null)
 		for st.warm() {
@@ -154,14 +163,25 @@ func Run(s Sim) (Result, error) {
 		}
 		factor := 1 - s.StepPct/100
 		k := st.t
-		for i := range 2 {
+		detected := false
+		for i := range StepNights {
 			d, err := st.night(factor, nil)
 			if err != nil {
 				return r, err
 			}
-			if d == nil || !d.Flagged {
+			if i >= 2 {
+				if d != nil {
+					later++
+					if d.Flagged {
+						red++
+					}
+				}
 				continue
 			}
+			if detected || d == nil || !d.Flagged {
+				continue
+			}
+			detected = true
 			if i == 0 {
 				r.PowerFirstNight++
 			}
@@ -169,8 +189,10 @@ func Run(s Sim) (Result, error) {
 			if st.lastGood < k && k <= st.firstBad {
 				covered++
 			}
-			break
 		}
+	}
+	if later > 0 {
+		r.StaysRed = float64(red) / float64(later)
 	}
 	if r.NoChangeNights > 0 {
 		r.FalsePositiveRate = float64(r.FalsePositives) / float64(r.NoChangeNights)
@@ -239,13 +261,13 @@ func builds(s Sim, rng *rand.Rand, r *Result) error {
 
 // pastNight is one night of the history the loop keeps.
 type pastNight struct {
-	t     int
-	value float64
+	t       int
+	value   float64
+	flagged bool
 }
 
 // stream is one recipe-metric night after night: the pipeline's own
-// loop, in which a flagged night fails and stays out of the history, and
-// the history is the last Nights passing nights.
+// loop, in which the history is the last Nights nights, flagged or not.
 type stream struct {
 	s                 Sim
 	rng               *rand.Rand
@@ -255,6 +277,7 @@ type stream struct {
 	ar, drift         float64
 	hist              []pastNight
 	vals              []float64
+	flags             []int
 	lastGood          int
 	firstBad          int
 	reruns, judged    int
@@ -346,14 +369,20 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 		reps = append(reps, level*math.Exp(ne+st.draw(st.sdRun)))
 	}
 	st.vals = st.vals[:0]
-	for _, h := range st.hist {
+	st.flags = st.flags[:0]
+	for i, h := range st.hist {
 		st.vals = append(st.vals, h.value)
+		if h.flagged {
+			st.flags = append(st.flags, i)
+		}
 	}
+	cfg := st.s.Detector
+	cfg.Flagged = append([]int{}, st.flags...)
 	if len(st.vals) < max(st.s.Detector.MinHistory, detect.DefaultMinHistory) {
-		st.keep(t, reps)
+		st.keep(t, reps, false)
 		return nil, nil
 	}
-	d, err := detect.Detect(st.vals, reps, st.s.Detector)
+	d, err := detect.Detect(st.vals, reps, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +391,7 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 			reps = append(reps, level*math.Exp(ne+st.draw(st.sdRun)))
 			st.reruns++
 		}
-		if d, err = detect.Rerun(d, st.vals, reps, st.s.Detector); err != nil {
+		if d, err = detect.Rerun(d, st.vals, reps, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -375,9 +404,8 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 	}
 	if d.Flagged {
 		st.lastGood, st.firstBad = st.nightOf(d.LastGood, t), st.nightOf(d.FirstBad, t)
-		return &d, nil // a failed night stays out of the history, as the history step keeps passing nights
 	}
-	st.keep(t, reps)
+	st.keep(t, reps, d.Flagged)
 	return &d, nil
 }
 
@@ -390,14 +418,14 @@ func (st *stream) nightOf(i, tonight int) int {
 	return st.hist[max(i, 0)].t
 }
 
-func (st *stream) keep(t int, reps []float64) {
+func (st *stream) keep(t int, reps []float64, flagged bool) {
 	s := slices.Clone(reps)
 	slices.Sort(s)
 	v := s[len(s)/2]
 	if len(s)%2 == 0 {
 		v = math.Sqrt(s[len(s)/2-1] * s[len(s)/2])
 	}
-	st.hist = append(st.hist, pastNight{t, v})
+	st.hist = append(st.hist, pastNight{t, v, flagged})
 	if len(st.hist) > st.s.Nights {
 		st.hist = st.hist[1:]
 	}

@@ -20,6 +20,9 @@ type Change struct {
 	// Known marks a change given to the search (a recipe change, an
 	// accepted regression), not found by it.
 	Known bool
+	// Flags marks a change where a run of nights the gate flagged
+	// begins (withFlaggedRun), not found by the search either.
+	Flags bool
 }
 
 // Search finds changes by E-Divisive means (Matteson and James 2014,

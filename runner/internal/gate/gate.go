@@ -355,16 +355,17 @@ func (g Gater) otherRecipeScore(ctx context.Context, sum *summary.Summary, recip
 	if err != nil {
 		return 0, "", "", night, err
 	}
-	if len(r.Nights) == 0 {
-		return 0, "", "", night, fmt.Errorf("%w: no passing nightly of %s", baseline.ErrNoBaseline, recipe)
+	passing := r.Passing()
+	if len(passing) == 0 {
+		return 0, "", "", night, fmt.Errorf("%w: no passing nightly of %s among its last %d", baseline.ErrNoBaseline, recipe, len(r.Nights))
 	}
-	n := r.Nights[0]
+	n := passing[0]
 	if sum.ImageDigest != "" {
-		same := slices.IndexFunc(r.Nights, func(p baseline.Past) bool {
+		same := slices.IndexFunc(passing, func(p baseline.Past) bool {
 			return p.Summary.ImageDigest == sum.ImageDigest && p.Summary.Model == sum.Model
 		})
 		if same >= 0 {
-			n = r.Nights[same]
+			n = passing[same]
 		} else {
 			note = fmt.Sprintf("; the images differ (tonight %s, #%d %s): a change may be the image's, not speculation's", sum.ImageDigest, n.BuildNumber, orUnpinned(n.Summary.ImageDigest))
 		}
@@ -435,7 +436,7 @@ func (g Gater) expectedAgreement(ctx context.Context, recipe, task, metric strin
 	r, err := g.History.Last(ctx, recipe, BaselineFromNights)
 	var outs []map[string]bool
 	if err == nil {
-		for _, n := range r.Nights {
+		for _, n := range r.Passing() {
 			if o := outcomesOf(n, task); o != nil && !o.ByHash() {
 				if right, err := o.Right(metric); err == nil {
 					outs = append(outs, right)

@@ -424,6 +424,10 @@ func TestBaselineFromPrefersTonightsImage(t *testing.T) {
 			Accuracy: []summary.TaskResult{{Task: "gsm8k", Status: summary.StatusOK, Metrics: map[string]float64{flexible: score}}},
 		})}
 	}
+	failed := func(n baseline.Night) baseline.Night {
+		n.Failed = true
+		return n
+	}
 	model := res.Recipe.VLLM.Model
 	tests := []struct {
 		name    string
@@ -439,6 +443,9 @@ func TestBaselineFromPrefersTonightsImage(t *testing.T) {
 			digest('a'), "vs minimax_m3-nospec-mi355x #43 0.9400 (Δ -0.0100, tolerance 0.015); the images differ (tonight " + digest('a') + ", #43 " + digest('b') + "): a change may be the image's"},
 		{"tonight unpinned: the newest", []baseline.Night{night(43, 0.94, model, digest('b'))},
 			"", "vs minimax_m3-nospec-mi355x #43 0.9400"},
+		{"a night whose job failed is passed over", []baseline.Night{
+			failed(night(44, 0.5, model, digest('a'))), night(43, 0.94, model, digest('a'))},
+			digest('a'), "vs minimax_m3-nospec-mi355x #43 0.9400"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ func night(t *testing.T, recipe string, score float64) []byte {
 
 // The history step lists the builds once for every recipe, and what it
 // writes, all recipes in one file and each in its own, is what FileSource
-// gives the GPU jobs.
+// gives the GPU jobs, failed nights marked as such.
 func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	t.Parallel()
 	api := bkapitest.NewServer(t, "org", "pipe", token)
@@ -42,6 +42,9 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 		api.AddArtifact(b, bkapitest.Artifact{JobID: "job-a-" + string(rune('0'+b-10)), Path: contract.SummaryPath("a-h200"), Content: night(t, "a-h200", float64(b)/100)})
 	}
 	api.AddArtifact(12, bkapitest.Artifact{JobID: "job-b-2", Path: contract.SummaryPath("b-mi355x"), Content: night(t, "b-mi355x", 0.5)})
+	api.AddBuild(bkapitest.Build{Number: 10, FinishedAt: time.Date(2026, 2, 10, 4, 0, 0, 0, time.UTC),
+		Jobs: []bkapitest.Job{{ID: "job-a-0", StepKey: contract.StepKey("a-h200"), State: "failed"}}})
+	api.AddArtifact(10, bkapitest.Artifact{JobID: "job-a-0", Path: contract.SummaryPath("a-h200"), Content: night(t, "a-h200", 0.1)})
 
 	out := filepath.Join(t.TempDir(), "h")
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
@@ -66,6 +69,7 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 
 	src := baseline.FileSource(filepath.Join(out, "baselines.json"))
 	got := map[string][]int{}
+	var failed []int
 	for _, recipe := range []string{"a-h200", "b-mi355x"} {
 		r, err := src.Last(context.Background(), recipe, contract.StepKey(recipe), 5)
 		if err != nil {
@@ -80,10 +84,16 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 				t.Errorf("night %d of %s holds %s's summary", n.BuildNumber, recipe, s.Recipe)
 			}
 			got[recipe] = append(got[recipe], n.BuildNumber)
+			if n.Failed {
+				failed = append(failed, n.BuildNumber)
+			}
 		}
 	}
-	if diff := cmp.Diff(got, map[string][]int{"a-h200": {12, 11}, "b-mi355x": {12}}); diff != "" {
+	if diff := cmp.Diff(got, map[string][]int{"a-h200": {12, 11, 10}, "b-mi355x": {12}}); diff != "" {
 		t.Errorf("nights diff (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(failed, []int{10}); diff != "" {
+		t.Errorf("failed nights diff (-got +want):\n%s", diff)
 	}
 	// Each recipe's own file holds that recipe alone.
 	for _, recipe := range []string{"a-h200", "b-mi355x", "c-b200"} {

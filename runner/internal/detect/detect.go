@@ -373,7 +373,7 @@ func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error)
 			d.Open = nil
 			d.Why = fmt.Sprintf("not flagged: %s; the drop of %.1f%% the history shows %d nights ago %s was never confirmed by a flagged night", base, open.WorsePct, len(hist)-open.Index, seen)
 		default:
-			d.Why = fmt.Sprintf("fixed: %s; the regression of %.1f%% that began %d nights ago is gone (p = %.2g)", base, open.WorsePct, len(hist)-open.Index, d.PNight)
+			d.Why = fmt.Sprintf("fixed: %s; the regression of %.1f%% that began %d nights ago is gone: tonight is nearer the level before it", base, open.WorsePct, len(hist)-open.Index)
 		}
 		return d, nil
 	}

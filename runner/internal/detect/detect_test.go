@@ -115,6 +115,70 @@ func TestDetectOpenRegressionDoesNotFlap(t *testing.T) {
 	}
 }
 
+// Two of the last three nights flagged are a regression before the
+// search can see it: tonight stays red while it is nearer their level
+// than the good one, though it would pass on its own; it is fixed once
+// nearer the good level. One flagged night is no such run.
+func TestDetectFlaggedRunStaysRed(t *testing.T) {
+	t.Parallel()
+	hist := cat(noisy(28, 100), []float64{97, 96.8})
+	tests := []struct {
+		name    string
+		tonight float64
+		flagged []int
+		red     bool
+		why     string
+	}{
+		{"no flags: tonight alone passes", 98, nil, false, "not flagged (p = 0.034"},
+		{"one flagged night", 98, []int{29}, false, "not flagged (p = 0.034"},
+		{"two flagged nights", 98, []int{28, 29}, true, "still regressed: tonight 98 is 2.0% worse than the baseline 100 (median of 28 nights, before the change 2 nights ago;"},
+		{"two of three", 98, []int{27, 29}, true, "(the gate flagged two of the last three nights) is neither fixed nor accepted"},
+		{"flags older than three nights", 98, []int{25, 26}, false, "not flagged"},
+		{"back to the level", 99.9, []int{28, 29}, false, "fixed: tonight 99.9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := mustDetect(t, hist, []float64{tt.tonight}, Config{HigherIsBetter: true, Flagged: tt.flagged})
+			if d.Flagged != tt.red || !strings.Contains(d.Why, tt.why) {
+				t.Errorf("Detect(%v, flagged %v) = flagged %v, %q; want flagged %v, containing %q", tt.tonight, tt.flagged, d.Flagged, d.Why, tt.red, tt.why)
+			}
+			if tt.red && (d.Rule != RuleOpen || d.Open == nil || d.Open.Index != tt.flagged[0] || d.P > DefaultFalseAlarmRate) {
+				t.Errorf("rule %q, open %+v, P %v; want the open regression from the first flagged night with P within the rate", d.Rule, d.Open, d.P)
+			}
+		})
+	}
+}
+
+// A drop the search finds in the history keeps nights red only when the
+// gate confirmed it by flagging one of its nights; without the gate's
+// verdicts, only when it is as large as tonight's own bound.
+func TestDetectOpenRegressionMustBeConfirmed(t *testing.T) {
+	t.Parallel()
+	hist := cat(noisy(20, 100), noisy(10, 97))
+	tests := []struct {
+		name    string
+		flagged []int
+		red     bool
+		why     string
+	}{
+		{"a night of it flagged", []int{21}, true, "still regressed"},
+		{"the night before it flagged", []int{19}, true, "still regressed"},
+		{"none of its nights flagged", []int{}, false, "was never confirmed by a flagged night"},
+		{"flags only long before", []int{3}, false, "was never confirmed"},
+		{"verdicts not known: as large as the bound", nil, true, "still regressed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := mustDetect(t, hist, []float64{98}, Config{HigherIsBetter: true, Flagged: tt.flagged})
+			if d.Flagged != tt.red || !strings.Contains(d.Why, tt.why) {
+				t.Errorf("Detect(flagged %v) = flagged %v, %q; want flagged %v, containing %q", tt.flagged, d.Flagged, d.Why, tt.red, tt.why)
+			}
+		})
+	}
+}
+
 // Accepting a regression is a known change: the nights after it are the
 // new level, and tonight at that level passes.
 func TestDetectAccepted(t *testing.T) {

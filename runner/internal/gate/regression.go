@@ -35,6 +35,9 @@ type pastValue struct {
 	ref   summary.NightRef
 	fp    *summary.Fingerprint
 	at    time.Time
+	// flagged: that night's regression gate on the metric failed;
+	// judged: it recorded a verdict on the metric at all.
+	flagged, judged bool
 }
 
 // regressions judges each planned run's gated metrics against the
@@ -78,6 +81,9 @@ type series struct {
 	past   []pastValue // oldest first
 	known  []int
 	notes  []string
+	// flagged are the nights whose gate flagged the metric; nil when no
+	// night recorded a verdict on it.
+	flagged []int
 	// acceptedTonight: the accepted level begins tonight.
 	acceptedTonight bool
 }
@@ -85,6 +91,12 @@ type series struct {
 func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, tonightBuild int, now time.Time) series {
 	var s series
 	for i := len(past) - 1; i >= 0; i-- {
+		if past[i].judged && s.flagged == nil {
+			s.flagged = []int{} // verdicts known, if none flagged
+		}
+		if past[i].flagged {
+			s.flagged = append(s.flagged, len(s.past))
+		}
 		s.past = append(s.past, past[i])
 		s.values = append(s.values, past[i].value)
 	}
@@ -176,7 +188,7 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, v, len(past), policy.Nights, need, policy.MaxMissing)
 		return gr, nil
 	}
-	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past)}
+	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past), Flagged: s.flagged}
 	d, err := judgeTonight(s.values, tonight, run.Reruns, cfg)
 	if err != nil {
 		gr.Verdict = summary.VerdictError
@@ -238,13 +250,32 @@ func pastValues(r baseline.Nights, run, metric string) []pastValue {
 				continue
 			}
 			if v, ok := b.Metrics[metric]; ok && v > 0 && !math.IsInf(v, 1) {
+				flagged, judged := verdictOn(n.Summary, run, metric)
 				out = append(out, pastValue{v, max(1, len(b.RepetitionValues[metric])), summary.NightRef{Build: n.BuildNumber, Value: v,
-					ImageDigest: n.Summary.ImageDigest, VLLMCommit: n.Summary.VLLMCommit}, n.Summary.Fingerprint, n.CreatedAt})
+					ImageDigest: n.Summary.ImageDigest, VLLMCommit: n.Summary.VLLMCommit}, n.Summary.Fingerprint, n.CreatedAt,
+					flagged, judged})
 			}
 			break
 		}
 	}
 	return out
+}
+
+// verdictOn says whether a night's regression gate on a run's metric
+// failed (the detector flagged it), and whether it passed or failed at
+// all.
+func verdictOn(s summary.Summary, run, metric string) (flagged, judged bool) {
+	for _, g := range s.Gates {
+		if g.Kind == summary.GateRegression && g.Subject == run && g.Metric == metric {
+			switch g.Verdict {
+			case summary.VerdictFail:
+				return true, true
+			case summary.VerdictPass:
+				judged = true
+			}
+		}
+	}
+	return false, judged
 }
 
 // pastReps is how many repetitions the past nights' values are typically

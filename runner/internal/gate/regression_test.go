@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -91,6 +92,29 @@ func TestRegressionGates(t *testing.T) {
 		}
 		return seriesNights(t, tput, tpot)
 	}
+	// The last two nights were 7 % slower, and their gates flagged it or
+	// (under a floor since lowered) passed it.
+	dropped := func(flag bool) func(t *testing.T) []baseline.Night {
+		return func(t *testing.T) []baseline.Night {
+			tput, tpot := flat(30, 100, 20)
+			tput[28], tput[29] = 93, 93.2
+			nights := seriesNights(t, tput, tpot)
+			for i := range 2 {
+				s, err := summary.Read(bytes.NewReader(nights[i].Summary))
+				if err != nil {
+					t.Fatal(err)
+				}
+				verdict := summary.VerdictPass
+				if flag {
+					verdict = summary.VerdictFail
+				}
+				s.Gates = append(s.Gates, summary.GateResult{Kind: summary.GateRegression, Subject: "8k", Metric: "output_throughput", Verdict: verdict})
+				s.Verdict = summary.VerdictFail
+				nights[i].Summary, nights[i].Failed = baselinetest.Encode(t, s), true
+			}
+			return nights
+		}
+	}
 	young := func(n int) func(t *testing.T) []baseline.Night {
 		return func(t *testing.T) []baseline.Night {
 			tput, tpot := flat(n, 100, 20)
@@ -148,6 +172,32 @@ func TestRegressionGates(t *testing.T) {
 			want: []regressionCase{
 				{Verdict: "fail", Rule: "single-night", Used: 29, Reps: 1, LastGood: 99, FirstBad: 0, Bisect: 3, BaselineRecorded: true,
 					MessageHas: []string{"last good #99", "first bad tonight (#101)", "widened"}},
+				{Verdict: "pass", Used: 29, Reps: 1, LastGood: -1, BaselineRecorded: true},
+			},
+		},
+		{
+			// Tonight is 4 % down, within the floor on its own, but nearer
+			// the two flagged nights than the level: still regressed. (The
+			// search puts the change a night early, and the range is
+			// widened.)
+			name: "a regression two nights ago stays red until it is fixed", nights: dropped(true), sum: tonight(summary.StatusOK, 96, 20), lookup: true,
+			want: []regressionCase{
+				{Verdict: "fail", Rule: "open-regression", Used: 29, Reps: 1, LastGood: 96, FirstBad: 99, Found: true, Bisect: 3, BaselineRecorded: true,
+					MessageHas: []string{"still regressed: tonight 96 is 4.2% worse than the baseline 100.2", "the regression of 7.0% that began 3 nights ago (p = 0.00029) is neither fixed nor accepted"}},
+				{Verdict: "pass", Used: 29, Reps: 1, LastGood: -1, BaselineRecorded: true},
+			},
+		},
+		{
+			name: "the same nights, passed by their gates: tonight alone", nights: dropped(false), sum: tonight(summary.StatusOK, 96, 20), lookup: true,
+			want: []regressionCase{
+				{Verdict: "pass", Used: 29, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"not flagged: tonight 96 is 4.2% worse", "the drop of 7.0% the history shows 3 nights ago (p = 0.00029) was never confirmed by a flagged night"}},
+				{Verdict: "pass", Used: 29, Reps: 1, LastGood: -1, BaselineRecorded: true},
+			},
+		},
+		{
+			name: "a regression two nights ago, fixed tonight", nights: dropped(true), sum: tonight(summary.StatusOK, 99.5, 20), lookup: true,
+			want: []regressionCase{
+				{Verdict: "pass", Used: 29, Reps: 1, LastGood: -1, BaselineRecorded: true, MessageHas: []string{"fixed: tonight 99.5", "is gone"}},
 				{Verdict: "pass", Used: 29, Reps: 1, LastGood: -1, BaselineRecorded: true},
 			},
 		},

@@ -278,14 +278,14 @@ func writeText(w io.Writer, o Config, results []Result) error {
 		o.Nights, o.Trials, o.Seed, o.Reps, rerun, o.NightShare, o.Missing*100)
 	fmt.Fprintf(w, "detector: false-alarm rate %g%%, floor %g%%, min history %d, %s\n", o.FalseAlarm*100, o.MinEffect, o.MinHistory, rule)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "noise model\tnoise CV\tstep\tfalse alarms/night\tyoung (5-14 nights)\tpower (2 nights)\tfirst night\tculprit coverage\tstays red\tre-runs/night")
+	fmt.Fprint(tw, "noise model\tnoise CV\tstep\tfalse alarms/night\tyoung (5-14 nights)\tpower (2 nights)\tfirst night\tculprit coverage\tstays red\taccepted, false alarms\tre-runs/night")
 	if o.Recipes > 0 {
 		fmt.Fprintf(tw, "\tbuild false alarms (%d×%d)", o.Recipes, o.Metrics)
 	}
 	fmt.Fprintln(tw)
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%g%%\t%g%%\t%.2f%%\t%.2f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.3f", r.Model, r.NoiseCV*100, r.StepPct,
-			r.FalsePositiveRate*100, r.YoungFalsePositiveRate*100, r.Power*100, r.PowerFirstNight*100, r.CulpritCoverage*100, r.StaysRed*100, r.RerunsPerNight)
+		fmt.Fprintf(tw, "%s\t%g%%\t%g%%\t%.2f%%\t%.2f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.2f%%\t%.3f", r.Model, r.NoiseCV*100, r.StepPct,
+			r.FalsePositiveRate*100, r.YoungFalsePositiveRate*100, r.Power*100, r.PowerFirstNight*100, r.CulpritCoverage*100, r.StaysRed*100, r.AcceptedFalsePositiveRate*100, r.RerunsPerNight)
 		if o.Recipes > 0 {
 			fmt.Fprintf(tw, "\t%.2f%%", r.BuildFalseAlarmRate*100)
 		}

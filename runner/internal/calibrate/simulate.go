@@ -98,6 +98,12 @@ type Result struct {
 	// flagged: a regression that flaps green, or that the history absorbs
 	// into its level, shows here.
 	StaysRed float64 `json:"stays_red"`
+	// AcceptedFalsePositiveRate is the share of nights flagged after the
+	// recipe accepts the regression (regression.accept from night k, a
+	// known change), at the worse level: the accepted level is the new
+	// normal and should pass at the nominal rate.
+	AcceptedFalsePositiveRate float64 `json:"false_positive_rate_accepted"`
+	AcceptedNights            int     `json:"accepted_nights"`
 	// RerunsPerNight is the extra bench runs re-run on alarm cost, per
 	// judged night.
 	RerunsPerNight float64 `json:"reruns_per_night"`
@@ -131,7 +137,7 @@ func Run(s Sim) (Result, error) {
 	null := rand.New(rand.NewPCG(seed, 1))
 	step := rand.New(rand.NewPCG(seed^math.Float64bits(s.StepPct), 2))
 	var reruns, judged int
-	var covered, later, red int
+	var covered, later, red, acceptedRed int
 	for range s.Trials {
 		st := newStream(s, null)
 		for st.warm() {
@@ -190,9 +196,25 @@ func Run(s Sim) (Result, error) {
 				covered++
 			}
 		}
+		st.acceptFrom = k
+		for range s.Judged {
+			d, err := st.night(factor, nil)
+			if err != nil {
+				return r, err
+			}
+			if d != nil {
+				r.AcceptedNights++
+				if d.Flagged {
+					acceptedRed++
+				}
+			}
+		}
 	}
 	if later > 0 {
 		r.StaysRed = float64(red) / float64(later)
+	}
+	if r.AcceptedNights > 0 {
+		r.AcceptedFalsePositiveRate = float64(acceptedRed) / float64(r.AcceptedNights)
 	}
 	if r.NoChangeNights > 0 {
 		r.FalsePositiveRate = float64(r.FalsePositives) / float64(r.NoChangeNights)
@@ -282,6 +304,9 @@ type stream struct {
 	firstBad          int
 	reruns, judged    int
 	nightEffect, base float64
+	// acceptFrom, when positive, is the night from which the recipe
+	// accepts a regression: a known change in the history.
+	acceptFrom int
 }
 
 func newStream(s Sim, rng *rand.Rand) *stream {
@@ -378,6 +403,11 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 	}
 	cfg := st.s.Detector
 	cfg.Flagged = append([]int{}, st.flags...)
+	if st.acceptFrom > 0 {
+		if i := slices.IndexFunc(st.hist, func(h pastNight) bool { return h.t >= st.acceptFrom }); i > 0 {
+			cfg.Known = []int{i}
+		}
+	}
 	if len(st.vals) < max(st.s.Detector.MinHistory, detect.DefaultMinHistory) {
 		st.keep(t, reps, false)
 		return nil, nil

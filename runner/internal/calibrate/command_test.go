@@ -82,7 +82,7 @@ func TestDefaultsMeetTargets(t *testing.T) {
 	}
 	t.Run("defaults", func(t *testing.T) {
 		t.Parallel()
-		rows := runJSON(t, []string{"--trials", "1000"}, noEnv)
+		rows := runJSON(t, []string{"--trials", "2000"}, noEnv)
 		if len(rows) != 1 {
 			t.Fatalf("default run printed %d results, want 1", len(rows))
 		}

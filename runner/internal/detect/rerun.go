@@ -16,7 +16,7 @@ const RerunReps = 3
 // of all its runs, which carries less of the runs' own noise. The two
 // looks together are one valid test: Rerun's p-value is
 // max(p₁/AlarmFactor, p₂).
-const AlarmFactor = 4
+const AlarmFactor = 6
 
 // Rerun judges a night whose first look raised an alarm again on all its
 // repetitions, the first ones and those the re-run added. The night is

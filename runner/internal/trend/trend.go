@@ -379,7 +379,9 @@ type segment struct{ x1, y1, x2, y2 float64 }
 // placeLabel picks where a w-wide label for the point (px, py) goes: the
 // first of eight spots around it (toward the middle of the plot first) that
 // stays in the plot vertically, in the image horizontally, and crosses none
-// of lines; the first spot that fits when every one crosses a line.
+// of lines; when every one crosses a line, the first that fits and hides
+// no neighbouring night (the far end of a line), which may be a failed
+// night's ring; else the first that fits.
 func placeLabel(f frame, px, py, w float64, size int, lines []segment) textStyle {
 	const offset = 9
 	h := float64(size)
@@ -387,7 +389,7 @@ func placeLabel(f frame, px, py, w float64, size int, lines []segment) textStyle
 	if px > (f.left+f.right)/2 {
 		toward, away = -1, 1
 	}
-	var fallback *textStyle
+	var fallback, clear *textStyle
 	for _, side := range []float64{toward, away} {
 		// Baselines above, below and level with the point.
 		for _, base := range []float64{py - offset, py + offset + h, py + h*0.35} {
@@ -403,10 +405,16 @@ func placeLabel(f frame, px, py, w float64, size int, lines []segment) textStyle
 			if fallback == nil {
 				fallback = &st
 			}
+			if clear == nil && !hidesEnd(lines, left, top, left+w, bottom) {
+				clear = &st
+			}
 			if !crossesAny(lines, left, top, left+w, bottom) {
 				return st
 			}
 		}
+	}
+	if clear != nil {
+		return *clear
 	}
 	if fallback != nil {
 		return *fallback
@@ -416,6 +424,18 @@ func placeLabel(f frame, px, py, w float64, size int, lines []segment) textStyle
 		return textStyle{x: px - offset, y: py - offset, anchor: "end"}
 	}
 	return textStyle{x: px + offset, y: py - offset, anchor: "start"}
+}
+
+// hidesEnd reports whether the rectangle [x0, x1] × [y0, y1] covers the
+// marker (3 units around) at the far end of any of lines.
+func hidesEnd(lines []segment, x0, y0, x1, y1 float64) bool {
+	const r = 3
+	for _, l := range lines {
+		if l.x2+r > x0 && l.x2-r < x1 && l.y2+r > y0 && l.y2-r < y1 {
+			return true
+		}
+	}
+	return false
 }
 
 func crossesAny(lines []segment, x0, y0, x1, y1 float64) bool {

@@ -582,3 +582,27 @@ func TestWritePageFailedKey(t *testing.T) {
 		})
 	}
 }
+
+// TestPlaceLabelKeepsNeighbourVisible: when tonight's value cannot avoid
+// every line, it still must not hide the night before (a failed night's
+// ring, say). The geometry is the trend page's throughput drop.
+func TestPlaceLabelKeepsNeighbourVisible(t *testing.T) {
+	t.Parallel()
+	const size = 12
+	f := frameOf(0)
+	px, py := 601.6, 153.3
+	before := segment{px, py, 564.8, 144.4}
+	w := textWidth("162.5 tok/s", size, true)
+	st := placeLabel(f, px, py, w, size, []segment{before})
+	left := st.x
+	if st.anchor == "end" {
+		left -= w
+	}
+	top, bottom := st.y-0.8*size, st.y+0.2*size
+	if hidesEnd([]segment{before}, left, top, left+w, bottom) {
+		t.Errorf("label at (%.1f, %.1f) %s covers the night at (%.1f, %.1f)", st.x, st.y, st.anchor, before.x2, before.y2)
+	}
+	if top < f.top || bottom > f.bottom || left < edgeInset || left+w > width-edgeInset {
+		t.Errorf("label [%.1f, %.1f]×[%.1f, %.1f] leaves the plot", left, left+w, top, bottom)
+	}
+}

@@ -148,14 +148,15 @@ func orNoNights(err error) error {
 }
 
 // trendPanels are the output throughput per GPU of every bench run and the main
-// score of every task, oldest night first, tonight last and highlighted.
+// score of every task, oldest night first with the nights whose job
+// failed marked, tonight last and highlighted.
 func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 	var pasts []summary.Summary
-	var labels []string
+	var nights []trend.Point // each past night's label and whether it failed
 	for i := len(history.Nights) - 1; i >= 0; i-- {
 		n := history.Nights[i]
 		pasts = append(pasts, n.Summary)
-		labels = append(labels, fmt.Sprintf("#%d", n.BuildNumber))
+		nights = append(nights, trend.Point{Label: fmt.Sprintf("#%d", n.BuildNumber), Failed: n.Failed})
 	}
 	var panels []trend.Panel
 	for _, run := range s.Bench {
@@ -170,7 +171,9 @@ func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 					v = b.OutputThroughputPerGPU
 				}
 			}
-			p.Points = append(p.Points, trend.Point{Label: labels[i], Value: v})
+			pt := nights[i]
+			pt.Value = v
+			p.Points = append(p.Points, pt)
 		}
 		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: run.OutputThroughputPerGPU, Highlight: true})
 		panels = append(panels, p)
@@ -196,7 +199,9 @@ func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 					}
 				}
 			}
-			p.Points = append(p.Points, trend.Point{Label: labels[i], Value: v})
+			pt := nights[i]
+			pt.Value = v
+			p.Points = append(p.Points, pt)
 		}
 		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: t.Metrics[metric], Highlight: true})
 		panels = append(panels, p)

@@ -158,9 +158,10 @@ func bfclTask(s summary.Summary) string {
 	return name
 }
 
-// panelOf is one metric's chart: the past nights oldest first, tonight,
-// the gate's band and limit, where a flagged change began and where the
-// series (the recipe's configuration) last changed.
+// panelOf is one metric's chart: the past nights oldest first (those
+// whose job failed marked), tonight, the gate's band and limit, where a
+// flagged change began and where the series (the recipe's configuration)
+// last changed.
 func panelOf(s summary.Summary, past baseline.Nights, m metricSeries) trend.Panel {
 	u := annotate.UnitOf(m.gateMetric)
 	if m.unit == "%" {
@@ -185,7 +186,7 @@ func panelOf(s summary.Summary, past baseline.Nights, m metricSeries) trend.Pane
 			lastOther = len(p.Points)
 		}
 		builds[n.BuildNumber] = len(p.Points)
-		p.Points = append(p.Points, trend.Point{Label: label, Value: v, Hover: hover})
+		p.Points = append(p.Points, trend.Point{Label: label, Value: v, Hover: hover, Failed: n.Failed})
 	}
 	tonight := m.value(s)
 	p.Points = append(p.Points, trend.Point{Label: "tonight", Value: tonight, Highlight: true, Hover: "tonight: " + hoverValue(tonight, u, m.unit)})

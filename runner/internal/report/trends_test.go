@@ -26,8 +26,8 @@ import (
 
 // trendFixture is the report's test build (testdata/report/results) with
 // a history of 14 nights per recipe, written as the history step writes
-// it: minimax's throughput and TPOT worsen from night 11, gpt_oss's
-// configuration changed four nights ago.
+// it: minimax's throughput and TPOT worsen from night 11, whose job
+// failed, gpt_oss's configuration changed four nights ago.
 func trendFixture(t *testing.T) (dir string, sums []summary.Summary) {
 	t.Helper()
 	dir = t.TempDir()
@@ -70,6 +70,10 @@ func trendFixture(t *testing.T) (dir string, sums []summary.Summary) {
 			build := 811 - k // newest first
 			n := s
 			n.Verdict = summary.VerdictPass
+			failed := s.Recipe == "minimax_m3-mi355x" && k == 0 // the night the drop began
+			if failed {
+				n.Verdict = summary.VerdictFail
+			}
 			wobble := 1 + 0.012*math.Sin(float64(build)*1.7)
 			slow := 1.0
 			if s.Recipe == "minimax_m3-mi355x" && k == 0 {
@@ -118,7 +122,7 @@ func trendFixture(t *testing.T) (dir string, sums []summary.Summary) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nights = append(nights, baseline.Night{BuildNumber: build, CreatedAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC).AddDate(0, 0, -k), Summary: data})
+			nights = append(nights, baseline.Night{BuildNumber: build, CreatedAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC).AddDate(0, 0, -k), Summary: data, Failed: failed})
 		}
 		if s.Recipe == "kimi_k2_5-mi300x" {
 			nights = nil // a recipe that never ran: tonight only
@@ -175,7 +179,7 @@ func TestTrendPage(t *testing.T) {
 	}
 	overview := section(page, "gpu-time")
 	for _, want := range []string{`class="overview" data-charts="2"`, "GPU time per night", "Cost per night",
-		// Night #811: minimax and gpt_oss (8 GPUs each) passed, 1.25+0.1·sin(811) = 1.295 h
+		// Night #811: minimax (failed) and gpt_oss (8 GPUs each) ran, 1.25+0.1·sin(811) = 1.295 h
 		// each: 20.7 GPU-h; minimax's priced at 2.5 an hour: 25.90. Tonight all
 		// three (8 GPUs each) 1.4 h: 33.6 GPU-h, minimax's 28.00.
 		"<title>#811: 20.7 GPU-h over 2 run(s), most in load (60%) · 2026-11-30</title>", "<title>#811: 25.90 (1 of 2 runs priced)</title>",
@@ -190,17 +194,26 @@ func TestTrendPage(t *testing.T) {
 	minimax := section(page, "minimax_m3-mi355x")
 	for _, want := range []string{
 		`data-charts="5"`, "Output throughput per GPU", "TPOT p50", "TTFT p50", "EAGLE acceptance", "gsm8k exact_match,flexible-extract",
-		`class="limit"`, ">change<", "<title>#811: 165 tok/s · vLLM a0b1c2d · 2026-11-30</title>", "fill-opacity=\"0.15\"",
+		`class="limit"`, ">change<", "fill-opacity=\"0.15\"",
+		// Night #811's job failed: a ring, its hover and the key.
+		`<title>#811: 165 tok/s · vLLM a0b1c2d · 2026-11-30 · job failed</title>`, ">a night whose job failed<",
 	} {
 		if !strings.Contains(minimax, want) {
 			t.Errorf("minimax section lacks %q", want)
 		}
 	}
-	if gpt := section(page, "gpt_oss_120b-h200"); !strings.Contains(gpt, ">new series<") || !strings.Contains(gpt, "another configuration") {
+	gpt := section(page, "gpt_oss_120b-h200")
+	if !strings.Contains(gpt, ">new series<") || !strings.Contains(gpt, "another configuration") {
 		t.Errorf("gpt_oss section does not mark the new series")
 	}
-	if n := strings.Count(minimax, `class="night"`); n != 5*14 {
-		t.Errorf("minimax shows %d past nights over its charts, want 5 × 14", n)
+	if strings.Contains(gpt, "failed") {
+		t.Errorf("gpt_oss section, whose nights all passed, speaks of a failed night")
+	}
+	if n, failed := strings.Count(minimax, `class="night"`), strings.Count(minimax, `class="night failed"`); n != 5*13 || failed != 5 {
+		t.Errorf("minimax shows %d passed and %d failed past nights over its charts, want 5 × 13 and 5 × 1 (#811)", n, failed)
+	}
+	if !strings.Contains(page, `<span class="k failed"></span> failed night`) {
+		t.Errorf("the page legend lacks the failed night's key")
 	}
 }
 

@@ -52,9 +52,9 @@ func WritePage(w io.Writer, p Page) error {
 </head>
 <body>
 <header><h1>%s</h1><p>%s</p>
-<p class="legend"><span class="k band"></span> allowed range (baseline and noise) <span class="k limit"></span> limit <span class="k change"></span> change point <span class="k series"></span> new series (accepted change) <span class="k tonight"></span> tonight · hover a point for its night</p>
+<p class="legend"><span class="k band"></span> allowed range (baseline and noise) <span class="k limit"></span> limit <span class="k change"></span> change point <span class="k series"></span> new series (accepted change) %s<span class="k tonight"></span> tonight · hover a point for its night</p>
 </header>
-`, esc(p.Title), pageCSS, esc(p.Title), esc(p.Subtitle))
+`, esc(p.Title), pageCSS, esc(p.Title), esc(p.Subtitle), failedLegend(p))
 	if len(p.Sections) == 0 {
 		b.WriteString("<p class=\"empty\">No recipe has results in this build.</p>\n")
 	}
@@ -85,6 +85,23 @@ func WritePage(w io.Writer, p Page) error {
 		return fmt.Errorf("write trend page: %w", err)
 	}
 	return nil
+}
+
+// failedLegend is the legend's entry for a failed night, there only when a
+// chart of the page draws one.
+func failedLegend(p Page) string {
+	sections := p.Sections
+	if p.Overview != nil {
+		sections = append([]Section{*p.Overview}, sections...)
+	}
+	for _, s := range sections {
+		for _, panel := range s.Panels {
+			if hasFailed(panel) {
+				return `<span class="k failed"></span> failed night (the job failed) `
+			}
+		}
+	}
+	return ""
 }
 
 // writePanels writes a section's note and charts, and closes it.
@@ -118,6 +135,7 @@ circle.night{cursor:pointer}circle.night:hover{r:6}
 .k.band{background:rgba(44,160,44,.2)}.k.limit{border-top:2px dashed #d62728;height:0}
 .k.change{border-left:2px dashed #d62728;width:0}.k.series{border-left:2px dashed #666;width:0}
 .k.tonight{background:#ff7f0e;border-radius:50%;width:10px}
+.k.failed{background:#fff;border:2px solid #d62728;border-radius:50%;width:6px;height:6px}
 `
 
 // pageJS marks each section with how many of its charts drew a night,

@@ -21,6 +21,10 @@ type Point struct {
 	// Hover is shown when the pointer rests on the point (an SVG title):
 	// the night, its value, its vLLM commit.
 	Hover string
+	// Failed marks a past night whose job failed: it measured, but a
+	// reader must not take it for a good night. It is drawn as a hollow
+	// red ring and its hover says so; tonight's point ignores it.
+	Failed bool
 }
 
 // Mark is a vertical line before one night: where a change point or a
@@ -204,6 +208,7 @@ func drawPanel(c *canvas, panelTop int, p Panel) {
 	}
 
 	drawXLabels(c, f, p.Points, slot, x)
+	drawFailedKey(c, f, p)
 	drawSeries(c, p.Points, x, y)
 	drawHighlights(c, f, p, band, ax, x, y)
 }
@@ -227,6 +232,33 @@ func drawPanelHeader(c *canvas, f frame, p Panel, hasBand bool) {
 	title := truncate(cleanText(p.Title), charsThatFit(room, 14, true)) + unit
 	c.text(textStyle{x: padding, y: f.panelTop + 22, size: 14, bold: true, fill: colorText}, title)
 	c.text(textStyle{x: plotRight, y: f.panelTop + 22, size: 11, fill: colorMuted, anchor: "end"}, legend)
+}
+
+// drawFailedKey explains the failed nights' rings under the x labels, in
+// the panel's bottom margin, so that the header keeps its room for the
+// title. Only a panel that draws a failed night has it.
+func drawFailedKey(c *canvas, f frame, p Panel) {
+	if !hasFailed(p) {
+		return
+	}
+	const y = 30 // baseline below the plot; the x labels sit at 16
+	c.printf(`<circle class="key-failed" cx="%s" cy="%s" r="3.5" fill="#ffffff" stroke="%s" stroke-width="2"/>`+"\n",
+		num(f.left+4), num(f.bottom+y-3.5), colorWorse)
+	c.text(textStyle{x: f.left + 12, y: f.bottom + y, size: 10, fill: colorMuted}, failedKey)
+}
+
+// failedKey is the text of a panel's key for the failed nights' rings.
+const failedKey = "a night whose job failed"
+
+// hasFailed says whether the panel draws a failed night: a past night with
+// a value whose job failed.
+func hasFailed(p Panel) bool {
+	for _, pt := range p.Points {
+		if pt.Failed && !pt.Highlight && finite(pt.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 // drawXLabels labels every k-th night, counting back from the newest so
@@ -293,7 +325,14 @@ func drawSeries(c *canvas, points []Point, x func(int) float64, y func(float64) 
 	}
 	flush()
 	for i, pt := range points {
-		if finite(pt.Value) && !pt.Highlight {
+		switch {
+		case !finite(pt.Value) || pt.Highlight:
+		case pt.Failed:
+			// Hollow, so that it reads apart from tonight's filled red
+			// point when tonight regressed too.
+			c.printf(`<circle class="night failed" cx="%s" cy="%s" r="4" fill="#ffffff" stroke="%s" stroke-width="2">%s</circle>`+"\n",
+				num(x(i)), num(y(pt.Value)), colorWorse, hoverTitle(pt))
+		default:
 			c.printf(`<circle class="night" cx="%s" cy="%s" r="3" fill="%s">%s</circle>`+"\n", num(x(i)), num(y(pt.Value)), colorSeries, hoverTitle(pt))
 		}
 	}
@@ -340,7 +379,9 @@ type segment struct{ x1, y1, x2, y2 float64 }
 // placeLabel picks where a w-wide label for the point (px, py) goes: the
 // first of eight spots around it (toward the middle of the plot first) that
 // stays in the plot vertically, in the image horizontally, and crosses none
-// of lines; the first spot that fits when every one crosses a line.
+// of lines; when every one crosses a line, the first that fits and hides
+// no neighbouring night (the far end of a line), which may be a failed
+// night's ring; else the first that fits.
 func placeLabel(f frame, px, py, w float64, size int, lines []segment) textStyle {
 	const offset = 9
 	h := float64(size)
@@ -348,7 +389,7 @@ func placeLabel(f frame, px, py, w float64, size int, lines []segment) textStyle
 	if px > (f.left+f.right)/2 {
 		toward, away = -1, 1
 	}
-	var fallback *textStyle
+	var fallback, clear *textStyle
 	for _, side := range []float64{toward, away} {
 		// Baselines above, below and level with the point.
 		for _, base := range []float64{py - offset, py + offset + h, py + h*0.35} {
@@ -364,10 +405,16 @@ func placeLabel(f frame, px, py, w float64, size int, lines []segment) textStyle
 			if fallback == nil {
 				fallback = &st
 			}
+			if clear == nil && !hidesEnd(lines, left, top, left+w, bottom) {
+				clear = &st
+			}
 			if !crossesAny(lines, left, top, left+w, bottom) {
 				return st
 			}
 		}
+	}
+	if clear != nil {
+		return *clear
 	}
 	if fallback != nil {
 		return *fallback
@@ -377,6 +424,18 @@ func placeLabel(f frame, px, py, w float64, size int, lines []segment) textStyle
 		return textStyle{x: px - offset, y: py - offset, anchor: "end"}
 	}
 	return textStyle{x: px + offset, y: py - offset, anchor: "start"}
+}
+
+// hidesEnd reports whether the rectangle [x0, x1] × [y0, y1] covers the
+// marker (3 units around) at the far end of any of lines.
+func hidesEnd(lines []segment, x0, y0, x1, y1 float64) bool {
+	const r = 3
+	for _, l := range lines {
+		if l.x2+r > x0 && l.x2-r < x1 && l.y2+r > y0 && l.y2-r < y1 {
+			return true
+		}
+	}
+	return false
 }
 
 func crossesAny(lines []segment, x0, y0, x1, y1 float64) bool {
@@ -462,6 +521,9 @@ func hoverTitle(pt Point) string {
 	h := pt.Hover
 	if h == "" {
 		h = pt.Label + ": " + formatFixed(pt.Value, 2)
+	}
+	if pt.Failed && !pt.Highlight {
+		h += " · job failed"
 	}
 	return "<title>" + escape(cleanText(h)) + "</title>"
 }

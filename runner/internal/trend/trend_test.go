@@ -121,8 +121,32 @@ var goldenCases = []struct {
 		}},
 	},
 	{
+		// Two past nights whose job failed: hollow red rings, the
+		// panel's key, and no ring for the failed night without a value.
+		name:  "failed_nights",
+		title: "minimax_m3-mi355x: failed nights",
+		panels: []Panel{
+			{
+				Title:          "Output throughput per GPU",
+				Unit:           "tok/s",
+				Points:         failed(nights(1480, 1470, 1310, 1495, math.NaN(), 1500, 1460, 1490), 2, 4),
+				HigherIsBetter: true,
+				Band:           &Band{Low: 1440, High: 1530},
+			},
+			{Title: "gsm8k exact_match,flexible-extract", Points: nights(0.93, 0.94, 0.93, 0.92, 0.93, 0.94, 0.93, 0.93), HigherIsBetter: true},
+		},
+	},
+	{
 		name: "no_panels",
 	},
+}
+
+// failed marks the points at the indexes as nights whose job failed.
+func failed(points []Point, at ...int) []Point {
+	for _, i := range at {
+		points[i].Failed = true
+	}
+	return points
 }
 
 func manyNights(n int) []Point {
@@ -437,4 +461,148 @@ func hovered(points []Point) []Point {
 		points[i].Hover = fmt.Sprintf("%s: %.1f ms <vLLM & co>", points[i].Label, points[i].Value)
 	}
 	return points
+}
+
+func TestRenderFailedNights(t *testing.T) {
+	t.Parallel()
+	const hover = "#1002: 2.0 ms <vLLM & co>"
+	tests := []struct {
+		name       string
+		points     []Point
+		wantRings  []string // hover titles of the rings, in order
+		wantKey    bool
+		wantTitles []string // every point's hover title, in order
+	}{
+		{
+			name:       "none failed",
+			points:     nights(1, 2, 3),
+			wantTitles: []string{"#1001: 1.00", "#1002: 2.00", "#1003: 3.00"},
+		},
+		{
+			name:       "one failed night",
+			points:     failed(nights(1, 2, 3), 1),
+			wantRings:  []string{"#1002: 2.00 · job failed"},
+			wantKey:    true,
+			wantTitles: []string{"#1001: 1.00", "#1002: 2.00 · job failed", "#1003: 3.00"},
+		},
+		{
+			name:       "failed night with its own hover, escaped",
+			points:     failed([]Point{{Label: "#1001", Value: 1}, {Label: "#1002", Value: 2, Hover: hover}, {Label: "tonight", Value: 3, Highlight: true}}, 1),
+			wantRings:  []string{hover + " · job failed"},
+			wantKey:    true,
+			wantTitles: []string{"#1001: 1.00", hover + " · job failed", "tonight: 3.00"},
+		},
+		{
+			name:       "failed night without a value",
+			points:     failed(nights(1, math.NaN(), 3), 1),
+			wantTitles: []string{"#1001: 1.00", "#1003: 3.00"},
+		},
+		{
+			name:       "tonight stays tonight",
+			points:     failed(nights(1, 2, 3), 2),
+			wantTitles: []string{"#1001: 1.00", "#1002: 2.00", "#1003: 3.00"},
+		},
+		{
+			name:       "every past night failed",
+			points:     failed(nights(1, 2, 3), 0, 1),
+			wantRings:  []string{"#1001: 1.00 · job failed", "#1002: 2.00 · job failed"},
+			wantKey:    true,
+			wantTitles: []string{"#1001: 1.00 · job failed", "#1002: 2.00 · job failed", "#1003: 3.00"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			doc := render(t, "", []Panel{{Title: "TTFT p99", Unit: "ms", Points: tt.points}})
+			elems := decodeSVG(t, doc)
+			var rings, titles []string
+			keys := 0
+			for i, e := range elems {
+				if e.name != "circle" {
+					continue
+				}
+				if e.attrs["class"] == "key-failed" {
+					keys++
+					continue
+				}
+				if i+1 >= len(elems) || elems[i+1].name != "title" {
+					t.Fatalf("point circle %v has no title", e.attrs)
+				}
+				title := elems[i+1].text
+				titles = append(titles, title)
+				if e.attrs["class"] != "night failed" {
+					continue
+				}
+				rings = append(rings, title)
+				if e.attrs["fill"] != "#ffffff" || e.attrs["stroke"] != colorWorse {
+					t.Errorf("failed night %q drawn with fill %q stroke %q, want a hollow %s ring", title, e.attrs["fill"], e.attrs["stroke"], colorWorse)
+				}
+			}
+			if diff := cmp.Diff(tt.wantRings, rings); diff != "" {
+				t.Errorf("failed-night rings diff (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantTitles, titles); diff != "" {
+				t.Errorf("hover titles diff (-want +got):\n%s", diff)
+			}
+			wantKeys := 0
+			if tt.wantKey {
+				wantKeys = 1
+			}
+			if keys != wantKeys || contains(texts(elems), failedKey) != tt.wantKey {
+				t.Errorf("key: %d ring(s), text %v; want it shown = %v", keys, contains(texts(elems), failedKey), tt.wantKey)
+			}
+		})
+	}
+}
+
+func TestWritePageFailedKey(t *testing.T) {
+	t.Parallel()
+	plain := Panel{Title: "m", Points: nights(1, 2, 3)}
+	withFailed := Panel{Title: "m", Points: failed(nights(1, 2, 3), 0)}
+	tests := []struct {
+		name string
+		page Page
+		want bool
+	}{
+		{"no failed night", Page{Sections: []Section{{ID: "a", Panels: []Panel{plain}}}}, false},
+		{"a recipe's failed night", Page{Sections: []Section{{ID: "a", Panels: []Panel{plain}}, {ID: "b", Panels: []Panel{plain, withFailed}}}}, true},
+		{"the overview's failed night", Page{Overview: &Section{ID: "o", Panels: []Panel{withFailed}}, Sections: []Section{{ID: "a", Panels: []Panel{plain}}}}, true},
+		{"only tonight failed", Page{Sections: []Section{{ID: "a", Panels: []Panel{{Title: "m", Points: failed(nights(1, 2), 1)}}}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var b bytes.Buffer
+			if err := WritePage(&b, tt.page); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(b.String(), `<span class="k failed"></span> failed night`); got != tt.want {
+				t.Errorf("page legend has the failed-night key = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPlaceLabelKeepsNeighbourVisible: when tonight's value cannot avoid
+// every line, it still must not hide the night before (a failed night's
+// ring, say). The geometry is the trend page's throughput drop.
+func TestPlaceLabelKeepsNeighbourVisible(t *testing.T) {
+	t.Parallel()
+	const size = 12
+	f := frameOf(0)
+	px, py := 601.6, 153.3
+	before := segment{px, py, 564.8, 144.4}
+	w := textWidth("162.5 tok/s", size, true)
+	st := placeLabel(f, px, py, w, size, []segment{before})
+	left := st.x
+	if st.anchor == "end" {
+		left -= w
+	}
+	top, bottom := st.y-0.8*size, st.y+0.2*size
+	if hidesEnd([]segment{before}, left, top, left+w, bottom) {
+		t.Errorf("label at (%.1f, %.1f) %s covers the night at (%.1f, %.1f)", st.x, st.y, st.anchor, before.x2, before.y2)
+	}
+	if top < f.top || bottom > f.bottom || left < edgeInset || left+w > width-edgeInset {
+		t.Errorf("label [%.1f, %.1f]×[%.1f, %.1f] leaves the plot", left, left+w, top, bottom)
+	}
 }

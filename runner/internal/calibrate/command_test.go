@@ -58,8 +58,8 @@ func runJSON(t *testing.T, args []string, getenv func(string) string) []map[stri
 }
 
 // TestDefaultsMeetTargets holds the defaults to the targets, in the loop
-// the pipeline runs, with seed 1 (the README table has the same numbers
-// at 2000 trials): at most 1 % false alarms per recipe-metric-night for
+// the pipeline runs, with seed 1 and 2000 trials (the numbers of the
+// README table): at most 1 % false alarms per recipe-metric-night for
 // log-normal, Student's t (3 degrees of freedom), outlier and AR(1) 0.5
 // nights, for mature and young recipes alike; power of at least 90 %
 // within two nights and 70 % on the first for a step of three times the

@@ -22,8 +22,9 @@ type nightCost struct {
 
 // costOverview is the page's build-wide section: GPU-hours per night and,
 // when any run had a price, the cost, from the summaries of the nights
-// the history holds (the nights each recipe passed) and tonight's (every
-// run, retried tries included). Nil when no night has any GPU time.
+// the history holds (each recipe's completed nights, failed ones too)
+// and tonight's (every run, retried tries included). Nil when no night
+// has any GPU time.
 func costOverview(sums []summary.Summary, pasts map[string]baseline.Nights) *trend.Section {
 	nights := map[int]*nightCost{}
 	for _, past := range pasts {
@@ -78,7 +79,7 @@ func costOverview(sums []summary.Summary, pasts map[string]baseline.Nights) *tre
 		return nil
 	}
 	o := &trend.Section{ID: "gpu-time", Title: "GPU time and cost per night",
-		Subtitle: "GPUs × wall time of every run, summed per build; past nights count the runs the history holds (the nights each recipe passed), tonight every run and its retried tries.",
+		Subtitle: "GPUs × wall time of every run, summed per build; past nights count the runs the history holds (each recipe's completed nights, failed ones too), tonight every run and its retried tries.",
 		Panels:   []trend.Panel{gpu}}
 	if priced {
 		o.Panels = append(o.Panels, cost)

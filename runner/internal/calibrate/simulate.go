@@ -196,7 +196,15 @@ func Run(s Sim) (Result, error) {
 				covered++
 			}
 		}
+		// The nights since k were flagged for the regression now
+		// accepted: their flags are settled, as the gate drops the flags
+		// of nights judged before the acceptance.
 		st.acceptFrom = k
+		for i := range st.hist {
+			if st.hist[i].t >= k {
+				st.hist[i].flagged = false
+			}
+		}
 		for range s.Judged {
 			d, err := st.night(factor, nil)
 			if err != nil {

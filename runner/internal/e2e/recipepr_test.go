@@ -135,7 +135,10 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 			if g.Baseline == nil || math.Abs(*g.Baseline-baselineTput) > 1e-9*baselineTput {
 				t.Errorf("the gate's baseline is %v, want the nightlies' median (of the logs, as the detector takes it) %v", ptrValue(g.Baseline), baselineTput)
 			}
-			if g.DeltaPct == nil || math.Abs(*g.DeltaPct-(tonight/baselineTput-1)*100) > 0.01 {
+			if g.DeltaPct == nil {
+				t.Fatalf("the gate shows no delta against the nightlies: %s", g.Message)
+			}
+			if math.Abs(*g.DeltaPct-(tonight/baselineTput-1)*100) > 0.01 {
 				t.Errorf("the gate's delta is %v%%, want %.2f%% (%v against %v)", ptrValue(g.DeltaPct), (tonight/baselineTput-1)*100, tonight, baselineTput)
 			}
 			for _, want := range []string{

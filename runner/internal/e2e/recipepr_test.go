@@ -1,16 +1,21 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -22,6 +27,7 @@ const (
 	prMetric    = "output_throughput"
 	prRun       = "short"
 	prNumber    = "7"
+	prBranch    = "fewer-seqs"
 	prBuild     = 111 // the pull request's build; the nightlies are 101 to 110
 	firstNight  = 101
 	nightlyPace = 100 * time.Millisecond // the stand-in's time per token in the nightlies
@@ -33,12 +39,15 @@ var nightWobble = []float64{0.4, -0.3, 0.2, -0.5, 0.1, -0.2, 0.5, -0.1, 0.3, -0.
 
 // TestE2ERecipePRJudgedAgainstLastNightly: a pull request that changes a
 // serve arg of a recipe starts a new fingerprint, yet its run is judged
-// against the nightlies of the recipe it changes, through the programs
-// the build runs: `runner history` on the CPU step fetches the nightlies
-// from the Buildkite API, the GPU job measures the new recipe on the
-// stand-in and judges it. Slower fails in red with the delta against the
-// latest nightly; no different passes. The nightlies are the old recipe's
-// own run (its summary.json, its fingerprint) with a little fixed noise.
+// against the nightlies of the recipe it changes, as the cluster runs
+// it: the generator, in a checkout of the PR branch, makes the build;
+// its history step (the CPU step, `runner history`) and the recipe's GPU
+// step run verbatim through the real agent's bootstrap, with the
+// variables of a pull request's build, the Buildkite API on loopback and
+// the vLLM stand-in serving as fast as the nightlies, or 10 % slower.
+// Slower fails in red with the delta against the nightlies, naming the
+// latest; no different passes. The nightlies are the old recipe's own
+// run (its summary.json, its fingerprint) with a little fixed noise.
 func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 	t.Parallel()
 	before, err := os.ReadFile("testdata/recipepr/before.yaml")
@@ -64,9 +73,6 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 	if old.Fingerprint == nil || len(old.Bench[0].RepetitionValues[prMetric]) != 3 {
 		t.Fatalf("the nightly's summary has fingerprint %+v and repetitions %v; want both", old.Fingerprint, old.Bench[0].RepetitionValues)
 	}
-	api, nightly := nightliesAPI(t, old)
-	latest := nightly[len(nightly)-1]
-	baselineTput := logMedian(nightly)
 
 	tests := []struct {
 		name  string
@@ -80,25 +86,41 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 		{name: "slower", pace: nightlyPace * 10 / 9, code: 1, gate: summary.VerdictFail, style: "error", delta: -10},
 		{name: "no difference", pace: nightlyPace, code: 0, gate: summary.VerdictPass, style: "success", delta: 0},
 	}
+	checkout, histStep, gpuStep := prPipeline(t, before, after)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := newE2E(t, prRecipe, string(after))
-			// The variables Buildkite gives a job of a pull request's build.
-			e.setenv("FAKE_VLLM_TOKEN_DELAY", tt.pace.String(),
-				"BENCHKITE_API_URL", api.URL, "BUILDKITE_ORGANIZATION_SLUG", api.Org, "BUILDKITE_PIPELINE_SLUG", api.Pipeline,
-				"BUILDKITE_PIPELINE_DEFAULT_BRANCH", "main",
-				"BUILDKITE_SOURCE", "webhook",
-				"BUILDKITE_BRANCH", "faster-max-num-seqs",
-				"BUILDKITE_PULL_REQUEST", prNumber,
-				"BUILDKITE_PULL_REQUEST_BASE_BRANCH", "main",
-				"BUILDKITE_PULL_REQUEST_REPO", "https://github.com/benchkite/benchkite.git",
-				"BUILDKITE_BUILD_NUMBER", fmt.Sprint(prBuild),
-				"BUILDKITE_BUILD_URL", fmt.Sprintf("https://buildkite.com/benchkite/benchkite-nightly/builds/%d", prBuild),
-			)
-			hist := e.history([]string{"BUILDKITE_API_TOKEN", apiToken}, contract.Need{Recipe: prRecipe, Nights: 10})
+			api, nightly := nightliesAPI(t, old)
+			latest := nightly[len(nightly)-1]
+			baselineTput := logMedian(nightly)
+			e := newStepJob(t, prRecipe, gpuStep, checkout)
+			h := newStepJob(t, prRecipe, histStep, checkout)
+			// The variables Buildkite gives every job of the pull
+			// request's build, and the API the history step reads.
+			for _, j := range []*pipelineJob{e, h} {
+				j.setenv(prBuildEnv()...)
+				j.setenv("BENCHKITE_API_URL", api.URL, "BUILDKITE_ORGANIZATION_SLUG", api.Org, "BUILDKITE_PIPELINE_SLUG", api.Pipeline)
+			}
+			// The CPU step: its token is the agent's secret, and what it
+			// uploads is what the GPU job's download finds.
+			h.secrets(map[string]string{"BENCHKITE_API_TOKEN": apiToken})
+			h.setenv("FAKE_AGENT_ARTIFACTS", filepath.Join(e.downloads(), contract.HistoryStepKey))
+			hp := h.start(completes)
+			h.waitBound(hp, runBound)
+			if code := hp.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Fatalf("the history step exited %d:\n%s", code, hp.out.String())
+			}
+			h.uploadArtifacts(hp)
 			fetched := len(api.Requests())
-			o := e.run("--health-timeout", "5m", "--baselines", hist)
+			if fetched == 0 {
+				t.Fatalf("the history step made no API request:\n%s", hp.out.String())
+			}
+
+			// The GPU step, with a token at hand that it must not use.
+			e.setenv("FAKE_VLLM_TOKEN_DELAY", tt.pace.String(), "BUILDKITE_API_TOKEN", apiToken)
+			p := e.start(completes)
+			e.waitBound(p, runBound)
+			o := outcome{code: p.cmd.ProcessState.ExitCode(), stdout: p.out.String()}
 			if got := api.Requests()[fetched:]; len(got) != 0 {
 				t.Errorf("the GPU job made %d API request(s): %+v", len(got), got)
 			}
@@ -158,10 +180,11 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 				notes = []string{"### ❌ `" + prRecipe + "`: fail (perf: regression gate)", "(" + annotate.Pct(*g.DeltaPct) + ", limit −5.0 %)"}
 			}
 			e.checkAnnotation(tt.style, append(notes, row, cell)...)
+			// The agent's bootstrap ends the log with lines of its own.
 			if tt.gate == summary.VerdictFail {
-				checkLastLines(t, o, tailLines, "+++ :x: "+prRecipe+": fail", "gate failed: short output_throughput = ", "recipe changed tonight (serve args)")
+				checkLastLines(t, o, tailLines+4, "+++ :x: "+prRecipe+": fail", "gate failed: short output_throughput = ", "recipe changed tonight (serve args)")
 			} else {
-				checkLastLines(t, o, tailLines, "+++ :white_check_mark: "+prRecipe+" passed")
+				checkLastLines(t, o, tailLines+4, "+++ :white_check_mark: "+prRecipe+" passed")
 			}
 			e.checkNoLeftovers()
 		})
@@ -257,4 +280,123 @@ func ptrValue(p *float64) string {
 		return "none"
 	}
 	return fmt.Sprint(*p)
+}
+
+// prBuildEnv is what Buildkite sets in every job of the pull request's
+// build, besides what a nightly's job has.
+func prBuildEnv() []string {
+	return []string{
+		"BUILDKITE_SOURCE", "webhook",
+		"BUILDKITE_BRANCH", prBranch,
+		"BUILDKITE_PULL_REQUEST", prNumber,
+		"BUILDKITE_PULL_REQUEST_BASE_BRANCH", "main",
+		"BUILDKITE_PULL_REQUEST_REPO", "https://github.com/benchkite/benchkite.git",
+		"BUILDKITE_PULL_REQUEST_DRAFT", "false",
+		"BUILDKITE_MESSAGE", "Fewer sequences per batch",
+		"BUILDKITE_BUILD_CREATOR", "Keith Pitt",
+		"BUILDKITE_COMMIT", "89abcdef0123456789abcdef0123456789abcdef",
+		"BUILDKITE_BUILD_NUMBER", fmt.Sprint(prBuild),
+		"BUILDKITE_BUILD_URL", fmt.Sprintf("https://buildkite.com/benchkite/benchkite-nightly/builds/%d", prBuild),
+	}
+}
+
+var (
+	generatorOnce sync.Once
+	generatorBin  string
+	generatorErr  error
+)
+
+// buildGenerator builds the generator once per test binary, next to the
+// runner binary (TestMain removes both).
+func buildGenerator(t *testing.T) string {
+	t.Helper()
+	runner := buildRunner(t)
+	generatorOnce.Do(func() {
+		generatorBin = filepath.Join(filepath.Dir(runner), "generator")
+		cmd := exec.Command("go", "build", "-o", generatorBin, "./generator")
+		cmd.Dir = testutil.ModuleRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			generatorErr = fmt.Errorf("build the generator: %w\n%s", err, out)
+		}
+	})
+	if generatorErr != nil {
+		t.Fatal(generatorErr)
+	}
+	return generatorBin
+}
+
+// prPipeline is the pull request's checkout and build: a repository
+// whose main holds before and another nightly recipe, and whose PR
+// branch changes before into after; the generator, run in it as the
+// bootstrap step runs it, selects the changed recipe alone. It returns
+// the checkout's workloads folder, the history step and the recipe's
+// GPU step.
+func prPipeline(t *testing.T, before, after []byte) (workloads string, history, gpu pipelineStep) {
+	t.Helper()
+	gen := buildGenerator(t)
+	dir := t.TempDir()
+	checkoutProfiles(t, dir)
+	recipe := filepath.Join(dir, "workloads", "recipe_pr_mi355x.yaml")
+	if err := copyTree(filepath.Join("testdata", "pipeline", "workloads"), filepath.Join(dir, "workloads")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=benchkite", "GIT_AUTHOR_EMAIL=ci@benchkite.invalid", "GIT_COMMITTER_NAME=benchkite", "GIT_COMMITTER_EMAIL=ci@benchkite.invalid"}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if err := os.WriteFile(recipe, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "--quiet", "--initial-branch=main")
+	git("add", "--all")
+	git("commit", "--quiet", "--message", "nightly recipes")
+	git("update-ref", "refs/remotes/origin/main", "HEAD")
+	git("checkout", "--quiet", "-b", prBranch)
+	if err := os.WriteFile(recipe, after, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("commit", "--quiet", "--all", "--message", "Fewer sequences per batch")
+
+	cmd := exec.Command(gen, "--workloads", "workloads", "--agents", "agents/profiles.yaml", "--no-resolve")
+	cmd.Dir = dir
+	cmd.Env = env
+	for kv := prBuildEnv(); len(kv) >= 2; kv = kv[2:] {
+		cmd.Env = append(cmd.Env, kv[0]+"="+kv[1])
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("generator: %v\n%s", err, stderr.String())
+	}
+	var p struct {
+		Steps []pipelineStep `json:"steps"`
+	}
+	if err := json.Unmarshal(out, &p); err != nil {
+		t.Fatalf("generator output: %v\n%s", err, out)
+	}
+	var keys, recipes []string
+	for _, s := range p.Steps {
+		keys = append(keys, s.Key)
+		switch {
+		case s.Key == contract.HistoryStepKey:
+			history = s
+		case strings.HasPrefix(s.Key, contract.StepKey("")):
+			recipes = append(recipes, s.Key)
+			gpu = s
+		}
+	}
+	if history.Key == "" || !slices.Equal(recipes, []string{contract.StepKey(prRecipe)}) {
+		t.Fatalf("the pull request's pipeline has steps %q, want the history step and %s alone of the recipes", keys, contract.StepKey(prRecipe))
+	}
+	if got, want := history.Env[contract.HistoryEnv], contract.EncodeNeeds([]contract.Need{{Recipe: prRecipe, Nights: 10}}); got != want {
+		t.Errorf("the history step fetches %q, want %q", got, want)
+	}
+	return filepath.Join(dir, "workloads"), history, gpu
 }

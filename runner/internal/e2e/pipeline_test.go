@@ -222,23 +222,39 @@ func newPipelineJob(t *testing.T, name string) *pipelineJob {
 		sort.Strings(keys)
 		t.Fatalf("the generated pipeline has no step for %s; it has %v", name, keys)
 	}
-	e := newE2E(t, name, "")
-	j := &pipelineJob{e2e: e, step: step}
-	if err := copyTree(filepath.Join("testdata", "pipeline", "workloads"), filepath.Join(e.dir, "workloads")); err != nil {
-		t.Fatal(err)
-	}
-	downloads := filepath.Join(e.dir, "agent", "downloads")
-	if err := os.MkdirAll(filepath.Join(downloads, "bootstrap", "bin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Link(e.bin, filepath.Join(downloads, "bootstrap", "bin", "runner")); err != nil {
-		t.Fatal(err)
-	}
+	j := newStepJob(t, name, step, filepath.Join("testdata", "pipeline", "workloads"))
 	// What the history step uploads for a recipe with no past night yet:
 	// the GPU job downloads it at its gate.
 	hist := &baseline.File{Version: baseline.FileVersion, FetchedAt: time.Now().UTC()}
 	hist.Record(name, step.Key, 10, baseline.Result{}, nil)
-	if err := hist.WriteDir(filepath.Join(downloads, contract.HistoryStepKey, filepath.FromSlash(contract.HistoryDir))); err != nil {
+	if err := hist.WriteDir(filepath.Join(j.downloads(), contract.HistoryStepKey, filepath.FromSlash(contract.HistoryDir))); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// downloads is where the stand-in agent's artifact download finds what
+// other steps uploaded: <step key>/<path>.
+func (j *pipelineJob) downloads() string {
+	return filepath.Join(j.dir, "agent", "downloads")
+}
+
+// newStepJob prepares step, the job of recipe name, in a fresh checkout
+// whose workloads folder is a copy of workloads, with the runner binary
+// as the bootstrap step's artifact and the variables the agent gives
+// every job of a nightly build.
+func newStepJob(t *testing.T, name string, step pipelineStep, workloads string) *pipelineJob {
+	t.Helper()
+	e := newE2E(t, name, "")
+	j := &pipelineJob{e2e: e, step: step}
+	if err := copyTree(workloads, filepath.Join(e.dir, "workloads")); err != nil {
+		t.Fatal(err)
+	}
+	downloads := j.downloads()
+	if err := os.MkdirAll(filepath.Join(downloads, "bootstrap", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(e.bin, filepath.Join(downloads, "bootstrap", "bin", "runner")); err != nil {
 		t.Fatal(err)
 	}
 	// The job API's socket path must fit in 108 bytes; the test's

@@ -36,8 +36,9 @@ type pastValue struct {
 	fp    *summary.Fingerprint
 	at    time.Time
 	// flagged: that night's regression gate on the metric failed;
-	// judged: it recorded a verdict on the metric at all.
-	flagged, judged bool
+	// judged: it recorded a verdict on the metric at all; accepted: it
+	// was judged with a regression accepted (regression.accept).
+	flagged, judged, accepted bool
 }
 
 // regressions judges each planned run's gated metrics against the
@@ -84,8 +85,9 @@ type series struct {
 	// flagged are the nights whose gate flagged the metric; nil when no
 	// night recorded a verdict on it.
 	flagged []int
-	// acceptedTonight: the accepted level begins tonight.
-	acceptedTonight bool
+	// acceptedTonight: the accepted level begins tonight; accepting:
+	// it began on a night the history holds.
+	acceptedTonight, accepting bool
 }
 
 func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, tonightBuild int, now time.Time) series {
@@ -119,6 +121,12 @@ func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, 
 			return !p.at.IsZero() && !p.at.Before(accept.Date)
 		}
 		i := slices.IndexFunc(s.past, after)
+		if i >= 0 {
+			s.accepting = true
+			// Nights of the accepted level flagged before the acceptance
+			// were flagged for the regression now accepted: settled.
+			s.flagged = slices.DeleteFunc(s.flagged, func(j int) bool { return j >= i && !s.past[j].accepted })
+		}
 		switch {
 		case i > 0:
 			s.known = append(s.known, i)
@@ -196,7 +204,7 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		return gr, nil
 	}
 	gr.Detector = reading(d, tonight, m.MaxDropPct)
-	if len(s.known) > 0 && policy.Accept != nil {
+	if s.accepting {
 		gr.Detector.Accepted = accepted
 	}
 	if d.Open != nil {
@@ -250,10 +258,10 @@ func pastValues(r baseline.Nights, run, metric string) []pastValue {
 				continue
 			}
 			if v, ok := b.Metrics[metric]; ok && v > 0 && !math.IsInf(v, 1) {
-				flagged, judged := verdictOn(n.Summary, run, metric)
+				flagged, judged, accepted := verdictOn(n.Summary, run, metric)
 				out = append(out, pastValue{v, max(1, len(b.RepetitionValues[metric])), summary.NightRef{Build: n.BuildNumber, Value: v,
 					ImageDigest: n.Summary.ImageDigest, VLLMCommit: n.Summary.VLLMCommit}, n.Summary.Fingerprint, n.CreatedAt,
-					flagged, judged})
+					flagged, judged, accepted})
 			}
 			break
 		}
@@ -262,20 +270,22 @@ func pastValues(r baseline.Nights, run, metric string) []pastValue {
 }
 
 // verdictOn says whether a night's regression gate on a run's metric
-// failed (the detector flagged it), and whether it passed or failed at
-// all.
-func verdictOn(s summary.Summary, run, metric string) (flagged, judged bool) {
+// failed (the detector flagged it), whether it passed or failed at all,
+// and whether a regression was accepted when it was judged.
+func verdictOn(s summary.Summary, run, metric string) (flagged, judged, accepted bool) {
 	for _, g := range s.Gates {
-		if g.Kind == summary.GateRegression && g.Subject == run && g.Metric == metric {
-			switch g.Verdict {
-			case summary.VerdictFail:
-				return true, true
-			case summary.VerdictPass:
-				judged = true
-			}
+		if g.Kind != summary.GateRegression || g.Subject != run || g.Metric != metric {
+			continue
+		}
+		accepted = g.Detector != nil && g.Detector.Accepted != ""
+		switch g.Verdict {
+		case summary.VerdictFail:
+			return true, true, accepted
+		case summary.VerdictPass:
+			return false, true, accepted
 		}
 	}
-	return false, judged
+	return false, false, false
 }
 
 // pastReps is how many repetitions the past nights' values are typically

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
@@ -321,5 +322,37 @@ func TestBisectNeedsBothCommits(t *testing.T) {
 		if diff := cmp.Diff(got, tt.want); diff != "" {
 			t.Errorf("bisect(%+v, %+v) diff (-got +want):\n%s", tt.good, tt.bad, diff)
 		}
+	}
+}
+
+// The nights of an accepted regression were flagged before it was
+// accepted; those flags are settled and confirm nothing after. A night
+// flagged while the acceptance held is a new regression's, and stays.
+func TestSeriesSettlesAcceptedFlags(t *testing.T) {
+	t.Parallel()
+	night := func(build int, flagged, accepted bool) pastValue {
+		return pastValue{value: 100, ref: summary.NightRef{Build: build}, flagged: flagged, judged: true, accepted: accepted}
+	}
+	past := []pastValue{ // newest first
+		night(106, true, true), night(105, false, true), night(104, true, false), night(103, true, false),
+		night(102, false, false), night(101, true, false),
+	}
+	tests := []struct {
+		name   string
+		accept *workloads.Accept
+		want   []int // indexes, oldest first
+	}{
+		{"no acceptance: every flag", nil, []int{0, 2, 3, 5}},
+		{"accepted from #103: flags before the acceptance settled", &workloads.Accept{Since: "103", Build: 103, Reason: "r"}, []int{0, 5}},
+		{"accepted from before the history: the same", &workloads.Accept{Since: "90", Build: 90, Reason: "r"}, []int{5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := seriesOf(past, &summary.Summary{}, tt.accept, 107, time.Now())
+			if diff := cmp.Diff(tt.want, s.flagged); diff != "" {
+				t.Errorf("flagged nights (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -79,7 +79,7 @@ func Render(s summary.Summary, trendArtifact string) string {
 		b.WriteString(line + "\n\n")
 	}
 	if s.Series != "" {
-		fmt.Fprintf(&b, "**New series:** %s. Nights before it ran another configuration and are not compared.\n\n", Text(s.Series))
+		fmt.Fprintf(&b, "**Recipe changed:** %s. A known change point: tonight is still judged against the nights before it, but for a bench run whose own shape changed.\n\n", Text(s.Series))
 	}
 	writeOtherFailures(&b, s)
 	writeHeadline(&b, s)

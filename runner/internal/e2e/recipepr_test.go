@@ -179,7 +179,13 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 				row, cell = "| ❌ fail | regression | short | `output_throughput` |", "| ❌ "+annotate.Pct(*g.DeltaPct)+" |"
 				notes = []string{"### ❌ `" + prRecipe + "`: fail (perf: regression gate)", "(" + annotate.Pct(*g.DeltaPct) + ", limit −5.0 %)"}
 			}
+			// A recipe change is a known change point: said as such, and
+			// the trend picture keeps the nightlies.
+			notes = append(notes, "**Recipe changed:** the recipe changed tonight: serve args (build #110 ran the old recipe). A known change point")
 			e.checkAnnotation(tt.style, append(notes, row, cell)...)
+			if strings.Contains(o.stdout, "no trend picture") {
+				t.Errorf("the job drew no trend picture though the nightlies are there")
+			}
 			// The agent's bootstrap ends the log with lines of its own.
 			if tt.gate == summary.VerdictFail {
 				checkLastLines(t, o, tailLines+4, "+++ :x: "+prRecipe+": fail", "gate failed: short output_throughput = ", "recipe changed tonight (serve args)")

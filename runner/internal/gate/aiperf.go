@@ -76,20 +76,14 @@ func (g Gater) aiperfRegressions(ctx context.Context, sum *summary.Summary) []su
 			name := workloads.AIPerfSubject(c.Name, "")
 			var history baseline.Nights
 			var histErr error
-			var series string
 			if run != nil {
 				name = run.Name
 				if run.Status == summary.StatusOK {
 					history, histErr = g.History.Last(ctx, sum.Recipe, policy.Nights)
-					history, series = Comparable(history, sum.Fingerprint)
 				}
 			}
 			for _, m := range policy.Metrics {
-				gr := g.regression(sum, name, run, policy, m, history, histErr)
-				if series != "" && gr.Verdict != summary.VerdictError && gr.Verdict != summary.VerdictSkipped {
-					gr.Message += "; " + series
-				}
-				out = append(out, gr)
+				out = append(out, g.regression(sum, name, run, policy, m, history, histErr))
 			}
 		}
 	}

@@ -165,7 +165,7 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		gr.Message = fmt.Sprintf("%s %s = %.4g: no baseline (%v)", name, m.Metric, v, histErr)
 		return gr, nil
 	}
-	past := pastValues(history, name, m.Metric)
+	past, shapeNote := pastValues(history, name, m.Metric, shapeKey(run), sum.Fingerprint)
 	tonight := []float64{v}
 	if reps := run.RepetitionValues[m.Metric]; len(reps) > 1 {
 		tonight = reps
@@ -211,6 +211,9 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		gr.Detector.OpenSince = s.past[d.Open.Index].ref.Build
 	}
 	gr.Message = fmt.Sprintf("%s %s = %.4g: %s", name, m.Metric, v, d.Why)
+	if shapeNote != "" {
+		s.notes = append(s.notes, shapeNote)
+	}
 	for _, n := range s.notes {
 		gr.Message += "; " + n
 	}
@@ -250,9 +253,17 @@ func reading(d detect.Decision, tonight []float64, floor float64) *summary.Detec
 
 // pastValues reads one metric of one run out of every night's summary,
 // newest first; nights without a positive finite value count as missing.
-func pastValues(r baseline.Nights, run, metric string) []pastValue {
-	var out []pastValue
+// A recipe change is a known change point in one series, except for a
+// run whose own shape changed (its line, by key, in tonight's fingerprint
+// differs from the night's): the nights before measured another
+// workload, and are left out, as note says.
+func pastValues(r baseline.Nights, run, metric, key string, tonight *summary.Fingerprint) (out []pastValue, note string) {
+	line := benchLine(tonight, key)
 	for _, n := range r.Nights {
+		if old := benchLine(n.Summary.Fingerprint, key); line != "" && old != "" && old != line {
+			note = fmt.Sprintf("the bench config of %s changed after #%d: the nights before measured another workload and are not compared", run, n.BuildNumber)
+			break
+		}
 		for _, b := range n.Summary.Bench {
 			if b.Name != run || b.Status != summary.StatusOK {
 				continue
@@ -266,7 +277,30 @@ func pastValues(r baseline.Nights, run, metric string) []pastValue {
 			break
 		}
 	}
-	return out
+	return out, note
+}
+
+// shapeKey names a run's line in a fingerprint: a bench run's name, an
+// aiperf point's config.
+func shapeKey(run *summary.BenchRun) string {
+	if run.Backend == "aiperf" {
+		return run.Config
+	}
+	return run.Name
+}
+
+// benchLine is the fingerprint's line for key's shape, "" when the
+// fingerprint has none.
+func benchLine(fp *summary.Fingerprint, key string) string {
+	if fp == nil || key == "" {
+		return ""
+	}
+	for _, l := range fp.Parts.Bench {
+		if strings.HasPrefix(l, key+" ") {
+			return l
+		}
+	}
+	return ""
 }
 
 // verdictOn says whether a night's regression gate on a run's metric

@@ -356,3 +356,55 @@ func TestSeriesSettlesAcceptedFlags(t *testing.T) {
 		})
 	}
 }
+
+// A recipe change is a known change point, but a bench run whose own
+// shape changed measures another workload: its older nights are not
+// compared. A change elsewhere (serve args) keeps them.
+func TestBenchShapeChangeLeavesOlderNightsOut(t *testing.T) {
+	t.Parallel()
+	fp := func(seqs, shape string) *summary.Fingerprint {
+		return summary.NewFingerprint(summary.FingerprintParts{Model: "m", ServeArgv: []string{"vllm", "serve", "m", "--max-num-seqs", seqs},
+			Bench: []string{"8k backend=vllm " + shape, "other backend=vllm in=1"}, GPU: "H200", NumGPUs: 8})
+	}
+	policy := &workloads.Regression{Nights: 30, MaxMissing: 25, Metrics: []workloads.RegressionMetric{{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 5}}}
+	tests := []struct {
+		name    string
+		old     *summary.Fingerprint // the 10 older nights'; the 10 newer ones ran tonight's
+		verdict string
+		nights  int
+		note    string
+	}{
+		{"serve args changed: every night compared", fp("128", "in=8192"), summary.VerdictFail, 20, "recipe changed at #91 (serve args)"},
+		{"this run's shape changed: only the nights since", fp("256", "in=4096"), summary.VerdictFail, 10, "the bench config of 8k changed after #90: the nights before measured another workload and are not compared"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tput, tpot := flat(20, 100, 20)
+			nights := seriesNights(t, tput, tpot)
+			for i := range nights {
+				s, err := summary.Read(bytes.NewReader(nights[i].Summary))
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Fingerprint = fp("256", "in=8192")
+				if i >= 10 {
+					s.Fingerprint = tt.old
+				}
+				nights[i].Summary = baselinetest.Encode(t, s)
+			}
+			src := &baselinetest.Source{Nights: map[string][]baseline.Night{"r-h200": nights}}
+			sum := &summary.Summary{Recipe: "r-h200", Fingerprint: fp("256", "in=8192"),
+				Bench: []summary.BenchRun{{Name: "8k", Config: "8k", Status: summary.StatusOK, Metrics: tputTPOT(90, 20)}}}
+			bench := &workloads.Bench{Configs: []workloads.BenchConfig{{Name: "8k"}}, Regression: policy}
+			gates := Gater{Res: withRuns(&workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: bench}}), History: src.History()}.Apply(context.Background(), sum)
+			if len(gates) != 1 {
+				t.Fatalf("Apply() = %+v, want one regression gate", gates)
+			}
+			g := gates[0]
+			if g.Verdict != tt.verdict || g.Detector == nil || g.Detector.Nights != tt.nights || !strings.Contains(g.Message, tt.note) {
+				t.Errorf("gate = %s on %v nights: %s; want %s on %d nights, saying %q", g.Verdict, g.Detector, g.Message, tt.verdict, tt.nights, tt.note)
+			}
+		})
+	}
+}

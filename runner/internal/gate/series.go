@@ -10,40 +10,34 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
-// Comparable keeps the nights whose fingerprint is tonight's: a night that
-// ran other serve args or another bench shape is another series, and
-// judging against it would raise a false alarm. Nights that recorded no
-// fingerprint (written before fingerprints existed) are kept, and so is
-// everything when tonight has none. series names where tonight's series
-// starts when nights were dropped, "" otherwise.
-func Comparable(h baseline.Nights, fp *summary.Fingerprint) (kept baseline.Nights, series string) {
+// RecipeChange says where the recipe last changed among the nights h
+// holds (newest first) and tonight, whose fingerprint is fp: "" when it
+// did not. first is the index, oldest night first, of the first night of
+// tonight's recipe (len(h.Nights) when that is tonight). A recipe change
+// is a known change point, not a new series: the gates still judge
+// tonight against the nights before it (regression.go). Nights that
+// recorded no fingerprint count as tonight's recipe, and so does every
+// night when tonight has none.
+func RecipeChange(h baseline.Nights, fp *summary.Fingerprint) (change string, first int) {
 	if fp == nil {
-		return h, ""
+		return "", 0
 	}
-	kept = baseline.Nights{Missed: h.Missed, Unreadable: h.Unreadable}
-	first := -1 // newest night of another series
 	for i, n := range h.Nights {
-		if n.Summary.Fingerprint == nil || n.Summary.Fingerprint.Hash == fp.Hash {
-			kept.Nights = append(kept.Nights, n)
+		old := n.Summary.Fingerprint
+		if old == nil || old.Hash == fp.Hash {
 			continue
 		}
-		if first < 0 {
-			first = i
+		what := strings.Join(fp.Changed(old), ", ")
+		if i == 0 {
+			return fmt.Sprintf("the recipe changed tonight: %s (build #%d ran the old recipe)", what, n.BuildNumber), len(h.Nights)
 		}
+		return fmt.Sprintf("the recipe changed at build #%d: %s", h.Nights[i-1].BuildNumber, what), len(h.Nights) - i
 	}
-	if first < 0 {
-		return kept, ""
-	}
-	other := h.Nights[first]
-	changed := strings.Join(fp.Changed(other.Summary.Fingerprint), ", ")
-	if first == 0 {
-		return kept, fmt.Sprintf("new series since this build: %s changed (build #%d ran the old ones)", changed, other.BuildNumber)
-	}
-	return kept, fmt.Sprintf("new series since build #%d: %s changed", h.Nights[first-1].BuildNumber, changed)
+	return "", 0
 }
 
-// Series says where sum's series of nights starts when a recipe change
-// started a new one within the nights a trend shows, "" otherwise.
+// Series says where the recipe last changed within the nights a trend
+// shows, "" when it did not.
 func Series(ctx context.Context, h *baseline.History, sum *summary.Summary) string {
 	if h == nil {
 		return ""
@@ -52,6 +46,6 @@ func Series(ctx context.Context, h *baseline.History, sum *summary.Summary) stri
 	if err != nil {
 		return ""
 	}
-	_, series := Comparable(nights, sum.Fingerprint)
-	return series
+	change, _ := RecipeChange(nights, sum.Fingerprint)
+	return change
 }

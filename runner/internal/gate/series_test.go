@@ -20,35 +20,28 @@ func nightsOf(fps ...*summary.Fingerprint) baseline.Nights {
 	return h
 }
 
-func TestComparable(t *testing.T) {
+func TestRecipeChange(t *testing.T) {
 	t.Parallel()
 	now, old := fpWith("--max-num-seqs", "256"), fpWith("--max-num-seqs", "128")
 	tests := []struct {
 		name   string
 		h      baseline.Nights
 		fp     *summary.Fingerprint
-		kept   []int
-		series string
+		change string
+		first  int
 	}{
-		{name: "same series", h: nightsOf(now, now), fp: now, kept: []int{50, 49}},
-		{name: "tonight changed the serve args", h: nightsOf(old, old), fp: now, series: "new series since this build: serve args changed (build #50 ran the old ones)"},
-		{name: "changed two nights ago", h: nightsOf(now, now, old), fp: now, kept: []int{50, 49}, series: "new series since build #49: serve args changed"},
-		{name: "nights before fingerprints count", h: nightsOf(now, nil), fp: now, kept: []int{50, 49}},
-		{name: "tonight without a fingerprint keeps all", h: nightsOf(old, now), fp: nil, kept: []int{50, 49}},
+		{name: "same recipe", h: nightsOf(now, now), fp: now},
+		{name: "tonight changed the serve args", h: nightsOf(old, old), fp: now, change: "the recipe changed tonight: serve args (build #50 ran the old recipe)", first: 2},
+		{name: "changed two nights ago", h: nightsOf(now, now, old), fp: now, change: "the recipe changed at build #49: serve args", first: 1},
+		{name: "nights before fingerprints count as tonight's", h: nightsOf(now, nil), fp: now},
+		{name: "tonight without a fingerprint", h: nightsOf(old, now), fp: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			kept, series := Comparable(tt.h, tt.fp)
-			var got []int
-			for _, n := range kept.Nights {
-				got = append(got, n.BuildNumber)
-			}
-			if diff := cmp.Diff(got, tt.kept); diff != "" {
-				t.Errorf("Comparable() nights diff (-got +want):\n%s", diff)
-			}
-			if series != tt.series {
-				t.Errorf("Comparable() series = %q, want %q", series, tt.series)
+			change, first := RecipeChange(tt.h, tt.fp)
+			if change != tt.change || first != tt.first {
+				t.Errorf("RecipeChange() = %q, %d; want %q, %d", change, first, tt.change, tt.first)
 			}
 		})
 	}

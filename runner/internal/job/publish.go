@@ -119,8 +119,6 @@ func (j *Job) writeTrend(ctx context.Context) string {
 		return ""
 	}
 	history, err := j.history.Last(ctx, j.sum.Recipe, contract.TrendNights)
-	// Only the nights tonight compares with: a changed recipe starts anew.
-	history, _ = gate.Comparable(history, j.sum.Fingerprint)
 	if err != nil || len(history.Nights) == 0 {
 		fmt.Fprintf(j.log, "runner: no trend picture: %v\n", orNoNights(err))
 		return ""
@@ -149,8 +147,14 @@ func orNoNights(err error) error {
 
 // trendPanels are the output throughput per GPU of every bench run and the main
 // score of every task, oldest night first with the nights whose job
-// failed marked, tonight last and highlighted.
+// failed marked, tonight last and highlighted, and a line where the
+// recipe last changed (a known change point: the nights before it are
+// still compared).
 func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
+	var marks []trend.Mark
+	if change, first := gate.RecipeChange(history, s.Fingerprint); change != "" {
+		marks = []trend.Mark{{Index: first, Label: "recipe changed", Series: true}}
+	}
 	var pasts []summary.Summary
 	var nights []trend.Point // each past night's label and whether it failed
 	for i := len(history.Nights) - 1; i >= 0; i-- {
@@ -163,7 +167,7 @@ func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 		if run.Status != summary.StatusOK {
 			continue
 		}
-		p := trend.Panel{Title: run.Name + " output throughput per GPU", Unit: "tok/s", HigherIsBetter: true}
+		p := trend.Panel{Title: run.Name + " output throughput per GPU", Unit: "tok/s", HigherIsBetter: true, Marks: marks}
 		for i, ps := range pasts {
 			v := math.NaN()
 			for _, b := range ps.Bench {
@@ -189,7 +193,7 @@ func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 		if metric == "" {
 			continue
 		}
-		p := trend.Panel{Title: t.Task + " " + metric, HigherIsBetter: true}
+		p := trend.Panel{Title: t.Task + " " + metric, HigherIsBetter: true, Marks: marks}
 		for i, ps := range pasts {
 			v := math.NaN()
 			for _, a := range ps.Accuracy {

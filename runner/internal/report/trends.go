@@ -182,7 +182,7 @@ func panelOf(s summary.Summary, past baseline.Nights, m metricSeries) trend.Pane
 			hover += " · " + n.CreatedAt.UTC().Format("2006-01-02")
 		}
 		if fp, tonight := n.Summary.Fingerprint, s.Fingerprint; fp != nil && tonight != nil && fp.Hash != tonight.Hash {
-			hover += " · another configuration"
+			hover += " · the recipe before it changed"
 			lastOther = len(p.Points)
 		}
 		builds[n.BuildNumber] = len(p.Points)
@@ -191,7 +191,7 @@ func panelOf(s summary.Summary, past baseline.Nights, m metricSeries) trend.Pane
 	tonight := m.value(s)
 	p.Points = append(p.Points, trend.Point{Label: "tonight", Value: tonight, Highlight: true, Hover: "tonight: " + hoverValue(tonight, u, m.unit)})
 	if lastOther >= 0 {
-		p.Marks = append(p.Marks, trend.Mark{Index: lastOther + 1, Label: "new series", Series: true})
+		p.Marks = append(p.Marks, trend.Mark{Index: lastOther + 1, Label: "recipe changed", Series: true})
 	}
 	g := gateOn(s, m.subject, m.gateMetric)
 	if g == nil {

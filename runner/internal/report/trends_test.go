@@ -203,8 +203,8 @@ func TestTrendPage(t *testing.T) {
 		}
 	}
 	gpt := section(page, "gpt_oss_120b-h200")
-	if !strings.Contains(gpt, ">new series<") || !strings.Contains(gpt, "another configuration") {
-		t.Errorf("gpt_oss section does not mark the new series")
+	if !strings.Contains(gpt, ">recipe changed<") || !strings.Contains(gpt, "the recipe before it changed") {
+		t.Errorf("gpt_oss section does not mark where the recipe changed")
 	}
 	if strings.Contains(gpt, "failed") {
 		t.Errorf("gpt_oss section, whose nights all passed, speaks of a failed night")

@@ -32,10 +32,11 @@
 //   - fingerprint: optional; {sha256, parts}: a sha256 over what makes two
 //     nights' numbers comparable (model, serve argv and env, bench runs
 //     and sampling, tasks, BFCL settings, GPU kind and count, image
-//     repository, tool versions), with those parts readable. History
-//     compares only nights with the same sha256.
-//   - series: optional; set when tonight starts a new series: since which
-//     build and what changed.
+//     repository, tool versions), with those parts readable. A change
+//     of it is a known change point: tonight is still judged against
+//     the nights before, but for a bench run whose own shape changed.
+//   - series: optional; where the recipe last changed within the nights
+//     a trend shows: at which build and what changed.
 //   - buildkite: optional; the job that ran: build_id, build_number,
 //     build_url, job_id, step_key, branch, commit, source (all strings,
 //     each optional), as Buildkite names them.

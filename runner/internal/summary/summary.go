@@ -87,9 +87,10 @@ type Summary struct {
 	// Attached is the server measured when the run started none
 	// (--base-url): its image is not known to be Image.
 	Attached string `json:"attached,omitempty"`
-	// Series names where this run's series of nights starts when a recipe
-	// change started a new one recently ("new series since build #N:
-	// serve args changed"); older nights are not compared.
+	// Series says where the recipe last changed within the nights a
+	// trend shows ("the recipe changed at build #N: serve args"): a known
+	// change point; tonight is still judged against the nights before
+	// it, but for a bench run whose own shape changed.
 	Series string `json:"series,omitempty"`
 
 	Buildkite  *BuildkiteInfo `json:"buildkite,omitempty"`

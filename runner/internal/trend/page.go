@@ -52,7 +52,7 @@ func WritePage(w io.Writer, p Page) error {
 </head>
 <body>
 <header><h1>%s</h1><p>%s</p>
-<p class="legend"><span class="k band"></span> allowed range (baseline and noise) <span class="k limit"></span> limit <span class="k change"></span> change point <span class="k series"></span> new series (accepted change) %s<span class="k tonight"></span> tonight · hover a point for its night</p>
+<p class="legend"><span class="k band"></span> allowed range (baseline and noise) <span class="k limit"></span> limit <span class="k change"></span> change point <span class="k series"></span> recipe changed or regression accepted %s<span class="k tonight"></span> tonight · hover a point for its night</p>
 </header>
 `, esc(p.Title), pageCSS, esc(p.Title), esc(p.Subtitle), failedLegend(p))
 	if len(p.Sections) == 0 {

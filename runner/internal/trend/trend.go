@@ -27,14 +27,14 @@ type Point struct {
 	Failed bool
 }
 
-// Mark is a vertical line before one night: where a change point or a
-// new series (an accepted change of the recipe) begins.
+// Mark is a vertical line before one night: where a change point is, or
+// where the recipe changed or a regression was accepted (a known change).
 type Mark struct {
 	// Index is the first night after the line.
 	Index int
-	// Label is written at the top of the line, e.g. "change" or "new series".
+	// Label is written at the top of the line, e.g. "change" or "recipe changed".
 	Label string
-	// Series marks a new series (grey) rather than a change point (red).
+	// Series marks a known change (grey) rather than one found (red).
 	Series bool
 }
 
@@ -58,7 +58,7 @@ type Panel struct {
 	// Limit, when set, is drawn as a dashed line: the value beyond which
 	// tonight fails.
 	Limit *float64
-	// Marks are change points and new series, drawn as vertical lines.
+	// Marks are change points, found and known, drawn as vertical lines.
 	Marks []Mark
 }
 

@@ -44,13 +44,22 @@
 // their mean is beyond the two-night threshold. The two-night rule gets
 // DefaultTwoNightShare of the false-alarm rate (weighted Bonferroni).
 //
+// A regression that is neither fixed nor accepted stays red. Once the
+// gate confirmed it (the search finds the change and the gate flagged one
+// of its nights, or, before the search can see it, two of the last three
+// nights were flagged: Config.Flagged), tonight is judged on the
+// regression's nights and tonight together against the level before it,
+// and passes only when it is nearer that level than the regression's
+// ("fixed"). Judged alone, a night of a regression of three times the
+// noise passes one time in four, and the regression would flap.
+//
 // A build's false-alarm budget (package gate) spends p-values far below
 // the per-night rate, where a normal model is badly wrong if the nights'
 // tails are heavy. Decision.P is therefore PNight up to the rate and,
 // below it, the rate times the tail of Student's t with TailDoF degrees of
 // freedom beyond tonight's statistic relative to its tail beyond the
 // threshold. `runner calibrate` measures the resulting false-alarm rates,
-// power and culprit coverage.
+// power, culprit coverage and how long a regression stays red.
 //
 // ChangePoints locates changes with E-Divisive means (Matteson and James,
 // 2014) and judges its significance with Student's t-test on the two

@@ -5,6 +5,7 @@ package annotate
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -531,12 +532,8 @@ func writeLinks(b *strings.Builder, s summary.Summary) {
 		links = append(links, fmt.Sprintf(`<a href="artifact://results/%s/summary.json">summary.json</a>`, s.Recipe))
 		links = append(links, fmt.Sprintf(`<a href="artifact://%s#%s">trend page</a>`, TrendPage, s.Recipe))
 	}
-	if pipeline := pipelineURL(buildURL); pipeline != "" {
-		q := ""
-		if bk.Branch != "" && safeName(bk.Branch) {
-			q = "?branch=" + bk.Branch
-		}
-		links = append(links, fmt.Sprintf("[previous nights](%s/builds%s)", pipeline, q))
+	if nights := nightsURL(buildURL, bk); nights != "" {
+		links = append(links, fmt.Sprintf("[previous nights](%s)", nights))
 	}
 	for _, g := range s.Gates {
 		cp := g.ChangePoint
@@ -576,6 +573,21 @@ func hexCommit(c string) bool {
 		}
 	}
 	return true
+}
+
+// nightsURL is the pipeline's builds page filtered to the branch whose
+// scheduled builds are the nights a run is judged against, the same on a
+// nightly as on a pull request's build (whose own branch holds none of
+// them); all branches when that branch is unknown. "" without a build URL.
+func nightsURL(buildURL string, bk *summary.BuildkiteInfo) string {
+	pipeline := pipelineURL(buildURL)
+	if pipeline == "" {
+		return ""
+	}
+	if bk == nil || bk.BaselineBranch == "" {
+		return pipeline + "/builds"
+	}
+	return pipeline + "/builds?branch=" + url.QueryEscape(bk.BaselineBranch)
 }
 
 // pipelineURL is a build URL without "/builds/N", or "".

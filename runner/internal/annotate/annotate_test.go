@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestRenderEscapesCells(t *testing.T) {
@@ -161,5 +162,50 @@ func TestRenderNamesClass(t *testing.T) {
 	want := "### 💥 `r`: error (vllm: gpu-oom; blocked by vllm-project/vllm#1) — **ready** failed: torch.OutOfMemoryError: HIP out of memory."
 	if first != want {
 		t.Errorf("first line = %q, want %q", first, want)
+	}
+}
+
+// The previous nights are the scheduled builds on the branch the history
+// step reads (the pipeline's default branch unless overridden): the link
+// goes there from a nightly and from a pull request's build alike, and
+// never to a pull request's own branch, which holds none of them.
+func TestRenderPreviousNightsLink(t *testing.T) {
+	t.Parallel()
+	const build = "https://buildkite.com/benchkite/benchkite-nightly/builds/111"
+	tests := []struct {
+		name string
+		bk   *summary.BuildkiteInfo
+		want string // the link's target; "" for no link
+	}{
+		{"nightly", &summary.BuildkiteInfo{BuildURL: build, Branch: "main", BaselineBranch: "main", Source: "schedule"},
+			"https://buildkite.com/benchkite/benchkite-nightly/builds?branch=main"},
+		{"pull request", &summary.BuildkiteInfo{BuildURL: build, Branch: "fewer-seqs", BaselineBranch: "main", Source: "webhook", PullRequest: "7"},
+			"https://buildkite.com/benchkite/benchkite-nightly/builds?branch=main"},
+		{"pull request, default branch unknown", &summary.BuildkiteInfo{BuildURL: build, Branch: "fewer-seqs", Source: "webhook", PullRequest: "7"},
+			"https://buildkite.com/benchkite/benchkite-nightly/builds"},
+		{"nightly, default branch unknown", &summary.BuildkiteInfo{BuildURL: build, Branch: "main", Source: "schedule"},
+			"https://buildkite.com/benchkite/benchkite-nightly/builds"},
+		{"baseline branch with a slash", &summary.BuildkiteInfo{BuildURL: build, Branch: "fewer-seqs", BaselineBranch: "release/v0.9"},
+			"https://buildkite.com/benchkite/benchkite-nightly/builds?branch=release%2Fv0.9"},
+		{"baseline branch that would end the link", &summary.BuildkiteInfo{BuildURL: build, BaselineBranch: "a)b [c]"},
+			"https://buildkite.com/benchkite/benchkite-nightly/builds?branch=a%29b+%5Bc%5D"},
+		{"no build URL", &summary.BuildkiteInfo{Branch: "fewer-seqs", BaselineBranch: "main"}, ""},
+		{"not in Buildkite", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := summary.Summary{Recipe: "r-mi355x", GPU: "MI355X", NumGPUs: 1, TP: 1, Model: "m", Verdict: summary.VerdictPass, Buildkite: tt.bk}
+			got := Render(s, "")
+			target := ""
+			const text = "[previous nights]("
+			if i := strings.Index(got, text); i >= 0 {
+				rest := got[i+len(text):]
+				target = rest[:strings.IndexByte(rest, ')')]
+			}
+			if diff := cmp.Diff(tt.want, target); diff != "" {
+				t.Errorf("previous nights link (-want +got):\n%s\nannotation:\n%s", diff, got)
+			}
+		})
 	}
 }

@@ -180,14 +180,31 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 				notes = []string{"### ❌ `" + prRecipe + "`: fail (perf: regression gate)", "(" + annotate.Pct(*g.DeltaPct) + ", limit −5.0 %)"}
 			}
 			// A recipe change is a known change point: said as such, and
-			// the trend picture keeps the nightlies.
+			// the trend picture keeps the nightlies. The previous nights are
+			// the default branch's, not the PR's.
 			notes = append(notes, "**Recipe changed:** the recipe changed tonight: serve args (build #110 ran the old recipe). A known change point")
-			e.checkAnnotation(tt.style, append(notes, row, cell)...)
+			nights := "[previous nights](https://buildkite.com/benchkite/benchkite-nightly/builds?branch=main)"
+			e.checkAnnotation(tt.style, append(notes, row, cell, nights)...)
 			if strings.Contains(o.stdout, "no trend picture") {
 				t.Errorf("the job drew no trend picture though the nightlies are there")
 			}
+			if body, _ := e.annotation(); strings.Contains(body, "branch="+prBranch) {
+				t.Errorf("the annotation links the pull request's branch %s:\n%s", prBranch, body)
+			}
+			// A failed gate is a verdict: the log and the summary say the
+			// gate's numbers, and no line of the server's log (stopped by
+			// the runner before the gates) stands as its cause.
+			if gp := s.Phase(summary.PhaseGate); gp == nil || gp.Cause != "" {
+				t.Errorf("the gate phase is %+v, want it with no cause of its own", gp)
+			}
+			if strings.Contains(o.stdout, "runner: gate cause:") {
+				t.Errorf("the log gives the gate a cause:\n%s", o.stdout)
+			}
 			// The agent's bootstrap ends the log with lines of its own.
 			if tt.gate == summary.VerdictFail {
+				if !strings.Contains(o.stdout, "runner: gate failed: 1 gate(s) failed: short output_throughput = ") {
+					t.Errorf("the log does not say which gate failed:\n%s", o.stdout)
+				}
 				checkLastLines(t, o, tailLines+4, "+++ :x: "+prRecipe+": fail", "gate failed: short output_throughput = ", "recipe changed tonight (serve args)")
 			} else {
 				checkLastLines(t, o, tailLines+4, "+++ :white_check_mark: "+prRecipe+" passed")

@@ -43,7 +43,7 @@ func seedRun(score, tput, tpot float64) summary.Summary {
 		Precision: "mxfp8", Model: "MiniMaxAI/MiniMax-M3-MXFP8", Image: "vllm/vllm-openai-rocm:nightly-0123abc", VLLMCommit: "0123abc",
 		ImageTag: "nightly-0123abc", ImageDigest: "sha256:5d0f3c1e9a7b",
 		Buildkite: &summary.BuildkiteInfo{BuildNumber: "812", BuildURL: "https://buildkite.com/vllm/benchkite/builds/812",
-			JobID: "0190f3a2-0000-4000-8000-000000000812", StepKey: "recipe:minimax_m3-mi355x", Branch: "main", Source: "schedule"},
+			JobID: "0190f3a2-0000-4000-8000-000000000812", StepKey: "recipe:minimax_m3-mi355x", Branch: "main", BaselineBranch: "main", Source: "schedule"},
 		Phases: []summary.Phase{ok("serve"), ok("ready"), ok("bench"), ok("lm_eval")},
 		Bench:  []summary.BenchRun{seedBench(tput, tpot)},
 		Accuracy: []summary.TaskResult{{Task: "gsm8k", NumFewshot: 5, Status: summary.StatusOK, Samples: 1319, File: "gsm8k/results.json",

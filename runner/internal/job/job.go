@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,6 +108,8 @@ type Job struct {
 	// serverExit says why the server ended on its own after it was
 	// ready; empty when it did not.
 	serverExit string
+	// tornDown: teardown ran, so the server's end is the runner's doing.
+	tornDown bool
 	// unserving says why a server still running stopped serving.
 	unserving string
 	// canarySaved is the GPU time, in GPU-seconds, that bench points
@@ -235,16 +238,23 @@ func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
 		return nil
 	}
 	return &summary.BuildkiteInfo{
-		BuildID:     getenv("BUILDKITE_BUILD_ID"),
-		BuildNumber: getenv("BUILDKITE_BUILD_NUMBER"),
-		BuildURL:    getenv("BUILDKITE_BUILD_URL"),
-		JobID:       getenv("BUILDKITE_JOB_ID"),
-		StepKey:     getenv("BUILDKITE_STEP_KEY"),
-		Branch:      getenv("BUILDKITE_BRANCH"),
-		Commit:      getenv("BUILDKITE_COMMIT"),
-		Source:      getenv("BUILDKITE_SOURCE"),
-		PullRequest: getenv("BUILDKITE_PULL_REQUEST"),
+		BuildID:        getenv("BUILDKITE_BUILD_ID"),
+		BuildNumber:    getenv("BUILDKITE_BUILD_NUMBER"),
+		BuildURL:       getenv("BUILDKITE_BUILD_URL"),
+		JobID:          getenv("BUILDKITE_JOB_ID"),
+		StepKey:        getenv("BUILDKITE_STEP_KEY"),
+		Branch:         getenv("BUILDKITE_BRANCH"),
+		BaselineBranch: baselineBranch(getenv),
+		Commit:         getenv("BUILDKITE_COMMIT"),
+		Source:         getenv("BUILDKITE_SOURCE"),
+		PullRequest:    getenv("BUILDKITE_PULL_REQUEST"),
 	}
+}
+
+// baselineBranch is where the history step finds the nights: the branch
+// `runner history --baseline-branch` defaults to.
+func baselineBranch(getenv func(string) string) string {
+	return cmp.Or(strings.TrimSpace(getenv("BENCHKITE_BASELINE_BRANCH")), strings.TrimSpace(getenv("BUILDKITE_PIPELINE_DEFAULT_BRANCH")))
 }
 
 // Run goes through the phases. Teardown, the summary and publishing
@@ -377,8 +387,8 @@ func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) e
 			p.Status = summary.StatusCanceled
 		}
 		p.Error = err.Error()
-		if j.cause == "" && j.serverGone() && j.server.tail != nil {
-			j.cause = j.server.tail.Cause() // the server's end took the phase down
+		if j.cause == "" {
+			j.cause = j.serverCause()
 		}
 		p.Cause = j.cause
 		fmt.Fprintf(j.log, "runner: %s %s: %v\n", name, p.Status, err)

@@ -454,6 +454,18 @@ func (j *Job) noteServerExit() {
 	}
 }
 
+// serverCause is the server's last words as the cause of a failed phase,
+// when the server ended on its own while the phase ran (a crash, an OOM,
+// an exit): its end took the phase down. After teardown the server's end
+// is the runner's own, and what fails then (a gate, a verdict on numbers
+// already measured; publishing) is never the server's doing: "".
+func (j *Job) serverCause() string {
+	if j.tornDown || !j.serverGone() || j.server.tail == nil {
+		return ""
+	}
+	return j.server.tail.Cause()
+}
+
 // containerCleanup stops the container, giving the server the grace
 // period, and removes it.
 func containerCleanup(name string, grace time.Duration) [][]string {
@@ -466,6 +478,7 @@ func containerCleanup(name string, grace time.Duration) [][]string {
 // then end any process the server left. After a cancel (hurry) the server
 // gets TeardownBudget, not its grace period.
 func (j *Job) teardown(ctx context.Context, hurry bool) {
+	j.tornDown = true
 	s := j.server
 	if s == nil {
 		return

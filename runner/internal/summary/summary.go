@@ -167,8 +167,13 @@ type BuildkiteInfo struct {
 	JobID       string `json:"job_id,omitempty"`
 	StepKey     string `json:"step_key,omitempty"`
 	Branch      string `json:"branch,omitempty"`
-	Commit      string `json:"commit,omitempty"`
-	Source      string `json:"source,omitempty"`
+	// BaselineBranch is the branch whose scheduled builds are the nights
+	// this run is judged against (BENCHKITE_BASELINE_BRANCH, else the
+	// pipeline's default branch): on a pull request's build not Branch.
+	// Empty when unknown.
+	BaselineBranch string `json:"baseline_branch,omitempty"`
+	Commit         string `json:"commit,omitempty"`
+	Source         string `json:"source,omitempty"`
 	// PullRequest is the pull request number, "false" or empty when the
 	// build is not one's.
 	PullRequest string `json:"pull_request,omitempty"`

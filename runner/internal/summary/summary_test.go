@@ -87,7 +87,7 @@ func fullSummary(t *testing.T) summary.Summary {
 		Buildkite: &summary.BuildkiteInfo{
 			BuildID: "0190f3a2-1111-2222-3333-444455556666", BuildNumber: "4242",
 			BuildURL: "https://buildkite.com/benchkite/nightly/builds/4242", JobID: "0190f3a2-aaaa-bbbb-cccc-ddddeeeeffff",
-			StepKey: "gpt_oss_120b-mi355x", Branch: "main", Commit: "0123456789abcdef", Source: "schedule",
+			StepKey: "gpt_oss_120b-mi355x", Branch: "main", BaselineBranch: "main", Commit: "0123456789abcdef", Source: "schedule",
 		},
 		Started:  start,
 		Finished: at(50),

@@ -508,17 +508,19 @@ func withFlaggedRun(cs []Change, hist []float64, flagged []int, dir float64) []C
 	}
 	mb, _ := meanSD(before)
 	ma, _ := meanSD(after)
+	if dir*(ma-mb) >= 0 {
+		return cs // no worse than before them after all: no new level either
+	}
 	return append(cs, Change{Index: from, P: 1, Before: mb, After: ma, Flags: true})
 }
 
 // stillRegressed judges an open regression that began at index from:
 // tonight counts as still regressed unless it is nearer the good level
 // than the median of the nights since the change (fixed, then), and p is
-// then the
-// chance of the nights since the change and tonight, taken together,
-// lying as far below the good level (variance s2i a night, the level's
-// own uncertainty in levelScale) were nothing wrong. worse is their
-// median's worsening.
+// then the chance of the nights since the change and tonight, taken
+// together, lying as far below the good level (variance s2i a night, the
+// level's own uncertainty in levelScale) were nothing wrong. worse is
+// their median's worsening.
 func stillRegressed(hist []float64, from int, level, ton, s2i, levelScale, nu, dir float64) (p, worse float64, ok bool) {
 	since := append(slices.Clone(hist[from:]), ton)
 	bad := median(since[:len(since)-1])

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -147,6 +148,17 @@ func TestDetectFlaggedRunStaysRed(t *testing.T) {
 				t.Errorf("rule %q, open %+v, P %v; want the open regression from the first flagged night with P within the rate", d.Rule, d.Open, d.P)
 			}
 		})
+	}
+}
+
+// Flagged nights that are, after all, no worse than the nights before
+// them start no regression: tonight is judged on its own.
+func TestDetectFlaggedRunNoWorse(t *testing.T) {
+	t.Parallel()
+	hist := cat(noisy(28, 100), []float64{100.5, 101})
+	d := mustDetect(t, hist, []float64{98}, Config{HigherIsBetter: true, Flagged: []int{28, 29}})
+	if d.Rule != RuleSingle || d.Open != nil || slices.ContainsFunc(d.Changes, func(c Change) bool { return c.Flags }) {
+		t.Errorf("Detect() = rule %q, open %+v, changes %+v: %q; want tonight judged on its own", d.Rule, d.Open, d.Changes, d.Why)
 	}
 }
 

@@ -290,18 +290,22 @@ func shapeKey(run *summary.BenchRun) string {
 }
 
 // benchLine is the fingerprint's line for key's shape, "" when the
-// fingerprint has none.
+// fingerprint has none. How many repetitions a night runs is left out:
+// more of them measure the same workload more often.
 func benchLine(fp *summary.Fingerprint, key string) string {
 	if fp == nil || key == "" {
 		return ""
 	}
 	for _, l := range fp.Parts.Bench {
 		if strings.HasPrefix(l, key+" ") {
-			return l
+			return repsRE.ReplaceAllString(l, "")
 		}
 	}
 	return ""
 }
+
+// repsRE is the repetitions field of a bench run's fingerprint line.
+var repsRE = regexp.MustCompile(` reps=[0-9]+`)
 
 // verdictOn says whether a night's regression gate on a run's metric
 // failed (the detector flagged it), whether it passed or failed at all,

@@ -374,8 +374,9 @@ func TestBenchShapeChangeLeavesOlderNightsOut(t *testing.T) {
 		nights  int
 		note    string
 	}{
-		{"serve args changed: every night compared", fp("128", "in=8192"), summary.VerdictFail, 20, "recipe changed at #91 (serve args)"},
+		{"serve args changed: every night compared", fp("128", "in=8192 reps=3"), summary.VerdictFail, 20, "recipe changed at #91 (serve args)"},
 		{"this run's shape changed: only the nights since", fp("256", "in=4096"), summary.VerdictFail, 10, "the bench config of 8k changed after #90: the nights before measured another workload and are not compared"},
+		{"only its repetitions changed: every night compared", fp("256", "in=8192 reps=1"), summary.VerdictFail, 20, "recipe changed at #91 (bench config)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -387,14 +388,14 @@ func TestBenchShapeChangeLeavesOlderNightsOut(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s.Fingerprint = fp("256", "in=8192")
+				s.Fingerprint = fp("256", "in=8192 reps=3")
 				if i >= 10 {
 					s.Fingerprint = tt.old
 				}
 				nights[i].Summary = baselinetest.Encode(t, s)
 			}
 			src := &baselinetest.Source{Nights: map[string][]baseline.Night{"r-h200": nights}}
-			sum := &summary.Summary{Recipe: "r-h200", Fingerprint: fp("256", "in=8192"),
+			sum := &summary.Summary{Recipe: "r-h200", Fingerprint: fp("256", "in=8192 reps=3"),
 				Bench: []summary.BenchRun{{Name: "8k", Config: "8k", Status: summary.StatusOK, Metrics: tputTPOT(90, 20)}}}
 			bench := &workloads.Bench{Configs: []workloads.BenchConfig{{Name: "8k"}}, Regression: policy}
 			gates := Gater{Res: withRuns(&workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: bench}}), History: src.History()}.Apply(context.Background(), sum)

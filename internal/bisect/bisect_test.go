@@ -5,20 +5,11 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
+	"github.com/benchkite/benchkite/internal/bisect/bisecttest"
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 )
@@ -34,32 +25,13 @@ func commit(i int) string {
 // among them, so the listing's order is not the answer.
 func nightlies(t *testing.T, n int) string {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	repo := strings.TrimPrefix(srv.URL, "http://") + "/vllm/vllm-openai"
+	repo := bisecttest.Registry(t, "vllm/vllm-openai")
 	t0 := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
-	push := func(tag string, created time.Time) {
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err = mutate.CreatedAt(img, v1.Time{Time: created})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := name.ParseReference(repo + ":" + tag)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(ref, img); err != nil {
-			t.Fatalf("push %s: %v", ref, err)
-		}
-	}
 	for i := n - 1; i >= 0; i-- {
-		push("nightly-"+commit(i), t0.Add(time.Duration(i)*time.Hour))
+		bisecttest.Push(t, repo, "nightly-"+commit(i), t0.Add(time.Duration(i)*time.Hour))
 	}
-	push("latest", t0)
-	push("nightly-20261101", t0) // a date, not a commit
+	bisecttest.Push(t, repo, "latest", t0)
+	bisecttest.Push(t, repo, "nightly-20261101", t0) // a date, not a commit
 	return repo
 }
 

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,29 +11,18 @@ import (
 // bfclGroupRecipe has one BFCL category, a group of four leaves,
 // subsampled, and no lm_eval task: the bench, then BFCL.
 func bfclGroupRecipe(name string) string {
-	return fmt.Sprintf(`name: %s
-gpu: MI355X
-num_gpus: 1
-vllm:
-  model: benchkite/tiny-model
-  serve_args: --enable-auto-tool-choice --tool-call-parser hermes
-vllm_bench:
-  configs:
-    - name: short
-      backend: openai
-      dataset: random
-      input_len: 16
-      output_len: 8
-      num_prompts: 8
-      max_concurrency: 2
-bfcl:
+	return tinyHead(name, toolCalling) + "vllm_bench:\n  configs:\n" + shortBench("short") + `bfcl:
   test_categories: [multi_turn]
   num_threads: 2
   max_test_cases: {multi_turn: 8}
   expect:
     multi_turn: {min: 0}
-`, name)
+`
 }
+
+// toolCalling are the serve args BFCL needs: vLLM answers a request that
+// offers tools with HTTP 400 without them.
+const toolCalling = "--enable-auto-tool-choice --tool-call-parser hermes"
 
 // withRealBFCL has the runner's tools phase provide the locked
 // lm-eval-bfcl set from the tests' venv cache, and the stand-in server

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,14 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/benchkite/benchkite/internal/bisect"
+	"github.com/benchkite/benchkite/internal/bisect/bisecttest"
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/internal/testutil"
@@ -58,25 +49,11 @@ func drillCommit(i int) string {
 // its throughput judged by the regression detector with a 25 % floor: a
 // step of 2× is a regression, a busy machine is not.
 func drillRecipe(name string) string {
-	return fmt.Sprintf(`name: %s
-gpu: MI355X
-num_gpus: 1
-vllm:
-  model: benchkite/tiny-model
-vllm_bench:
-  configs:
-    - name: short
-      backend: openai
-      dataset: random
-      input_len: 16
-      output_len: 8
-      num_prompts: 8
-      max_concurrency: 2
-      regression:
+	return tinyHead(name, "") + "vllm_bench:\n  configs:\n" + shortBench("short") + `      regression:
         rerun_on_alarm: false
         metrics:
           output_throughput: {max_drop_pct: 25}
-`, name)
+`
 }
 
 // TestDrill is a red night on the stand-ins, end to end: a catalog of
@@ -95,27 +72,14 @@ func TestDrill(t *testing.T) {
 	dir := t.TempDir()
 
 	// The registry: a nightly image per commit, pushed in commit order.
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(reg.Close)
-	repo := strings.TrimPrefix(reg.URL, "http://") + "/vllm/vllm-openai-rocm"
+	repo := bisecttest.Registry(t, "vllm/vllm-openai-rocm")
 	order := []int{101, 102, 103, 104, 105, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
-	t0 := time.Date(2026, 11, 20, 2, 0, 0, 0, time.UTC)
-	for i, c := range order {
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if img, err = mutate.CreatedAt(img, v1.Time{Time: t0.Add(time.Duration(i) * time.Hour)}); err != nil {
-			t.Fatal(err)
-		}
-		ref, err := name.ParseReference(repo + ":nightly-" + drillCommit(c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(ref, img); err != nil {
-			t.Fatal(err)
-		}
+	var commits []string
+	for _, c := range order {
+		commits = append(commits, drillCommit(c))
 	}
+	t0 := time.Date(2026, 11, 20, 2, 0, 0, 0, time.UTC)
+	bisecttest.Nightlies(t, repo, t0, commits)
 	index := map[string]int{}
 	for _, c := range order {
 		index[drillCommit(c)] = c

@@ -620,33 +620,42 @@ func (e *e2e) findProc(words ...string) int {
 	return 0
 }
 
-// tinyRecipe is a MI355X (native runtime) recipe small enough to run in a
-// second on the stand-ins: one bench config with reps repetitions and a
-// gsm8k task.
-func tinyRecipe(name string, reps int) string {
-	return fmt.Sprintf(`name: %s
-gpu: MI355X
-num_gpus: 1
-vllm:
-  model: benchkite/tiny-model
-lm_eval:
-  tasks:
-    - name: gsm8k
-      num_fewshot: 2
-      model_args:
-        num_concurrent: 4
-        max_gen_toks: 64
-vllm_bench:
-  configs:
-    - name: short
+// tinyHead begins every stand-in recipe: one MI355X GPU (the native
+// runtime) and the tiny model, served with serveArgs when there are any.
+func tinyHead(name, serveArgs string) string {
+	head := fmt.Sprintf("name: %s\ngpu: MI355X\nnum_gpus: 1\nvllm:\n  model: benchkite/tiny-model\n", name)
+	if serveArgs != "" {
+		head += "  serve_args: " + serveArgs + "\n"
+	}
+	return head
+}
+
+// shortBench is a bench config the stand-ins run in about a second, an
+// item of vllm_bench.configs; settings of its own may follow it.
+func shortBench(name string) string {
+	return fmt.Sprintf(`    - name: %s
       backend: openai
       dataset: random
       input_len: 16
       output_len: 8
       num_prompts: 8
       max_concurrency: 2
-      repetitions: %d
-`, name, reps)
+`, name)
+}
+
+// gsm8kTask is a small gsm8k, an item of lm_eval.tasks.
+const gsm8kTask = `    - name: gsm8k
+      num_fewshot: 2
+      model_args:
+        num_concurrent: 4
+        max_gen_toks: 64
+`
+
+// tinyRecipe is a recipe small enough to run in a second on the
+// stand-ins: one bench config with reps repetitions and a gsm8k task.
+func tinyRecipe(name string, reps int) string {
+	return tinyHead(name, "") + "lm_eval:\n  tasks:\n" + gsm8kTask +
+		"vllm_bench:\n  configs:\n" + shortBench("short") + fmt.Sprintf("      repetitions: %d\n", reps)
 }
 
 // checkoutProfiles puts the repository's agents/profiles.yaml in dir, as

@@ -247,14 +247,7 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 }
 
 // twoConfigs adds a second bench config to tinyRecipe's.
-const twoConfigs = `    - name: second
-      backend: openai
-      dataset: random
-      input_len: 16
-      output_len: 8
-      num_prompts: 8
-      max_concurrency: 2
-`
+var twoConfigs = shortBench("second")
 
 func TestE2EServerDiesMidBench(t *testing.T) {
 	t.Parallel()

@@ -24,38 +24,18 @@ import (
 // tool parser as BFCL's function-calling path needs; and gsm8k, whose
 // lm_eval then runs from the same venv as BFCL.
 func realBFCLRecipe(name string) string {
-	return fmt.Sprintf(`name: %s
-gpu: MI355X
-num_gpus: 1
-vllm:
-  model: benchkite/tiny-model
-  serve_args: --enable-auto-tool-choice --tool-call-parser hermes
-lm_eval:
+	return tinyHead(name, toolCalling) + `lm_eval:
   model_args:
     tokenized_requests: false
     tokenizer_backend: null
   tasks:
-    - name: gsm8k
-      num_fewshot: 2
-      model_args:
-        num_concurrent: 4
-        max_gen_toks: 64
-vllm_bench:
-  configs:
-    - name: short
-      backend: openai
-      dataset: random
-      input_len: 16
-      output_len: 8
-      num_prompts: 8
-      max_concurrency: 2
-bfcl:
+` + gsm8kTask + "vllm_bench:\n  configs:\n" + shortBench("short") + `bfcl:
   test_categories: [simple_python, parallel_multiple]
   num_threads: 2
   expect:
     simple_python: {min: 0}
     parallel_multiple: {min: 0}
-`, name)
+`
 }
 
 // bfclDataDir is where the set's venv, as the tools phase builds it under

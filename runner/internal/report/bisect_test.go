@@ -5,9 +5,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,14 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/benchkite/benchkite/internal/bisect"
+	"github.com/benchkite/benchkite/internal/bisect/bisecttest"
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/cliutil"
@@ -55,26 +46,12 @@ func writeSummary(t *testing.T, s summary.Summary) string {
 func TestReportBisectsARegressionToItsCommit(t *testing.T) {
 	t.Parallel()
 	const n, k, recipe, origin = 12, 7, "llama-h200", 500
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(reg.Close)
-	repo := strings.TrimPrefix(reg.URL, "http://") + "/vllm/vllm-openai"
-	t0 := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
-	for i := range n {
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if img, err = mutate.CreatedAt(img, v1.Time{Time: t0.Add(time.Duration(i) * time.Hour)}); err != nil {
-			t.Fatal(err)
-		}
-		ref, err := name.ParseReference(repo + ":nightly-" + vllmCommit(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(ref, img); err != nil {
-			t.Fatal(err)
-		}
+	repo := bisecttest.Registry(t, "vllm/vllm-openai")
+	commits := make([]string, n)
+	for i := range commits {
+		commits[i] = vllmCommit(i)
 	}
+	bisecttest.Nightlies(t, repo, time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC), commits)
 	api := bkapitest.NewServer(t, "org", "nightly", "tok")
 	api.AddBuild(bkapitest.Build{Number: origin, State: "failed"})
 	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})

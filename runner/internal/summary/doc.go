@@ -39,7 +39,8 @@
 //     a trend shows: at which build and what changed.
 //   - buildkite: optional; the job that ran: build_id, build_number,
 //     build_url, job_id, step_key, branch, commit, source (all strings,
-//     each optional), as Buildkite names them.
+//     each optional), as Buildkite names them; baseline_branch, the
+//     branch the past nights come from.
 //   - tools: optional; how lm-eval and bfcl-eval were found: mode
 //     ("venv", "user" or "path"), versions by package, reused (the venv
 //     already held the pins), duration_s of the install or check.

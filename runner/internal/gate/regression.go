@@ -188,12 +188,12 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		gr.Verdict = summary.VerdictPass
 		gr.Detector = &summary.Detector{Nights: len(past), Repetitions: len(tonight), Tonight: v, FloorPct: m.MaxDropPct, P: 1,
 			Why: "first nights: no regression check yet"}
-		gr.Message = fmt.Sprintf("%s %s = %.4g: first nights: no regression check yet (%d past nights, %d needed)", name, m.Metric, v, len(past), detect.DefaultMinHistory)
+		gr.Message = fmt.Sprintf("%s %s = %.4g: first nights: no regression check yet (%d past nights, %d needed)", name, m.Metric, v, len(past), detect.DefaultMinHistory) + withNote(shapeNote)
 		return gr, nil
 	}
 	if len(past) < need {
 		gr.Verdict = summary.VerdictNoBaseline
-		gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, v, len(past), policy.Nights, need, policy.MaxMissing)
+		gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, v, len(past), policy.Nights, need, policy.MaxMissing) + withNote(shapeNote)
 		return gr, nil
 	}
 	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past), Flagged: s.flagged}
@@ -278,6 +278,14 @@ func pastValues(r baseline.Nights, run, metric, key string, tonight *summary.Fin
 		}
 	}
 	return out, note
+}
+
+// withNote is "; note", or "" for no note.
+func withNote(note string) string {
+	if note == "" {
+		return ""
+	}
+	return "; " + note
 }
 
 // shapeKey names a run's line in a fingerprint: a bench run's name, an

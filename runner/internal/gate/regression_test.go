@@ -369,14 +369,16 @@ func TestBenchShapeChangeLeavesOlderNightsOut(t *testing.T) {
 	policy := &workloads.Regression{Nights: 30, MaxMissing: 25, Metrics: []workloads.RegressionMetric{{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 5}}}
 	tests := []struct {
 		name    string
-		old     *summary.Fingerprint // the 10 older nights'; the 10 newer ones ran tonight's
+		newer   int // nights that ran tonight's fingerprint, newest; the rest ran old
+		old     *summary.Fingerprint
 		verdict string
 		nights  int
 		note    string
 	}{
-		{"serve args changed: every night compared", fp("128", "in=8192 reps=3"), summary.VerdictFail, 20, "recipe changed at #91 (serve args)"},
-		{"this run's shape changed: only the nights since", fp("256", "in=4096"), summary.VerdictFail, 10, "the bench config of 8k changed after #90: the nights before measured another workload and are not compared"},
-		{"only its repetitions changed: every night compared", fp("256", "in=8192 reps=1"), summary.VerdictFail, 20, "recipe changed at #91 (bench config)"},
+		{"serve args changed: every night compared", 10, fp("128", "in=8192 reps=3"), summary.VerdictFail, 20, "recipe changed at #91 (serve args)"},
+		{"this run's shape changed: only the nights since", 10, fp("256", "in=4096"), summary.VerdictFail, 10, "the bench config of 8k changed after #90: the nights before measured another workload and are not compared"},
+		{"only its repetitions changed: every night compared", 10, fp("256", "in=8192 reps=1"), summary.VerdictFail, 20, "recipe changed at #91 (bench config)"},
+		{"shape changed three nights ago: first nights, saying why", 3, fp("256", "in=4096"), summary.VerdictPass, 3, "first nights: no regression check yet (3 past nights, 5 needed); the bench config of 8k changed after #97"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,7 +391,7 @@ func TestBenchShapeChangeLeavesOlderNightsOut(t *testing.T) {
 					t.Fatal(err)
 				}
 				s.Fingerprint = fp("256", "in=8192 reps=3")
-				if i >= 10 {
+				if i >= tt.newer {
 					s.Fingerprint = tt.old
 				}
 				nights[i].Summary = baselinetest.Encode(t, s)

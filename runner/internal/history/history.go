@@ -187,10 +187,19 @@ const DefaultTimeout = 10 * time.Minute
 
 func report(w io.Writer, n contract.Need, r baseline.Result, err error) {
 	var builds []string
+	failed := 0
 	for _, night := range r.Nights {
-		builds = append(builds, fmt.Sprintf("#%d", night.BuildNumber))
+		b := fmt.Sprintf("#%d", night.BuildNumber)
+		if night.Failed {
+			b += " (failed)"
+			failed++
+		}
+		builds = append(builds, b)
 	}
 	fmt.Fprintf(w, "%s: %d of %d night(s) %s", n.Recipe, len(r.Nights), n.Nights, strings.Join(builds, " "))
+	if failed > 0 {
+		fmt.Fprintf(w, ", %d failed", failed)
+	}
 	if len(r.Missed) > 0 {
 		fmt.Fprintf(w, ", %d missed", len(r.Missed))
 	}

@@ -95,6 +95,9 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	if diff := cmp.Diff(failed, []int{10}); diff != "" {
 		t.Errorf("failed nights diff (-got +want):\n%s", diff)
 	}
+	if want := "a-h200: 3 of 5 night(s) #12 #11 #10 (failed), 1 failed"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, stdout.String())
+	}
 	// Each recipe's own file holds that recipe alone.
 	for _, recipe := range []string{"a-h200", "b-mi355x", "c-b200"} {
 		f, err := baseline.ReadFile(filepath.Join(out, "recipes", recipe+".json"))

@@ -12,6 +12,7 @@ import (
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/trend"
 	"github.com/benchkite/benchkite/workloads"
@@ -168,7 +169,7 @@ func panelOf(s summary.Summary, past baseline.Nights, m metricSeries) trend.Pane
 		u = annotate.Percent
 	}
 	p := trend.Panel{Title: m.title, Unit: m.unit, HigherIsBetter: m.higher}
-	lastOther := -1
+	change, first := gate.RecipeChange(past, s.Fingerprint)
 	builds := map[int]int{}
 	for i := len(past.Nights) - 1; i >= 0; i-- {
 		n := past.Nights[i]
@@ -181,17 +182,16 @@ func panelOf(s summary.Summary, past baseline.Nights, m metricSeries) trend.Pane
 		if !n.CreatedAt.IsZero() {
 			hover += " · " + n.CreatedAt.UTC().Format("2006-01-02")
 		}
-		if fp, tonight := n.Summary.Fingerprint, s.Fingerprint; fp != nil && tonight != nil && fp.Hash != tonight.Hash {
+		if change != "" && len(p.Points) < first {
 			hover += " · the recipe before it changed"
-			lastOther = len(p.Points)
 		}
 		builds[n.BuildNumber] = len(p.Points)
 		p.Points = append(p.Points, trend.Point{Label: label, Value: v, Hover: hover, Failed: n.Failed})
 	}
 	tonight := m.value(s)
 	p.Points = append(p.Points, trend.Point{Label: "tonight", Value: tonight, Highlight: true, Hover: "tonight: " + hoverValue(tonight, u, m.unit)})
-	if lastOther >= 0 {
-		p.Marks = append(p.Marks, trend.Mark{Index: lastOther + 1, Label: "recipe changed", Series: true})
+	if change != "" {
+		p.Marks = append(p.Marks, trend.Mark{Index: first, Label: "recipe changed", Series: true})
 	}
 	g := gateOn(s, m.subject, m.gateMetric)
 	if g == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
@@ -212,8 +213,9 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		ArtifactPaths: []string{contract.ArtifactGlob(contract.ResultsDir(r.Name))},
 	}
 	// An unverified run (no baseline, speculation unreported) soft-fails:
-	// not red, never green.
-	s.SoftFail = steps.ExitStatuses{Codes: []int{contract.ExitUnverified}}
+	// not red, never green; so does a run that failed only on regression
+	// gates, which the report step judges within the build's budget.
+	s.SoftFail = steps.ExitStatuses{Codes: slices.Clone(contract.SoftFailStatuses)}
 	if run.SoftFail {
 		s.SoftFail = steps.ExitStatuses{Any: true}
 	}

@@ -24,7 +24,6 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/job"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/report"
-	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
 	"github.com/benchkite/benchkite/workloads"
 )
@@ -372,24 +371,24 @@ func runRun(ctx context.Context, c config, io cliutil.Streams, getenv func(strin
 	return exitError(ctx, result)
 }
 
-// exitError is the run's exit status: 0 for a pass, 1 for a failure or
-// an error, contract.ExitUnverified for an unverified run, and 128+signal, as shells report it, for a run stopped by a signal (143 for
-// Buildkite's SIGTERM).
+// exitError is the run's exit status: the verdict's (gate.Judgement.Exit),
+// or 128+signal, as shells report it, for a run stopped by a signal (143
+// for Buildkite's SIGTERM).
 func exitError(ctx context.Context, r job.Result) error {
 	if !r.Failed {
 		return nil
 	}
-	if r.Verdict == summary.VerdictUnverified && ctx.Err() == nil {
-		return cliutil.Exit(contract.ExitUnverified)
+	if ctx.Err() == nil {
+		if r.Exit == 0 {
+			return cliutil.Exit(1) // failed, yet no status: never a pass
+		}
+		return cliutil.Exit(r.Exit)
 	}
 	var sig signalError
 	if errors.As(context.Cause(ctx), &sig) {
 		return cliutil.Exit(128 + signalNumber(sig.sig))
 	}
-	if ctx.Err() != nil {
-		return cliutil.Exit(130)
-	}
-	return cliutil.Exit(1)
+	return cliutil.Exit(130)
 }
 
 // runPlan is `runner plan`: every process run would start, in order.

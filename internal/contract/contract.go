@@ -8,6 +8,7 @@ package contract
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -98,6 +99,29 @@ func ParseSelected(s string) (names []string, left int) {
 // error, 2 usage, 128+N a signal) and no shell or agent status (126, 127,
 // -1).
 const ExitUnverified = 75
+
+// ExitRegressed is the runner's exit status for a run whose only failed
+// gates are regression gates. Its step cannot see the rest of the night,
+// so it cannot tell whether the build's false-alarm budget keeps the
+// regression: the step soft-fails it, and the report step, which sees
+// every recipe, fails the build for a kept one. 79 is outside sysexits.h's
+// range and none of the runner's other statuses.
+const ExitRegressed = 79
+
+// SoftFailStatuses are the exit statuses a recipe's step soft-fails.
+var SoftFailStatuses = []int{ExitUnverified, ExitRegressed}
+
+// NightPassed says whether a recipe's past job counts as a night that
+// passed, for gates that compare with one (baseline_from): it passed, or
+// it soft-failed as unverified (everything measured passed) or as
+// regressed (slower, not wrong: its answers and measurements stand; the
+// regression detector keeps its own record of flagged nights).
+func NightPassed(state string, softFailed bool, exitStatus *int) bool {
+	if state == "passed" {
+		return true
+	}
+	return softFailed && exitStatus != nil && slices.Contains(SoftFailStatuses, *exitStatus)
+}
 
 // StepKey is the Buildkite step key of a recipe's GPU job. The generator
 // sets it and baselines find a recipe's past results by it. Recipe names

@@ -30,24 +30,6 @@ func VerdictMark(v string) string {
 	return "💥"
 }
 
-// Style is the annotation style of a run: success only for a pass;
-// unverified (something could not be checked) is a warning, never green;
-// fail and error are errors.
-func Style(s summary.Summary) string {
-	switch s.Verdict {
-	case summary.VerdictPass:
-		for _, g := range s.Gates {
-			if g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
-				return "warning" // a pass written before unverified existed
-			}
-		}
-		return "success"
-	case summary.VerdictUnverified:
-		return "warning"
-	}
-	return "error"
-}
-
 // Clip shortens s to at most n bytes plus an ellipsis, never splitting a
 // character.
 func Clip(s string, n int) string {

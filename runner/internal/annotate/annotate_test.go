@@ -81,27 +81,6 @@ func TestRenderSize(t *testing.T) {
 	})
 }
 
-func TestStyle(t *testing.T) {
-	t.Parallel()
-	noBaseline := []summary.GateResult{{Verdict: summary.VerdictPass}, {Verdict: summary.VerdictNoBaseline}}
-	tests := []struct {
-		verdict string
-		gates   []summary.GateResult
-		want    string
-	}{
-		{summary.VerdictPass, nil, "success"},
-		{summary.VerdictPass, noBaseline, "warning"},
-		{summary.VerdictFail, noBaseline, "error"},
-		{summary.VerdictError, nil, "error"},
-		{"", nil, "error"},
-	}
-	for _, tt := range tests {
-		if got := Style(summary.Summary{Verdict: tt.verdict, Gates: tt.gates}); got != tt.want {
-			t.Errorf("Style(verdict %q, %d gates) = %q, want %q", tt.verdict, len(tt.gates), got, tt.want)
-		}
-	}
-}
-
 func TestClip(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -42,13 +42,6 @@ const (
 	jobFailed = "failed"
 )
 
-// unverifiedNight is a job that soft-failed as unverified: everything it
-// measured passed, only a comparison could not be made (on the first
-// nights of a recipe, for want of earlier ones). It counts as a night
-// that passed: a baseline_from gate may compare with it.
-func unverifiedNight(j bkapi.Job) bool {
-	return j.SoftFailed && j.ExitStatus != nil && *j.ExitStatus == contract.ExitUnverified
-}
 
 // Night is one past nightly run of a recipe that completed.
 type Night struct {
@@ -60,7 +53,7 @@ type Night struct {
 	// JobID is the recipe's job in that build, whose artifacts hold it.
 	JobID string
 	// Failed says the job failed (a gate, a phase); it still measured
-	// what its summary holds. An unverified night passed.
+	// what its summary holds. contract.NightPassed says which passed.
 	Failed bool
 	// Outcomes are the per-question results of the tasks the history step
 	// was asked to keep; nil when none were.
@@ -155,7 +148,7 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 			continue
 		}
 		job, ok := b.Job(stepKey)
-		passed := ok && (job.State == jobPassed || unverifiedNight(job))
+		passed := ok && contract.NightPassed(job.State, job.SoftFailed, job.ExitStatus)
 		completed := passed || ok && job.State == jobFailed
 		if !completed && b.FinishedAt.IsZero() {
 			continue // may yet pass; neither a night nor a miss

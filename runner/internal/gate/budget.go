@@ -102,31 +102,3 @@ func (b Budget) Fails(recipe string, g summary.GateResult) bool {
 	}
 	return g.Verdict == summary.VerdictFail
 }
-
-// Verdict is s's verdict within the build's budget: a recipe that failed
-// only on regression gates the budget releases passes.
-func (b Budget) Verdict(s summary.Summary) string {
-	if s.Verdict != summary.VerdictFail {
-		return s.Verdict
-	}
-	released := false
-	for _, g := range s.Gates {
-		if b.Fails(s.Recipe, g) {
-			return summary.VerdictFail
-		}
-		released = released || g.Verdict == summary.VerdictFail
-	}
-	if !released {
-		return s.Verdict
-	}
-	v := summary.VerdictPass
-	for _, g := range s.Gates {
-		switch g.Verdict {
-		case summary.VerdictError:
-			return summary.VerdictError
-		case summary.VerdictNoBaseline, summary.VerdictUnverified:
-			v = summary.VerdictUnverified
-		}
-	}
-	return v
-}

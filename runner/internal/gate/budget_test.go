@@ -34,22 +34,23 @@ func TestSpendBudget(t *testing.T) {
 	if len(b.Tests) != 60 {
 		t.Fatalf("SpendBudget() has %d tests, want 60", len(b.Tests))
 	}
-	if got := b.Verdict(sums[3]); got != summary.VerdictPass {
+	verdict := func(b Budget, s summary.Summary) string { return JudgeBuild([]summary.Summary{s}, nil, b).Rows[0].Verdict }
+	if got := verdict(b, sums[3]); got != summary.VerdictPass {
 		t.Errorf("Verdict(p = 0.004 among 60) = %q, want pass within the budget", got)
 	}
-	if got := b.Verdict(sums[7]); got != summary.VerdictFail {
+	if got := verdict(b, sums[7]); got != RowRegressed {
 		t.Errorf("Verdict(p = 1e-9) = %q, want fail", got)
 	}
-	if got := b.Verdict(sums[0]); got != summary.VerdictPass {
+	if got := verdict(b, sums[0]); got != summary.VerdictPass {
 		t.Errorf("Verdict(unflagged) = %q", got)
 	}
 	// Alone, the p = 0.004 regression fails: the budget is per build.
-	if got := SpendBudget(sums[3:4], DefaultBuildFDR).Verdict(sums[3]); got != summary.VerdictFail {
+	if got := verdict(SpendBudget(sums[3:4], DefaultBuildFDR), sums[3]); got != RowRegressed {
 		t.Errorf("Verdict(p = 0.004 among 3) = %q, want fail", got)
 	}
 	// An accuracy failure is never released.
 	acc := summary.Summary{Recipe: "a", Verdict: summary.VerdictFail, Gates: []summary.GateResult{{Kind: summary.GateAccuracy, Verdict: summary.VerdictFail}}}
-	if got := b.Verdict(acc); got != summary.VerdictFail {
+	if got := verdict(b, acc); got != summary.VerdictFail {
 		t.Errorf("Verdict(accuracy failure) = %q, want fail", got)
 	}
 }

@@ -88,7 +88,7 @@ func TestSeedRecipeWithoutToken(t *testing.T) {
 		t.Errorf("log = %q, want the warning shown", log.String())
 	}
 	// Nothing failed, but nothing was compared either: unverified.
-	if got, _ := j.verdict(context.Background()); got != summary.VerdictUnverified {
+	if got := j.verdict(context.Background()).Verdict; got != summary.VerdictUnverified {
 		t.Errorf("verdict() = %q, want %q", got, summary.VerdictUnverified)
 	}
 	// The one baseline history asks the agent for the token once.
@@ -146,7 +146,7 @@ func TestJobVerdict(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			j := &Job{sum: summary.Summary{Phases: tt.phases, Gates: tt.gates}}
-			if got, _ := j.verdict(tt.ctx); got != tt.want {
+			if got := j.verdict(tt.ctx).Verdict; got != tt.want {
 				t.Errorf("verdict() = %q, want %q", got, tt.want)
 			}
 		})
@@ -210,7 +210,8 @@ func TestJobGatePhaseRecordsFailure(t *testing.T) {
 	if p == nil || p.Status != summary.StatusFailed || !strings.Contains(p.Error, "must be >= 0.8") {
 		t.Errorf("gate phase = %+v, want failed naming the gate", p)
 	}
-	got, problems := j.verdict(context.Background())
+	judged := j.verdict(context.Background())
+	got, problems := judged.Verdict, judged.Problems
 	if got != summary.VerdictFail || len(problems) != 0 {
 		t.Errorf("verdict() = %q, %q; want %q and no other problem", got, problems, summary.VerdictFail)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
@@ -129,6 +130,9 @@ type Result struct {
 	Failed bool
 	// Verdict is Summary.Verdict: pass, fail, error or unverified.
 	Verdict string
+	// Exit is the step's exit status when no signal stopped the run
+	// (gate.Judgement.Exit).
+	Exit int
 }
 
 // New prepares a run of res; nothing is started until Run.
@@ -234,7 +238,7 @@ func (j *Job) agent(ctx context.Context, args ...string) (string, error) {
 }
 
 func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
-	if getenv("BUILDKITE_JOB_ID") == "" && getenv("BUILDKITE_BUILD_ID") == "" {
+	if getenv("BUILDKITE_JOB_ID") == "" && getenv("BUILDKITE_BUILD_ID") == "" && getenv("BUILDKITE") != "true" {
 		return nil
 	}
 	return &summary.BuildkiteInfo{
@@ -266,11 +270,12 @@ func (j *Job) Run(ctx context.Context) Result {
 		// annotation, built in memory, still says why.
 		fmt.Fprintf(j.log, "runner: %v\n", err)
 		j.sum.Finished = j.now()
-		j.sum.Verdict, j.sum.Problems = summary.VerdictError, []string{err.Error()}
+		judged := gate.Judgement{Verdict: summary.VerdictError, Problems: []string{err.Error()}}
+		j.sum.Verdict, j.sum.Problems = judged.Verdict, judged.Problems
 		j.sum.Failure = j.failure()
 		j.phase(context.WithoutCancel(ctx), summary.PhasePublish, j.publish)
-		j.finish()
-		return Result{Summary: j.sum, Failed: true, Verdict: summary.VerdictError}
+		j.finish(judged)
+		return Result{Summary: j.sum, Failed: true, Verdict: summary.VerdictError, Exit: 1}
 	}
 	r := j.res.Recipe
 	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
@@ -340,15 +345,16 @@ func (j *Job) Run(ctx context.Context) Result {
 	}
 	j.writeProvenance(cleanCtx)
 	j.sum.Finished = j.now()
-	j.sum.Verdict, j.sum.Problems = j.verdict(ctx)
+	judged := j.verdict(ctx)
+	j.sum.Verdict, j.sum.Problems = judged.Verdict, judged.Problems
 	j.sum.Failure = j.failure()
 	j.account()
 	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
 		fmt.Fprintf(j.log, "runner: write summary: %v\n", err)
 	}
 	j.phase(cleanCtx, summary.PhasePublish, j.publish)
-	j.finish()
-	return Result{Summary: j.sum, Failed: j.sum.Verdict != summary.VerdictPass, Verdict: j.sum.Verdict}
+	j.finish(judged)
+	return Result{Summary: j.sum, Failed: j.sum.Verdict != summary.VerdictPass, Verdict: j.sum.Verdict, Exit: judged.Exit()}
 }
 
 // accuracyPhase runs an accuracy phase (lm_eval, bfcl) the recipe has on
@@ -480,58 +486,19 @@ func (j *Job) serverGone() bool {
 	}
 }
 
-// verdict judges the run. pass only when every planned phase ran and
-// every gate produced a value and passed; error when something planned is
-// missing (a phase failed or did not run, a gate had no value); fail when
-// a gate failed; unverified when everything measured passed but a check
-// could not be made (no baseline, speculation without acceptance). The
-// problems say, one per line, what kept the run from pass besides failed
-// gates, each naming its phase, metric, file or key.
-func (j *Job) verdict(ctx context.Context) (string, []string) {
-	var errs, unverified []string
+// verdict judges the run (gate.JudgeRun): a cancel is an error besides
+// what the phases and gates say.
+func (j *Job) verdict(ctx context.Context) gate.Judgement {
+	canceled := ""
 	if ctx.Err() != nil {
-		errs = append(errs, "canceled: "+context.Cause(ctx).Error())
+		canceled = context.Cause(ctx).Error()
 	}
-	for _, p := range j.sum.Phases {
-		if p.Name == summary.PhasePublish || p.Name == summary.PhaseGate && p.Status == summary.StatusFailed {
-			continue // a failed gate phase is the gates' verdict
-		}
-		switch p.Status {
-		case summary.StatusFailed, summary.StatusNotRun, summary.StatusCanceled:
-			errs = append(errs, fmt.Sprintf("%s %s: %s", p.Name, p.Status, firstLine(p.Error)))
-		}
-	}
-	failed := false
-	for _, g := range j.sum.Gates {
-		switch g.Verdict {
-		case summary.VerdictFail:
-			failed = true
-		case summary.VerdictError:
-			errs = append(errs, "gate error: "+g.Message)
-		case summary.VerdictNoBaseline, summary.VerdictUnverified:
-			unverified = append(unverified, "not verified: "+g.Message)
-		}
-	}
-	if j.sum.Attached != "" && j.getenv != nil && (j.getenv("BUILDKITE_JOB_ID") != "" || j.getenv("BUILDKITE") == "true") {
-		// The job did not start what it measured: the image and flags
-		// the build asked for are not known to be what answered.
-		unverified = append(unverified, "not verified: attached to "+j.sum.Attached+", a server this job did not start; its image and flags are unknown")
-	}
-	problems := append(errs, unverified...)
-	switch {
-	case len(errs) > 0:
-		return summary.VerdictError, problems
-	case failed:
-		return summary.VerdictFail, problems
-	case len(unverified) > 0:
-		return summary.VerdictUnverified, problems
-	}
-	return summary.VerdictPass, nil
+	return gate.JudgeRun(j.sum, canceled)
 }
 
 // finish prints the closing lines: the verdict, and every problem and
 // failed gate with its reason, so the end of the log says what went wrong.
-func (j *Job) finish() {
+func (j *Job) finish(judged gate.Judgement) {
 	lines := slices.Clone(j.sum.Problems)
 	for _, g := range j.sum.Gates {
 		if g.Verdict == summary.VerdictFail {
@@ -550,6 +517,12 @@ func (j *Job) finish() {
 		return
 	case summary.VerdictUnverified:
 		fmt.Fprintf(j.log, "+++ :warning: %s: unverified (what was measured passed; what could not be checked follows)\n", j.res.Recipe.Name)
+	case summary.VerdictFail:
+		if judged.RegressionOnly {
+			fmt.Fprintf(j.log, "+++ :warning: %s: regressed (soft-failed: the build's report fails the build unless its false-alarm budget releases it)\n", j.res.Recipe.Name)
+			break
+		}
+		fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
 	default:
 		fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
 	}

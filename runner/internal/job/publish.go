@@ -70,7 +70,7 @@ func (j *Job) publish(ctx context.Context) error {
 		fmt.Fprintf(j.log, "runner: the step's artifact_paths upload %s\n", contract.ArtifactGlob(j.dir))
 	}
 	var errs []error
-	specs, err := j.publishSpecs(annotate.Style(j.sum), upload)
+	specs, err := j.publishSpecs(gate.Style(j.sum), upload)
 	if err != nil {
 		return err
 	}

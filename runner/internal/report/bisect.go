@@ -31,7 +31,7 @@ type bisector struct {
 // whose profile gives a bisect budget. It only warns: the report's
 // verdict does not depend on it. Cancelling a bisect build stops the
 // chain: its report step is what triggers the next.
-func bisectStep(ctx context.Context, b bisector, sums []summary.Summary, state string, out io.Writer) {
+func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summary.Summary, state string, out io.Writer) {
 	if state != "" {
 		if err := b.advance(ctx, sums, state, out); err != nil {
 			fmt.Fprintf(out, "runner: warning: bisect: %v\n", err)
@@ -39,29 +39,16 @@ func bisectStep(ctx context.Context, b bisector, sums []summary.Summary, state s
 		return
 	}
 	started := map[string]bool{}
-	for _, s := range sums {
-		g := regressed(s)
-		if g == nil || started[s.Recipe] || s.GPUTime == nil || s.GPUTime.BisectBudget <= 0 {
+	for _, c := range build.Bisect {
+		s := c.Summary
+		if started[s.Recipe] || s.GPUTime == nil || s.GPUTime.BisectBudget <= 0 {
 			continue
 		}
 		started[s.Recipe] = true // one bisect per recipe
-		if err := b.start(ctx, s, *g, out); err != nil {
+		if err := b.start(ctx, s, c.Gate, out); err != nil {
 			fmt.Fprintf(out, "runner: warning: bisect %s: %v\n", s.Recipe, err)
 		}
 	}
-}
-
-// regressed is s's failed regression gate with a change point between
-// two known commits, nil when there is none.
-func regressed(s summary.Summary) *summary.GateResult {
-	for i, g := range s.Gates {
-		cp := g.ChangePoint
-		if g.Kind == summary.GateRegression && g.Verdict == summary.VerdictFail && cp != nil && cp.Found && cp.GoodRegime != nil &&
-			cp.LastGood.VLLMCommit != "" && cp.FirstBad.VLLMCommit != "" && cp.LastGood.VLLMCommit != cp.FirstBad.VLLMCommit {
-			return &s.Gates[i]
-		}
-	}
-	return nil
 }
 
 // imageRepo is the repository of s's image, without tag or digest.
@@ -185,10 +172,10 @@ func buildNumber(getenv func(string) string) int {
 	return n
 }
 
-// wantsBisect says whether a recipe regressed where a bisect could start.
-func wantsBisect(sums []summary.Summary) bool {
-	for _, s := range sums {
-		if regressed(s) != nil && s.GPUTime != nil && s.GPUTime.BisectBudget > 0 {
+// wantsBisect says whether a kept regression can start a bisect.
+func wantsBisect(build gate.Build) bool {
+	for _, c := range build.Bisect {
+		if c.Summary.GPUTime != nil && c.Summary.GPUTime.BisectBudget > 0 {
 			return true
 		}
 	}

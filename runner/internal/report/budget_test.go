@@ -23,12 +23,17 @@ func TestBudgetAndLifecycleLines(t *testing.T) {
 		sums = append(sums, summary.Summary{Recipe: "ok", Verdict: summary.VerdictPass, Gates: []summary.GateResult{reg(0.5, summary.VerdictPass, summary.Detector{})}})
 	}
 	b := gate.SpendBudget(sums, 0.05)
-	judged := withinBudget(sums, b)
-	if judged[0].Verdict != summary.VerdictFail || judged[1].Verdict != summary.VerdictPass || sums[1].Verdict != summary.VerdictFail {
-		t.Errorf("verdicts within the budget = %q, %q (input left %q); want fail, pass (input unchanged)", judged[0].Verdict, judged[1].Verdict, sums[1].Verdict)
+	build := gate.JudgeBuild(sums, nil, b)
+	judged := judgedSummaries(build)
+	verdicts := map[string]string{}
+	for _, r := range build.Rows {
+		verdicts[r.Summary.Recipe] = r.Verdict
 	}
-	if regressions(judged) != 1 {
-		t.Errorf("regressions() = %d, want 1", regressions(judged))
+	if verdicts["slow"] != gate.RowRegressed || verdicts["unlucky"] != summary.VerdictPass || sums[1].Verdict != summary.VerdictFail {
+		t.Errorf("verdicts within the budget = %v (input left %q); want slow regressed, unlucky pass (input unchanged)", verdicts, sums[1].Verdict)
+	}
+	if build.Failing != 1 || build.Exit != 1 {
+		t.Errorf("Failing, Exit = %d, %d, want 1, 1", build.Failing, build.Exit)
 	}
 	body := renderBudget(b) + renderLifecycle(judged)
 	for _, want := range []string{

@@ -50,7 +50,7 @@ func FuzzReport(f *testing.F) {
 		other := s
 		other.Verdict = summary.VerdictError
 		skipped := []contract.Skipped{{Name: skippedName, Reason: skippedReason}}
-		body := annotate.Cap(renderReport([]summary.Summary{s, other}, sameBuildComparisons([]summary.Summary{s, other}, ""), []string{problem}, skipped, buildURL), annotate.MaxBody)
+		body := annotate.Cap(renderSums([]summary.Summary{s, other}, sameBuildComparisons([]summary.Summary{s, other}, ""), []string{problem}, skipped, buildURL), annotate.MaxBody)
 		testutil.CheckMarkdownTables(t, body)
 		checkNoRawHTML(t, body)
 		// A link is only ever the report's own: to the build, for a job id.
@@ -75,7 +75,7 @@ func TestReportEscapesSummaries(t *testing.T) {
 			Gates:     []summary.GateResult{{Subject: h, Metric: h, Verdict: summary.VerdictFail}},
 			Phases:    []summary.Phase{{Name: h, Status: summary.StatusFailed}},
 		}
-		body := renderReport([]summary.Summary{s}, nil, []string{h}, []contract.Skipped{{Name: h, Reason: h}}, "https://buildkite.com/o/p/builds/1")
+		body := renderSums([]summary.Summary{s}, nil, []string{h}, []contract.Skipped{{Name: h, Reason: h}}, "https://buildkite.com/o/p/builds/1")
 		testutil.CheckMarkdownTables(t, body)
 		checkNoRawHTML(t, body)
 	}
@@ -93,7 +93,7 @@ func TestReportCapped(t *testing.T) {
 		}
 		sums = append(sums, s)
 	}
-	raw := renderReport(sums, sameBuildComparisons(sums, ""), nil, nil, "")
+	raw := renderSums(sums, sameBuildComparisons(sums, ""), nil, nil, "")
 	if len(raw) < 1<<20 {
 		t.Fatalf("uncut report is %d bytes; the case needs more than 1 MiB", len(raw))
 	}

@@ -130,14 +130,6 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 	if n := getenv("BUILDKITE_BUILD_NUMBER"); n != "" {
 		title += ", build #" + n
 	}
-	page, err := writeTrendPage(ctx, *dir, sums, baseline.NewHistory(func(context.Context) (baseline.Source, error) {
-		return baseline.FileSource(history), nil
-	}), title)
-	if err != nil {
-		fmt.Fprintf(io.Stdout, "runner: warning: %v\n", err)
-	} else {
-		fmt.Fprintf(io.Stdout, "runner: wrote the trend page %s\n", page)
-	}
 	same := sameBuildComparisons(sums, *dir)
 	// gate is the one judge: the report asks it and renders.
 	fdr := c.BuildFDR
@@ -148,12 +140,21 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		return fmt.Errorf("%w: the build's false-alarm budget %g is not a fraction in (0, 1)", cliutil.ErrUsage, fdr)
 	}
 	budget := gate.SpendBudget(sums, fdr)
-	sums = withinBudget(sums, budget)
+	build := gate.JudgeBuild(sums, same, budget)
+	sums = judgedSummaries(build)
+	page, err := writeTrendPage(ctx, *dir, build, baseline.NewHistory(func(context.Context) (baseline.Source, error) {
+		return baseline.FileSource(history), nil
+	}), title)
+	if err != nil {
+		fmt.Fprintf(io.Stdout, "runner: warning: %v\n", err)
+	} else {
+		fmt.Fprintf(io.Stdout, "runner: wrote the trend page %s\n", page)
+	}
 	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
-	body := annotate.Cap(renderReport(sums, same, problems, skipped, getenv("BUILDKITE_BUILD_URL"))+renderBudget(budget)+renderLifecycle(sums), annotate.MaxBody)
+	body := annotate.Cap(renderReport(build, problems, skipped, getenv("BUILDKITE_BUILD_URL"))+renderBudget(budget)+renderLifecycle(sums), annotate.MaxBody)
 	fmt.Fprint(io.Stdout, body)
 	if buildlog.InBuildkite(getenv) {
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", reportStyle(sums, same), "--priority", Priority}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
+		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", build.Style, "--priority", Priority}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
 		if err := procs.Run(ctx, spec); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: annotate: %v\n", err)
 		}
@@ -164,36 +165,32 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 			}
 		}
 	}
-	if state := getenv(bisect.Env); state != "" || wantsBisect(sums) {
+	if state := getenv(bisect.Env); state != "" || wantsBisect(build) {
 		b, err := c.bisector(ctx, getenv, environ)
 		if err != nil {
 			fmt.Fprintf(io.Stdout, "runner: warning: bisect: %v\n", err)
 		} else {
-			bisectStep(ctx, b, sums, state, io.Stdout)
+			bisectStep(ctx, b, build, sums, state, io.Stdout)
 		}
 	}
-	if n := regressions(sums); n > 0 {
-		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) failed a gate\n", n)
-		return cliutil.Exit(1)
+	if build.Failing > 0 {
+		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) failed a gate\n", build.Failing)
 	}
-	if n := sameBuildFailures(same); n > 0 {
-		fmt.Fprintf(io.Stdout, "+++ :x: %d same-build comparison(s) failed\n", n)
-		return cliutil.Exit(1)
+	if build.SameBuildFailing > 0 {
+		fmt.Fprintf(io.Stdout, "+++ :x: %d same-build comparison(s) failed\n", build.SameBuildFailing)
+	}
+	if build.Exit != 0 {
+		return cliutil.Exit(build.Exit)
 	}
 	return nil
 }
 
-// withinBudget gives every summary its verdict within the build's
-// false-alarm budget, saying so in its problems when the budget released
-// a flagged regression.
-func withinBudget(sums []summary.Summary, b gate.Budget) []summary.Summary {
-	out := make([]summary.Summary, len(sums))
-	for i, s := range sums {
-		if v := b.Verdict(s); v != s.Verdict {
-			s.Problems = append(slices.Clone(s.Problems), fmt.Sprintf("%s within the build's false-alarm budget (was %s)", v, s.Verdict))
-			s.Verdict = v
-		}
-		out[i] = s
+// judgedSummaries are the build's summaries in its rows' order, each with
+// its verdict within the build's false-alarm budget.
+func judgedSummaries(b gate.Build) []summary.Summary {
+	out := make([]summary.Summary, len(b.Rows))
+	for i, r := range b.Rows {
+		out[i] = r.Summary
 	}
 	return out
 }
@@ -274,43 +271,6 @@ func readSummaries(dir string) ([]summary.Summary, []string) {
 	return out, problems
 }
 
-// regressions counts the recipes that failed a gate.
-func regressions(sums []summary.Summary) int {
-	n := 0
-	for _, s := range sums {
-		if s.Verdict == summary.VerdictFail {
-			n++
-		}
-	}
-	return n
-}
-
-func reportStyle(sums []summary.Summary, same []sameBuild) string {
-	if len(sums) == 0 {
-		// Nothing to show is not a success.
-		return "warning"
-	}
-	if sameBuildFailures(same) > 0 {
-		return "error"
-	}
-	style := "success"
-	for _, c := range same {
-		if c.Verdict != summary.VerdictPass {
-			style = "warning"
-		}
-	}
-	for _, s := range sums {
-		switch s.Verdict {
-		case summary.VerdictFail:
-			return "error"
-		case summary.VerdictPass:
-		default: // error, unverified, or anything unknown
-			style = "warning"
-		}
-	}
-	return style
-}
-
 // headline picks a recipe's first OK bench run and first accuracy score
 // for the matrix.
 func headline(s summary.Summary) (run *summary.BenchRun, task *summary.TaskResult, metric string) {
@@ -388,67 +348,26 @@ type row struct {
 	reason  string
 }
 
-// rank orders rows worst first: error, fail, regressed, unverified, pass.
-func rank(verdict string) int {
-	switch verdict {
-	case summary.VerdictError:
-		return 0
-	case summary.VerdictFail:
-		return 1
-	case verdictRegressed:
-		return 2
-	case summary.VerdictUnverified:
-		return 3
-	case summary.VerdictPass:
-		return 4
-	}
-	return 0
-}
-
 // verdictRegressed is a failed run whose every failed gate is a
-// regression gate: slower, not wrong.
-const verdictRegressed = "regressed"
+// regression gate the budget keeps: slower, not wrong.
+const verdictRegressed = gate.RowRegressed
 
-// rowsOf is every summary as a row, the same-build comparisons folded
-// into its verdict, worst first, then by name.
-func rowsOf(sums []summary.Summary, same []sameBuild) []row {
+// rowsOf is the build's rows with their reasons, worst first, then by
+// name.
+func rowsOf(b gate.Build) []row {
 	var rows []row
-	for _, s := range sums {
-		r := row{s: s, verdict: s.Verdict, reason: annotate.Reason(s)}
+	for _, gr := range b.Rows {
+		s := gr.Summary
+		r := row{s: s, verdict: gr.Verdict, reason: annotate.Reason(s)}
 		if s.Failure != nil && s.Failure.Class != "" {
 			r.reason = strings.TrimSpace(annotate.ClassTag(s.Failure)) + " " + r.reason
 		}
-		switch s.Verdict {
-		case summary.VerdictPass, summary.VerdictFail, summary.VerdictUnverified:
-		default:
-			r.verdict = summary.VerdictError
-		}
-		if r.verdict == summary.VerdictFail {
-			onlyPerf := true
-			for _, g := range s.Gates {
-				if g.Verdict == summary.VerdictFail && g.Kind != summary.GateRegression {
-					onlyPerf = false
-				}
-			}
-			if onlyPerf {
-				r.verdict = verdictRegressed
-			}
-		}
-		for _, c := range same {
-			if c.Recipe == s.Recipe && c.Verdict == summary.VerdictFail && rank(r.verdict) > rank(summary.VerdictFail) {
-				r.verdict = summary.VerdictFail
-				r.reason = fmt.Sprintf("same-build comparison: %s %s %s vs %s %s (below)", annotate.Text(c.Task), annotate.Num(c.Value, annotate.Score),
-					annotate.InlineCode(c.Metric), annotate.InlineCode(c.From), annotate.Num(c.Other, annotate.Score))
-			}
+		if c := gr.SameBuild; c != nil {
+			r.reason = fmt.Sprintf("same-build comparison: %s %s %s vs %s %s (below)", annotate.Text(c.Task), annotate.Num(c.Value, annotate.Score),
+				annotate.InlineCode(c.Metric), annotate.InlineCode(c.From), annotate.Num(c.Other, annotate.Score))
 		}
 		rows = append(rows, r)
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		if a, b := rank(rows[i].verdict), rank(rows[j].verdict); a != b {
-			return a < b
-		}
-		return rows[i].s.Recipe < rows[j].s.Recipe
-	})
 	return rows
 }
 
@@ -595,9 +514,10 @@ func retriedClasses(c map[string]int) string {
 	return strings.Join(parts, " · ")
 }
 
-func renderReport(sums []summary.Summary, same []sameBuild, problems []string, skipped []contract.Skipped, buildURL string) string {
+func renderReport(build gate.Build, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
-	rows := rowsOf(sums, same)
+	rows := rowsOf(build)
+	sums := judgedSummaries(build)
 	counts := map[string]int{}
 	for _, r := range rows {
 		counts[r.verdict]++
@@ -662,7 +582,7 @@ func renderReport(sums []summary.Summary, same []sameBuild, problems []string, s
 		b.WriteString("\n")
 	}
 	writeGPUTime(&b, sums)
-	writeSameBuild(&b, same)
+	writeSameBuild(&b, build.Same)
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")
 		for _, s := range skipped {

@@ -41,7 +41,7 @@ func TestRenderReportGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			sums, problems := readSummaries(tt.dir)
-			got := renderReport(sums, sameBuildComparisons(sums, tt.dir), problems, contract.ParseSkipped(tt.skipped), tt.buildURL)
+			got := renderSums(sums, sameBuildComparisons(sums, tt.dir), problems, contract.ParseSkipped(tt.skipped), tt.buildURL)
 			testutil.CheckMarkdownTables(t, got)
 			testutil.Golden(t, "testdata/report/"+tt.name+".md", []byte(got))
 		})
@@ -83,8 +83,8 @@ func TestReportStyle(t *testing.T) {
 		{sum("error", "fail", "pass"), "error"},
 	}
 	for _, tt := range tests {
-		if got := reportStyle(tt.sums, sameBuildComparisons(tt.sums, "")); got != tt.want {
-			t.Errorf("reportStyle(%v) = %q, want %q", tt.sums, got, tt.want)
+		if got := styleOf(tt.sums, sameBuildComparisons(tt.sums, "")); got != tt.want {
+			t.Errorf("styleOf(%v) = %q, want %q", tt.sums, got, tt.want)
 		}
 	}
 }
@@ -208,7 +208,7 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 func TestReportCountsMinimumScoreFailuresAsFailed(t *testing.T) {
 	t.Parallel()
 	sums := []summary.Summary{{Recipe: "a", Verdict: summary.VerdictFail, Gates: []summary.GateResult{{Kind: summary.GateAccuracy, Subject: "gsm8k", Metric: "acc", Verdict: summary.VerdictFail}}}}
-	got := renderReport(sums, nil, nil, nil, "")
+	got := renderSums(sums, nil, nil, nil, "")
 	if !strings.HasPrefix(got, "### benchkite: 1 failed of 1 recipe(s)") || strings.Contains(got, "regressed") {
 		t.Errorf("report head:\n%s", got)
 	}
@@ -240,7 +240,7 @@ func TestReportAccountsGPUTime(t *testing.T) {
 		{Recipe: "b", Verdict: summary.VerdictError, NumGPUs: 4, Failure: &summary.Failure{Class: "vllm", Signature: "gpu-oom"},
 			GPUTime: &summary.GPUTime{GPUs: 4, Total: 3600, Lost: 3600, Saved: 1800, Phases: map[string]float64{"load": 3600}}},
 	}
-	out := renderReport(sums, nil, nil, nil, "")
+	out := renderSums(sums, nil, nil, nil, "")
 	for _, w := range []string{
 		"Red nights by class: vllm 1.",
 		"**GPU time:** 3.0 GPU-h over 2 run(s); most in **load** (70%); 1.0 GPU-h lost to runs that could not be judged; about 0.5 GPU-h saved by stopping sweeps after a failed first point; cost 4.00 (1 of 2 runs priced).",
@@ -259,7 +259,7 @@ func TestReportShowsCause(t *testing.T) {
 	s := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r-mi355x", GPU: "MI355X", NumGPUs: 8, Verdict: summary.VerdictError,
 		Phases: []summary.Phase{{Name: summary.PhaseReady, Status: summary.StatusFailed, Error: "server exited before it was ready: vllm exited with code 1",
 			Cause: "torch.OutOfMemoryError: HIP out of memory"}}}
-	body := renderReport([]summary.Summary{s}, nil, nil, nil, "")
+	body := renderSums([]summary.Summary{s}, nil, nil, nil, "")
 	if !strings.Contains(body, "**ready** failed: torch.OutOfMemoryError: HIP out of memory") {
 		t.Errorf("the report does not show the cause:\n%s", body)
 	}

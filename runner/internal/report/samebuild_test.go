@@ -55,13 +55,13 @@ func TestSameBuildComparisons(t *testing.T) {
 func TestReportShowsSameBuildFailure(t *testing.T) {
 	t.Parallel()
 	sums := seedPair(0.91, 0.95)
-	body := renderReport(sums, sameBuildComparisons(sums, ""), nil, nil, "")
+	body := renderSums(sums, sameBuildComparisons(sums, ""), nil, nil, "")
 	for _, want := range []string{"#### Same-build comparisons", "| ❌ fail | `minimax_m3-mi355x` | gsm8k |", "| 0.9100 | `minimax_m3-nospec-mi355x` | 0.9500 | -0.0400 | 0.015 |"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("report lacks %q:\n%s", want, body)
 		}
 	}
-	if got := reportStyle(sums, sameBuildComparisons(sums, "")); got != "error" {
-		t.Errorf("reportStyle() = %q, want error", got)
+	if got := styleOf(sums, sameBuildComparisons(sums, "")); got != "error" {
+		t.Errorf("styleOf() = %q, want error", got)
 	}
 }

@@ -24,10 +24,11 @@ const trendNights = 30
 
 // writeTrendPage draws every recipe's nights, tonight last, into the one
 // HTML page the annotations link to (annotate.TrendPage under root).
-func writeTrendPage(ctx context.Context, root string, sums []summary.Summary, history *baseline.History, title string) (string, error) {
+func writeTrendPage(ctx context.Context, root string, build gate.Build, history *baseline.History, title string) (string, error) {
+	sums := judgedSummaries(build)
 	page := trend.Page{Title: title, Subtitle: "Every recipe's nights, oldest first, tonight last. A grey line marks where the recipe changed: a known change point, not a new series."}
 	pasts := map[string]baseline.Nights{}
-	for _, r := range rowsOf(sums, nil) {
+	for _, r := range rowsOf(build) {
 		s := r.s
 		var past baseline.Nights
 		if history != nil {

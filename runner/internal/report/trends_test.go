@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"math"
 	"os"
 	"os/exec"
@@ -144,7 +145,7 @@ func fixturePage(t *testing.T) (path string, html string) {
 	hist := baseline.NewHistory(func(context.Context) (baseline.Source, error) {
 		return baseline.FileSource(filepath.Join(dir, "_history", "baselines.json")), nil
 	})
-	path, err := writeTrendPage(context.Background(), dir, sums, hist, "benchkite: the nights of every recipe, build #812")
+	path, err := writeTrendPage(context.Background(), dir, gate.JudgeBuild(sums, nil, gate.Budget{}), hist, "benchkite: the nights of every recipe, build #812")
 	if err != nil {
 		t.Fatalf("writeTrendPage() = %v", err)
 	}

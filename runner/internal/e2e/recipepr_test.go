@@ -83,7 +83,7 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 		// delta is the expected change against the nightlies, in percent.
 		delta float64
 	}{
-		{name: "slower", pace: nightlyPace * 10 / 9, code: 1, gate: summary.VerdictFail, style: "error", delta: -10},
+		{name: "slower", pace: nightlyPace * 10 / 9, code: contract.ExitRegressed, gate: summary.VerdictFail, style: "warning", delta: -10},
 		{name: "no difference", pace: nightlyPace, code: 0, gate: summary.VerdictPass, style: "success", delta: 0},
 	}
 	checkout, histStep, gpuStep := prPipeline(t, before, after)
@@ -205,7 +205,7 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 				if !strings.Contains(o.stdout, "runner: gate failed: 1 gate(s) failed: short output_throughput = ") {
 					t.Errorf("the log does not say which gate failed:\n%s", o.stdout)
 				}
-				checkLastLines(t, o, tailLines+4, "+++ :x: "+prRecipe+": fail", "gate failed: short output_throughput = ", "recipe changed tonight (serve args)")
+				checkLastLines(t, o, tailLines+4, "+++ :warning: "+prRecipe+": regressed (soft-failed", "gate failed: short output_throughput = ", "recipe changed tonight (serve args)")
 			} else {
 				checkLastLines(t, o, tailLines+4, "+++ :white_check_mark: "+prRecipe+" passed")
 			}

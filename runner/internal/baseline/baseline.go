@@ -42,7 +42,6 @@ const (
 	jobFailed = "failed"
 )
 
-
 // Night is one past nightly run of a recipe that completed.
 type Night struct {
 	BuildNumber int

@@ -34,7 +34,9 @@ func TestSpendBudget(t *testing.T) {
 	if len(b.Tests) != 60 {
 		t.Fatalf("SpendBudget() has %d tests, want 60", len(b.Tests))
 	}
-	verdict := func(b Budget, s summary.Summary) string { return JudgeBuild([]summary.Summary{s}, nil, b).Rows[0].Verdict }
+	verdict := func(b Budget, s summary.Summary) string {
+		return JudgeBuild([]summary.Summary{s}, nil, b).Rows[0].Verdict
+	}
 	if got := verdict(b, sums[3]); got != summary.VerdictPass {
 		t.Errorf("Verdict(p = 0.004 among 60) = %q, want pass within the budget", got)
 	}

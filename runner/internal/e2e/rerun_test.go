@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"github.com/benchkite/benchkite/internal/contract"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,7 +52,7 @@ func TestE2ERerunOnAlarm(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := e.run("--bench-only", "--health-timeout", "5m", "--baselines", hist)
-			checkCode(t, o, 1)
+			checkCode(t, o, contract.ExitRegressed) // regression gates only: the report step judges it
 			s := e.summary()
 			if len(s.Bench) != 1 || s.Bench[0].Reruns != tt.reruns || s.Bench[0].Repetitions != 1+tt.reruns {
 				t.Fatalf("bench = %+v, want %d re-runs", s.Bench, tt.reruns)

@@ -109,3 +109,28 @@ func TestCapSkipped(t *testing.T) {
 		t.Errorf("a short list was changed")
 	}
 }
+
+func TestNightPassed(t *testing.T) {
+	t.Parallel()
+	code := func(n int) *int { return &n }
+	tests := []struct {
+		state      string
+		softFailed bool
+		exit       *int
+		want       bool
+	}{
+		{"passed", false, code(0), true},
+		{"failed", true, code(ExitUnverified), true},
+		{"failed", true, code(ExitRegressed), true},
+		{"failed", false, code(ExitRegressed), false}, // not soft-failed: the step did not list it
+		{"failed", true, code(1), false},              // soft_fail: true of a blocked recipe
+		{"failed", false, code(1), false},
+		{"failed", true, nil, false},
+		{"canceled", false, nil, false},
+	}
+	for _, tt := range tests {
+		if got := NightPassed(tt.state, tt.softFailed, tt.exit); got != tt.want {
+			t.Errorf("NightPassed(%q, %v, %v) = %v, want %v", tt.state, tt.softFailed, tt.exit, got, tt.want)
+		}
+	}
+}

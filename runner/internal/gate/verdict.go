@@ -218,7 +218,7 @@ func JudgeBuild(sums []summary.Summary, same []SameBuild, b Budget) Build {
 	if out.Failing > 0 || out.SameBuildFailing > 0 {
 		out.Exit = 1
 	}
-	out.Style = buildStyle(out, same)
+	out.Style = buildStyle(out)
 	return out
 }
 
@@ -253,9 +253,9 @@ func judgeRow(s summary.Summary, b Budget) Row {
 	default:
 		r.Verdict = j.Verdict
 	}
-	if r.Verdict != s.Verdict && len(r.Released) > 0 {
-		r.Summary.Problems = append(slices.Clone(j.Problems), fmt.Sprintf("%s within the build's false-alarm budget (was %s)", r.Verdict, s.Verdict))
-		r.Summary.Verdict = r.Verdict
+	if j.Verdict != s.Verdict && len(r.Released) > 0 {
+		r.Summary.Problems = append(slices.Clone(j.Problems), fmt.Sprintf("%s within the build's false-alarm budget (was %s)", j.Verdict, s.Verdict))
+		r.Summary.Verdict = j.Verdict
 	}
 	return r
 }
@@ -265,12 +265,12 @@ func judgeRow(s summary.Summary, b Budget) Row {
 // warning when something else is not a pass (a recipe that could not be
 // judged has failed its own step; or there is nothing to show), success
 // otherwise.
-func buildStyle(b Build, same []SameBuild) string {
+func buildStyle(b Build) string {
 	if len(b.Rows) == 0 {
 		return "warning"
 	}
 	style := "success"
-	for _, c := range same {
+	for _, c := range b.Same {
 		if c.Verdict == summary.VerdictFail {
 			return "error"
 		}

@@ -55,7 +55,8 @@
 //     no value) or "unverified" (all that was measured passed, but a check
 //     could not be made: a gate had no baseline, or speculative decoding
 //     was configured and the bench reported no acceptance). The runner
-//     exits 0, 1, 1 and contract.ExitUnverified (75) for them. Before
+//     exits 0, 1, 1 and contract.ExitUnverified (75) for them; a "fail"
+//     on regression gates alone exits contract.ExitRegressed (79). Before
 //     "unverified" existed, such runs were "pass".
 //   - problems: optional; one line per reason the verdict is not "pass",
 //     besides failed gates (a failed, not-run or canceled phase, a gate

@@ -249,13 +249,17 @@ func renderLifecycle(sums []summary.Summary) string {
 }
 
 // readSummaries reads dir/*/summary.json; unreadable ones are reported,
-// not fatal.
+// not fatal. Directories an earlier run's results were moved aside to
+// (<recipe>.old-<timestamp>) are not recipes and are skipped.
 func readSummaries(dir string) ([]summary.Summary, []string) {
 	var out []summary.Summary
 	var problems []string
 	matches, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json"))
 	sort.Strings(matches)
 	for _, m := range matches {
+		if summary.IsSetAside(filepath.Dir(m)) {
+			continue
+		}
 		s, err := summary.ReadFile(m)
 		if err != nil {
 			problems = append(problems, err.Error())

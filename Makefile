@@ -43,6 +43,10 @@ runner:
 # tests pass every generated pipeline through its `pipeline upload --dry-run`.
 # Built once per version (and source) into AGENT_CACHE, so a fresh clone on
 # a machine that built it before copies it instead of compiling the agent.
+# Each build goes to its own temporary name beside the cache entry and is
+# published by rename, so builds that share a cache (a PR build and a
+# nightly on agents sharing a home) never see each other's half-written
+# file: the last rename wins, and either is a whole binary of that source.
 AGENT_KEY   := $(shell cat $(AGENT_SRC)/go.mod $(AGENT_SRC)/go.sum $(AGENT_SRC)/main.go | sha256sum | cut -c1-16)
 AGENT_VER   := $(shell awk '$$1 == "github.com/buildkite/agent/v3" {print $$2}' $(AGENT_SRC)/go.mod)
 AGENT_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/benchkite/buildkite-agent-$(AGENT_VER)-$(AGENT_KEY)
@@ -51,9 +55,12 @@ $(AGENT_BIN): $(AGENT_SRC)/go.mod $(AGENT_SRC)/go.sum $(AGENT_SRC)/main.go
 	@mkdir -p bin $(dir $(AGENT_CACHE))
 	@if [ ! -x $(AGENT_CACHE) ]; then \
 	  echo "building buildkite-agent $(AGENT_VER) into $(AGENT_CACHE)"; \
-	  (cd $(AGENT_SRC) && $(GO) build -o $(AGENT_CACHE).tmp .) && mv $(AGENT_CACHE).tmp $(AGENT_CACHE); \
+	  tmp=$$(mktemp -d "$(AGENT_CACHE).build.XXXXXX") && trap 'rm -rf "$$tmp"' EXIT && \
+	  (cd $(AGENT_SRC) && $(GO) build -o "$$tmp/buildkite-agent" .) && \
+	  mv -f "$$tmp/buildkite-agent" $(AGENT_CACHE); \
 	fi
-	cp $(AGENT_CACHE) $(AGENT_BIN)
+	@tmp=$$(mktemp -p bin .buildkite-agent.XXXXXX) && trap 'rm -f "$$tmp"' EXIT && \
+	  cp $(AGENT_CACHE) "$$tmp" && chmod 755 "$$tmp" && mv -f "$$tmp" $(AGENT_BIN)
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

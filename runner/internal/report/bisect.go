@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/internal/oci"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -144,7 +145,7 @@ func (b bisector) advance(ctx context.Context, sums []summary.Summary, state str
 		if st, err = st.Record(commit, b.build, probe.Value, probe.Bad, gpuh); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "runner: bisect %s: vLLM %s measured %.4g: %s (%s)\n", st.Recipe, commit, probe.Value, map[bool]string{true: "bad", false: "good"}[probe.Bad], probe.Why)
+		fmt.Fprintf(out, "runner: bisect %s: vLLM %s measured %s: %s (%s)\n", st.Recipe, commit, numfmt.Sig(probe.Value, 4), map[bool]string{true: "bad", false: "good"}[probe.Bad], probe.Why)
 	}
 	switch {
 	case st.Done():

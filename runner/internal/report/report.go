@@ -20,6 +20,7 @@ import (
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
@@ -212,10 +213,10 @@ func renderBudget(b gate.Budget) string {
 			fails++
 		}
 		if t.Flagged && !t.Fails {
-			released = append(released, fmt.Sprintf("%s %s (p = %.2g)", annotate.InlineCode(t.Recipe), annotate.Text(t.Subject+" "+t.Metric), t.P))
+			released = append(released, fmt.Sprintf("%s %s (p %s)", annotate.InlineCode(t.Recipe), annotate.Text(t.Subject+" "+t.Metric), numfmt.P(t.P)))
 		}
 	}
-	fmt.Fprintf(&w, "False-alarm budget: Benjamini–Hochberg at %g%% over %d regression tests: %d flagged, %d fail the build", b.Q*100, len(b.Tests), flagged, fails)
+	fmt.Fprintf(&w, "False-alarm budget: Benjamini–Hochberg at %s%% over %d regression tests: %d flagged, %d fail the build", numfmt.Exact(b.Q*100), len(b.Tests), flagged, fails)
 	if len(released) > 0 {
 		fmt.Fprintf(&w, "; within the budget, not failures: %s", strings.Join(released, ", "))
 	}

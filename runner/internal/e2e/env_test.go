@@ -180,6 +180,7 @@ func (e *e2e) plan(args ...string) string {
 	cmd.Dir = e.dir
 	cmd.Env = e.environ()
 	out, err := cmd.Output()
+	e.read.addText(string(out))
 	if err != nil {
 		e.t.Fatalf("runner plan: %v\n%s", err, out)
 	}

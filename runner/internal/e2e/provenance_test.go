@@ -30,6 +30,7 @@ func (e *e2e) runnerCmd(env []string, args ...string) (int, string, string) {
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
+	e.read.addText(out.String(), errOut.String())
 	code := 0
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)

@@ -87,13 +87,15 @@ golden: agent
 screenshots:
 	cd tools/screenshots && $(GO) run . -root ../.. -out docs/screenshots
 
-# Run a shrunk copy of the seed recipe end to end on this machine: the
-# stand-in vLLM server, the runner's real tools phase and the real lm_eval,
-# three nights so the last draws a trend. Leaves results/minimax_m3-mi355x/.
+# Run a shrunk copy of the seed recipe (or RECIPE=workloads/<file>.yaml)
+# end to end on this machine: the stand-in vLLM server, the runner's real
+# tools phase and the real lm_eval, three nights so the last draws a
+# trend, then `runner report` for the build report and the trend page.
+# Leaves results/<recipe>/, results/_history/ and results/_report/.
 # DEMO_BFCL=1 adds two BFCL categories run by the real bfcl_eval (its venv
 # is installed on first use), whose score files land in bfcl/ there.
 demo:
-	$(GO) run ./runner/internal/e2e/demo $(if $(DEMO_BFCL),-bfcl)
+	$(GO) run ./runner/internal/e2e/demo $(if $(DEMO_BFCL),-bfcl) $(if $(RECIPE),-recipe $(RECIPE))
 
 # A red night on the stand-ins (TestDrill): an infra loss, a vLLM OOM and a
 # throughput regression, classed, GPU time totalled, the regression bisected

@@ -80,12 +80,18 @@ golden: agent
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 \
 	  $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/testutil' | cut -d' ' -f1) -update
 
-# The pictures in docs/screenshots: the golden annotations and build
-# report rendered as CommonMark with HTML (as Buildkite renders them), and
-# the golden trend page, in headless Chromium (apt package chromium).
-# Run `make golden` first when the goldens changed.
+# The pictures: the golden annotations and build report rendered as
+# CommonMark with HTML (as Buildkite renders them), the golden trend page
+# and the drill's report, in headless Chromium (apt package chromium).
+# They go to results/screenshots; SCREENSHOTS_OUT=docs/screenshots
+# redraws the README's. The drill's come from DRILL_OUT when `make drill`
+# wrote there, else from docs/drill. Run `make golden` first when the
+# goldens changed.
+SCREENSHOTS_OUT ?= results/screenshots
+DRILL_OUT       ?= results/drill
 screenshots:
-	cd tools/screenshots && $(GO) run . -root ../.. -out docs/screenshots
+	cd tools/screenshots && $(GO) run . -root ../.. -out $(SCREENSHOTS_OUT) \
+	  -drill $(if $(wildcard $(DRILL_OUT)/report.md),$(DRILL_OUT),docs/drill)
 
 # Run a shrunk copy of the seed recipe (or RECIPE=workloads/<file>.yaml)
 # end to end on this machine: the stand-in vLLM server, the runner's real
@@ -100,9 +106,10 @@ demo:
 # A red night on the stand-ins (TestDrill): an infra loss, a vLLM OOM and a
 # throughput regression, classed, GPU time totalled, the regression bisected
 # to the scripted commit. Keeps the build report and the bisect annotation
-# in docs/drill for `make screenshots`.
+# in DRILL_OUT (results/drill; DRILL_OUT=docs/drill refreshes the README's)
+# for `make screenshots`.
 drill:
-	$(GO) test ./runner/internal/e2e -run '^TestDrill$$' -count=1 -v -args -drill-out=docs/drill
+	$(GO) test ./runner/internal/e2e -run '^TestDrill$$' -count=1 -v -args -drill-out=$(DRILL_OUT)
 
 # Regenerate the tool sets' lock files (internal/toollocks/*.txt) from
 # their .in files: every dependency pinned with its hashes. Needs python3

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,9 @@ import (
 )
 
 const seedRecipe = "workloads/minimax_m3_mi355x.yaml"
+
+// maxModelLenRE finds a context length among serve_args, in either spelling.
+var maxModelLenRE = regexp.MustCompile(`(^|\s)--max[-_]model[-_]len([=\s]|$)`)
 
 func main() {
 	nights := flag.Int("nights", 3, "nights to run; the last one draws the trend of those before")
@@ -221,9 +225,12 @@ func shrunk(file, path string, withBFCL bool) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	// The stand-in's default context is 32k; gsm8k's max_length needs more.
+	// The stand-in's default context is 32k; the seed's gsm8k max_length
+	// needs more. A recipe that sets its own context keeps it.
 	if serve, err := mapValue(file, vllm, "serve_args"); err == nil {
-		serve.Value += " --max-model-len 40960"
+		if !maxModelLenRE.MatchString(serve.Value) {
+			serve.Value += " --max-model-len 40960"
+		}
 	} else {
 		vllm.Content = append(vllm.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "serve_args"}, &yaml.Node{Kind: yaml.ScalarNode, Value: "--max-model-len 40960"})
 	}

@@ -362,6 +362,9 @@ func rowsOf(b gate.Build) []row {
 		if s.Failure != nil && s.Failure.Class != "" {
 			r.reason = strings.TrimSpace(annotate.ClassTag(s.Failure)) + " " + r.reason
 		}
+		if len(gr.Released) > 0 && (gr.Verdict == summary.VerdictPass || gr.Verdict == summary.VerdictUnverified) {
+			r.reason = "within the build's false-alarm budget, not a failure: " + r.reason
+		}
 		if c := gr.SameBuild; c != nil {
 			r.reason = fmt.Sprintf("same-build comparison: %s %s %s vs %s %s (below)", annotate.Text(c.Task), annotate.Num(c.Value, annotate.Score),
 				annotate.InlineCode(c.Metric), annotate.InlineCode(c.From), annotate.Num(c.Other, annotate.Score))

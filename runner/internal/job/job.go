@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
@@ -80,6 +81,9 @@ type Deps struct {
 	Now     func() time.Time
 	// Baselines gives past nights; nil reads Config.Baselines.
 	Baselines func(ctx context.Context) (baseline.Source, error)
+	// Agent runs buildkite-agent (annotate, artifacts, secrets), with
+	// the environment the job gives it; nil Procs run it with Procs.
+	Agent buildkite.Agent
 	// KillLeftovers ends whatever the runner's processes left running
 	// after teardown (proc.KillDescendants) and returns their pids; nil
 	// does nothing, for tests that share a process with others.
@@ -90,6 +94,7 @@ type Deps struct {
 type Job struct {
 	cfg           Config
 	killLeftovers func(ctx context.Context) []int
+	agentDep      buildkite.Agent
 	res           *workloads.Resolved
 	procs         proc.Runner
 	log           io.Writer
@@ -140,7 +145,7 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now, killLeftovers: d.KillLeftovers}
+	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now, killLeftovers: d.KillLeftovers, agentDep: d.Agent}
 	j.identity = proc.Identity()
 	if d.Procs == nil {
 		j.identity = planIdentity // a plan: no run, no runner of its own
@@ -207,34 +212,38 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	return j
 }
 
-// secret reads a Buildkite secret with `buildkite-agent secret get`; the
-// agent also redacts the value from the job log.
-func (j *Job) secret(ctx context.Context, name string) (string, error) {
-	var out strings.Builder
+// buildkite is the job's door to Buildkite: the agent, run by the job's
+// runner with the environment of its role, and the API.
+func (j *Job) buildkite() (buildkite.Door, error) {
 	env, err := j.env(childenv.Agent)
+	if err != nil {
+		return buildkite.Door{}, err
+	}
+	a := j.agentDep.WithEnv(env)
+	if a.Procs == nil {
+		a.Procs = j.procs
+	}
+	return buildkite.Door{Agent: a, Getenv: j.getenv}, nil
+}
+
+// secret reads a Buildkite secret; the agent also redacts the value from
+// the job log.
+func (j *Job) secret(ctx context.Context, name string) (string, error) {
+	bk, err := j.buildkite()
 	if err != nil {
 		return "", err
 	}
-	err = j.procs.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: env, Stdout: &out, Stderr: io.Discard})
-	return out.String(), err
+	return bk.Agent.Secret(ctx, name)
 }
 
 // agent runs buildkite-agent with the agent's environment and returns
 // its stdout; a failure carries the last line of its stderr.
 func (j *Job) agent(ctx context.Context, args ...string) (string, error) {
-	var out, errOut strings.Builder
-	env, err := j.env(childenv.Agent)
+	bk, err := j.buildkite()
 	if err != nil {
 		return "", err
 	}
-	err = j.procs.Run(ctx, proc.Spec{Argv: append([]string{"buildkite-agent"}, args...), Env: env, Stdout: &out, Stderr: &errOut})
-	if err != nil {
-		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
-		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
-			err = fmt.Errorf("%w: %s", err, last)
-		}
-	}
-	return out.String(), err
+	return bk.Agent.Output(ctx, args...)
 }
 
 func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {

@@ -121,7 +121,7 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 		}
 	}
 	specs = append(specs, j.provenanceSpecs()...)
-	publish, err := j.publishSpecs("success|warning|error", !coveredByStep(j.getenv, j.dir))
+	publish, _, err := j.publishSpecs("success|warning|error", "", !coveredByStep(j.getenv, j.dir))
 	if err != nil {
 		return nil, nil, err
 	}

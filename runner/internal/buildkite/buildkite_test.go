@@ -70,7 +70,9 @@ func TestAgentCommands(t *testing.T) {
 		{"upload", func(a Agent) error { return a.Upload(context.Background(), "results/r/**/*") },
 			call{Argv: []string{"buildkite-agent", "artifact", "upload", "results/r/**/*"}, Env: env},
 			"$ buildkite-agent artifact upload 'results/r/**/*'\nout"},
-		{"download from a step", func(a Agent) error { return a.Download(context.Background(), "results/r/summary.json", ".", "recipe:r") },
+		{"download from a step", func(a Agent) error {
+			return a.Download(context.Background(), "results/r/summary.json", ".", "recipe:r")
+		},
 			call{Argv: []string{"buildkite-agent", "artifact", "download", "results/r/summary.json", ".", "--step", "recipe:r"}, Env: env},
 			"$ buildkite-agent artifact download results/r/summary.json . --step recipe:r\nout"},
 		{"download from the build", func(a Agent) error { return a.Download(context.Background(), "results/*/summary.json", ".", "") },

@@ -204,7 +204,7 @@ func TestE2EBudgetReleasesOrKeepsARegression(t *testing.T) {
 
 	// The report step, once with a budget that releases the regression,
 	// once with the default, which keeps it.
-	reportStepRun := func(fdr string) (code int, out, body, style string) {
+	reportStepRun := func(fdr string) (code int, out, body, style string, agent []string) {
 		t.Helper()
 		r := job(reportStep, budgetTonight)
 		r.secrets(map[string]string{"BENCHKITE_API_TOKEN": apiToken})
@@ -212,10 +212,10 @@ func TestE2EBudgetReleasesOrKeepsARegression(t *testing.T) {
 		code, out = runStep(r)
 		r.recipe = report.Context
 		body, style = r.annotation()
-		return code, out, body, style
+		return code, out, body, style, agentCommands(r.agentCalls())
 	}
 	t.Run("released", func(t *testing.T) {
-		code, out, body, style := reportStepRun(strconv.FormatFloat(p/2, 'g', -1, 64))
+		code, out, body, style, _ := reportStepRun(strconv.FormatFloat(p/2, 'g', -1, 64))
 		if code != 0 || style != "success" {
 			t.Errorf("the report step exited %d in %q, want 0 in green:\n%s", code, style, lastLines(out, 30))
 		}
@@ -250,7 +250,7 @@ func TestE2EBudgetReleasesOrKeepsARegression(t *testing.T) {
 		}
 	})
 	t.Run("kept", func(t *testing.T) {
-		code, out, body, style := reportStepRun("")
+		code, out, body, style, agent := reportStepRun("")
 		if code != 1 || style != "error" {
 			t.Errorf("the report step exited %d in %q, want 1 in red:\n%s", code, style, lastLines(out, 30))
 		}
@@ -263,6 +263,10 @@ func TestE2EBudgetReleasesOrKeepsARegression(t *testing.T) {
 		}
 		if c := created[0]; c.Env["WORKLOADS"] != budgetRecipe || c.Env["BENCH_ONLY"] != "1" {
 			t.Errorf("the bisect build's env %v, want %s alone, bench only", c.Env, budgetRecipe)
+		}
+		// The job states and the bisect share one API client: one token.
+		if n := strings.Count(strings.Join(agent, "\n"), "secret get"); n != 1 {
+			t.Errorf("the report step asked the agent for the token %d times, want once: %q", n, agent)
 		}
 	})
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/oci"
-	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -186,11 +185,11 @@ func wantsBisect(build gate.Build) bool {
 // bisector is the API client of this pipeline, with the token the
 // history step uses, and the registry with the docker config's
 // credentials.
-func (c Config) bisector(ctx context.Context, getenv func(string) string, bk buildkite.Door) (bisector, error) {
+func (c Config) bisector(getenv func(string) string, api func() (*bkapi.Client, error)) (bisector, error) {
 	if c.bisect != nil {
 		return *c.bisect, nil
 	}
-	client, err := bk.API(ctx, c.API.URL, c.API.TokenEnv, c.API.TokenSecret)
+	client, err := api()
 	if err != nil {
 		return bisector{}, err
 	}

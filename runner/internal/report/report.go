@@ -15,9 +15,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bisect"
+	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
@@ -102,6 +104,9 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 	selected, left := contract.ParseSelected(getenv(contract.SelectedEnv))
 	agent := bk.Agent
 	agent.Log = io.Stdout
+	// One API client, built when first needed, for the job states and
+	// the bisect: a build that needs neither needs no token.
+	api := sync.OnceValues(func() (*bkapi.Client, error) { return bk.API(ctx, c.API.URL, c.API.TokenEnv, c.API.TokenSecret) })
 	if *download {
 		downloadSummaries(ctx, agent, *dir, selected, left)
 	}
@@ -115,7 +120,7 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 	sums, problems := readSummaries(*dir)
 	if len(selected) > 0 || left > 0 {
 		if states == nil {
-			states = apiStates(c.API, getenv, bk)
+			states = apiStates(getenv, api)
 		}
 		jobs, err := states(ctx)
 		var missing []summary.Summary
@@ -163,7 +168,7 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		}
 	}
 	if state := getenv(bisect.Env); state != "" || wantsBisect(build) {
-		b, err := c.bisector(ctx, getenv, bk)
+		b, err := c.bisector(getenv, api)
 		if err != nil {
 			fmt.Fprintf(io.Stdout, "runner: warning: bisect: %v\n", err)
 		} else {

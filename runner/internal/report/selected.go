@@ -11,7 +11,6 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/contract"
-	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/classify"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -84,13 +83,13 @@ func lost(selected []string, left int, sums []summary.Summary, jobs map[string]J
 
 // apiStates asks the Buildkite API for this build's jobs, with the token
 // the history step uses.
-func apiStates(c baseline.APIConfig, getenv func(string) string, bk buildkite.Door) JobStates {
+func apiStates(getenv func(string) string, api func() (*bkapi.Client, error)) JobStates {
 	return func(ctx context.Context) (map[string]JobState, error) {
 		number, err := strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
 		if err != nil {
 			return nil, fmt.Errorf("no build number (BUILDKITE_BUILD_NUMBER=%q)", getenv("BUILDKITE_BUILD_NUMBER"))
 		}
-		client, err := bk.API(ctx, c.URL, c.TokenEnv, c.TokenSecret)
+		client, err := api()
 		if err != nil {
 			return nil, err
 		}

@@ -286,82 +286,19 @@ func (j *Job) Run(ctx context.Context) Result {
 		j.finish(judged)
 		return Result{Summary: j.sum, Failed: true, Verdict: summary.VerdictError, Exit: 1}
 	}
-	r := j.res.Recipe
-	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
+	rec := j.res.Recipe
+	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", rec.Name, rec.GPU, rec.NumGPUs, j.res.Image.Image)
 
-	ok := true
-	var cache cacheMark
-	if j.runsAccuracy() || j.cfg.Tools == tools.ModePath {
-		ok = j.phase(ctx, summary.PhaseTools, j.provision)
+	r := &running{ok: true}
+	defer func() {
+		if r.cancel != nil {
+			r.cancel()
+		}
+	}()
+	for _, p := range script {
+		p.run(j, ctx, r)
 	}
-	if ok && j.builds() {
-		ok = j.phase(ctx, PhaseBuild, j.build)
-	}
-	switch {
-	case !ok && j.sum.Phase(PhaseBuild) != nil:
-		j.notRun(ctx, summary.PhaseServe, "image not built")
-	case !ok:
-		j.notRun(ctx, summary.PhaseServe, "tools not provisioned")
-	case j.cfg.BaseURL == "":
-		cache = j.modelCacheStart()
-		ok = j.phase(ctx, summary.PhaseServe, j.serve)
-	default:
-		j.sum.Attached = j.baseURL
-		j.skip(summary.PhaseServe, "attached to "+j.baseURL)
-	}
-	if ok {
-		ok = j.phase(ctx, summary.PhaseReady, j.ready)
-		j.modelCacheDone(cache, ok)
-	} else if p := j.sum.Phase(summary.PhaseTools); p != nil && p.Status != summary.StatusOK {
-		j.notRun(ctx, summary.PhaseReady, "tools not provisioned")
-	} else {
-		j.notRun(ctx, summary.PhaseReady, "server did not start")
-	}
-	switch {
-	case len(j.res.BenchRuns) == 0:
-	case ctx.Err() != nil:
-		j.notRun(ctx, summary.PhaseBench, "canceled")
-	case !ok:
-		j.notRun(ctx, summary.PhaseBench, "server not ready")
-	default:
-		j.phase(ctx, summary.PhaseBench, j.bench)
-	}
-	switch {
-	case j.res.Recipe.AIPerf == nil:
-	case ctx.Err() != nil:
-		j.notRun(ctx, summary.PhaseAIPerf, "canceled")
-	case !ok:
-		j.notRun(ctx, summary.PhaseAIPerf, "server not ready")
-	default:
-		j.phase(ctx, summary.PhaseAIPerf, j.aiperf)
-	}
-	j.accuracyPhase(ctx, summary.PhaseLMEval, len(j.res.Tasks) > 0, ok, j.lmeval)
-	j.accuracyPhase(ctx, summary.PhaseBFCL, j.res.BFCL != nil, ok, j.bfclPhase)
-
-	// Cleanup runs on its own clock: a cancelled ctx must not stop it.
-	// After a cancel it must fit in the agent's grace period.
-	budget, canceled := cleanupTimeout, ctx.Err() != nil
-	if canceled {
-		budget = CleanupBudget
-	}
-	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-	defer cancel()
-	j.teardown(cleanCtx, canceled)
-	if ctx.Err() == nil {
-		j.phase(ctx, summary.PhaseGate, j.gate)
-	} else {
-		j.notRun(ctx, summary.PhaseGate, "canceled")
-	}
-	j.writeProvenance(cleanCtx)
-	j.sum.Finished = j.now()
-	judged := j.verdict(ctx)
-	j.sum.Verdict, j.sum.Problems = judged.Verdict, judged.Problems
-	j.sum.Failure = j.failure()
-	j.account()
-	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
-		fmt.Fprintf(j.log, "runner: write summary: %v\n", err)
-	}
-	j.phase(cleanCtx, summary.PhasePublish, j.publish)
+	judged := r.judged
 	j.finish(judged)
 	return Result{Summary: j.sum, Failed: j.sum.Verdict != summary.VerdictPass, Verdict: j.sum.Verdict, Exit: judged.Exit()}
 }

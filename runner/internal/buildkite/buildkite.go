@@ -81,13 +81,29 @@ func (a Agent) DownloadSpec(query, dest, step string) proc.Spec {
 }
 
 // Run runs spec, one of the specs above: its command line and output go
-// to Log.
+// to Log. Without a Log nothing is shown, and a failure carries the last
+// line of the agent's stderr.
 func (a Agent) Run(ctx context.Context, spec proc.Spec) error {
 	if a.Log != nil {
 		fmt.Fprintf(a.Log, "$ %s\n", proc.FormatArgv(spec.Argv))
 		spec.Stdout, spec.Stderr = a.Log, a.Log
+		return a.procs().Run(ctx, spec)
 	}
-	return a.procs().Run(ctx, spec)
+	var errOut strings.Builder
+	spec.Stderr = &errOut
+	return lastWord(a.procs().Run(ctx, spec), errOut.String())
+}
+
+// lastWord adds the last line of the agent's stderr to its failure.
+func lastWord(err error, stderr string) error {
+	if err == nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		err = fmt.Errorf("%w: %s", err, last)
+	}
+	return err
 }
 
 // Annotate annotates the build (AnnotateSpec).
@@ -115,20 +131,14 @@ func (a Agent) Secret(ctx context.Context, name string) (string, error) {
 	return out.String(), err
 }
 
-// Output runs buildkite-agent args and returns its stdout, logging
-// nothing; a failure carries the last line of its stderr.
-func (a Agent) Output(ctx context.Context, args ...string) (string, error) {
+// StepState is the state of this build's step with key step (running,
+// finished, ...), as `buildkite-agent step get state` says it.
+func (a Agent) StepState(ctx context.Context, step string) (string, error) {
 	var out, errOut strings.Builder
-	s := a.spec(args...)
+	s := a.spec("step", "get", "state", "--step", step)
 	s.Stdout, s.Stderr = &out, &errOut
 	err := a.procs().Run(ctx, s)
-	if err != nil {
-		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
-		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
-			err = fmt.Errorf("%w: %s", err, last)
-		}
-	}
-	return out.String(), err
+	return strings.TrimSpace(out.String()), lastWord(err, errOut.String())
 }
 
 // Door is the agent and the REST API of this build's pipeline.

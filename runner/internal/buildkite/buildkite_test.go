@@ -96,8 +96,8 @@ func TestAgentCommands(t *testing.T) {
 	}
 }
 
-// A secret's value is returned, never logged; Output returns stdout and
-// a failure says the agent's last word.
+// A secret's value is returned, never logged; a failure nobody logs
+// says the agent's last word; a step's state is the agent's answer.
 func TestAgentSecretAndOutput(t *testing.T) {
 	t.Parallel()
 	var log strings.Builder
@@ -111,9 +111,14 @@ func TestAgentSecretAndOutput(t *testing.T) {
 		t.Errorf("secret command %+v, want %q, spare as its agent", r.calls[0], want)
 	}
 	r = &recorder{stderr: "downloading\nfatal: No artifacts found\n", err: &proc.ExitError{Name: "buildkite-agent", Code: 1}}
-	_, err = Agent{Procs: r}.Output(context.Background(), "artifact", "download", "x", ".")
+	err = Agent{Procs: r}.Download(context.Background(), "x", ".", "history")
 	if err == nil || !strings.HasSuffix(err.Error(), ": fatal: No artifacts found") {
-		t.Errorf("Output error = %v, want the agent's last line", err)
+		t.Errorf("Download error = %v, want the agent's last line", err)
+	}
+	r = &recorder{stdout: "running\n"}
+	state, err := Agent{Procs: r}.StepState(context.Background(), "history")
+	if want := []string{"buildkite-agent", "step", "get", "state", "--step", "history"}; err != nil || state != "running" || !cmp.Equal(r.calls[0].Argv, want) {
+		t.Errorf("StepState = %q, %v by %q; want running by %q", state, err, r.calls[0].Argv, want)
 	}
 }
 

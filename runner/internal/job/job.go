@@ -178,7 +178,7 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		source = func(context.Context) (baseline.Source, error) { return file, nil }
 	}
 	if source == nil && c.HistoryStep != "" {
-		step := &baseline.StepSource{Agent: j.agent, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Poll: c.HistoryPoll, Log: j.log}
+		step := &baseline.StepSource{Agent: historyAgent{j}, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Poll: c.HistoryPoll, Log: j.log}
 		source = func(context.Context) (baseline.Source, error) { return step, nil }
 	}
 	j.history = baseline.NewHistory(source)
@@ -236,14 +236,24 @@ func (j *Job) secret(ctx context.Context, name string) (string, error) {
 	return bk.Agent.Secret(ctx, name)
 }
 
-// agent runs buildkite-agent with the agent's environment and returns
-// its stdout; a failure carries the last line of its stderr.
-func (j *Job) agent(ctx context.Context, args ...string) (string, error) {
-	bk, err := j.buildkite()
+// historyAgent is the agent as the history step's files need it, with
+// the environment of its role when it is first asked.
+type historyAgent struct{ j *Job }
+
+func (a historyAgent) Download(ctx context.Context, query, dest, step string) error {
+	bk, err := a.j.buildkite()
+	if err != nil {
+		return err
+	}
+	return bk.Agent.Download(ctx, query, dest, step)
+}
+
+func (a historyAgent) StepState(ctx context.Context, step string) (string, error) {
+	bk, err := a.j.buildkite()
 	if err != nil {
 		return "", err
 	}
-	return bk.Agent.Output(ctx, args...)
+	return bk.Agent.StepState(ctx, step)
 }
 
 func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {

@@ -226,16 +226,6 @@ func (j *Job) buildkite() (buildkite.Door, error) {
 	return buildkite.Door{Agent: a, Getenv: j.getenv}, nil
 }
 
-// secret reads a Buildkite secret; the agent also redacts the value from
-// the job log.
-func (j *Job) secret(ctx context.Context, name string) (string, error) {
-	bk, err := j.buildkite()
-	if err != nil {
-		return "", err
-	}
-	return bk.Agent.Secret(ctx, name)
-}
-
 // historyAgent is the agent as the history step's files need it, with
 // the environment of its role when it is first asked.
 type historyAgent struct{ j *Job }

@@ -16,6 +16,7 @@ import (
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/calibrate"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
@@ -57,6 +58,12 @@ type cmdEnv struct {
 	io      cliutil.Streams
 	getenv  func(string) string
 	environ []string
+}
+
+// buildkite is the command's one door to Buildkite, the agent run by
+// procs with the process's environment.
+func (x cmdEnv) buildkite(procs proc.Runner) buildkite.Door {
+	return buildkite.New(procs, x.getenv, x.environ)
 }
 
 // usage is `runner help`: every subcommand with one line.
@@ -150,7 +157,7 @@ func historyFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		if err := noOperands("history", operands); err != nil {
 			return err
 		}
-		return history.Run(ctx, c, x.io, x.getenv, x.environ)
+		return history.Run(ctx, c, x.io, x.getenv, x.buildkite(proc.Exec{}))
 	}
 }
 
@@ -179,7 +186,7 @@ func reportFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		if err := noOperands("report", operands); err != nil {
 			return err
 		}
-		return report.Run(ctx, c, x.io, x.getenv, x.environ)
+		return report.Run(ctx, c, x.io, x.getenv, x.buildkite(proc.Exec{}))
 	}
 }
 
@@ -364,7 +371,8 @@ func runRun(ctx context.Context, c config, io cliutil.Streams, getenv func(strin
 	if err != nil {
 		return err
 	}
-	deps := job.Deps{Procs: proc.Exec{Grace: c.job.Grace}, Log: io.Stdout, Getenv: getenv, Environ: environ,
+	procs := proc.Exec{Grace: c.job.Grace}
+	deps := job.Deps{Procs: procs, Log: io.Stdout, Getenv: getenv, Environ: environ, Agent: buildkite.Agent{Procs: procs},
 		KillLeftovers: func(ctx context.Context) []int { return proc.KillDescendants(ctx, time.Second) }}
 	j := job.New(c.job, res, deps)
 	result := j.Run(ctx)

@@ -59,7 +59,10 @@ type pipelineStep struct {
 	Agents        map[string]string `json:"agents"`
 	ArtifactPaths []string          `json:"artifact_paths"`
 	Timeout       int               `json:"timeout_in_minutes"`
-	Plugins       []map[string]struct {
+	SoftFail      []struct {
+		ExitStatus int `json:"exit_status"`
+	} `json:"soft_fail"`
+	Plugins []map[string]struct {
 		PodSpec      *podSpec `json:"podSpec"`
 		PodSpecPatch *podSpec `json:"podSpecPatch"`
 	} `json:"plugins"`

@@ -186,16 +186,11 @@ func wantsBisect(build gate.Build) bool {
 // bisector is the API client of this pipeline, with the token the
 // history step uses, and the registry with the docker config's
 // credentials.
-func (c Config) bisector(ctx context.Context, getenv func(string) string, environ []string) (bisector, error) {
+func (c Config) bisector(getenv func(string) string, api func() (*bkapi.Client, error)) (bisector, error) {
 	if c.bisect != nil {
 		return *c.bisect, nil
 	}
-	token, err := bkapi.TokenFromEnvOrSecret(ctx, getenv, secretGetter(environ), c.API.TokenEnv, c.API.TokenSecret)
-	if err != nil {
-		return bisector{}, err
-	}
-	client, err := bkapi.New(bkapi.Config{BaseURL: c.API.URL, Token: token,
-		Org: getenv("BUILDKITE_ORGANIZATION_SLUG"), Pipeline: getenv("BUILDKITE_PIPELINE_SLUG")})
+	client, err := api()
 	if err != nil {
 		return bisector{}, err
 	}

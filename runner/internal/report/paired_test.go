@@ -127,7 +127,7 @@ func TestReportPairsSeedWithTwin(t *testing.T) {
 				}
 			}
 			var out bytes.Buffer
-			err := Run(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &out, Stderr: &out},
+			err := runReport(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &out, Stderr: &out},
 				func(string) string { return "" }, nil)
 			code := 0
 			var ee *cliutil.ExitError

@@ -60,7 +60,7 @@ func StartError(err error) error {
 	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EACCES) {
 		return fmt.Errorf("%w (%w): the processes that run model code start only in a user namespace of their own; "+
 			"allow unprivileged user namespaces (user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1, "+
-			"an AppArmor or seccomp profile that permits clone(CLONE_NEWUSER)) or set BENCHKITE_CONFINE=off to run them unconfined", ErrUnavailable, err)
+			"an AppArmor or seccomp profile that permits clone(CLONE_NEWUSER)) or run with --unconfined (BENCHKITE_UNCONFINED=1), which lets them read every process of the runner's uid", ErrUnavailable, err)
 	}
 	return err
 }

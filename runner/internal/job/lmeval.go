@@ -45,7 +45,7 @@ func (j *Job) lmevalSpec(t workloads.ResolvedTask, dir string) (proc.Spec, error
 		"--num_fewshot", strconv.Itoa(t.NumFewshot),
 		"--log_samples",
 		"--output_path", filepath.Join(j.dir, dir),
-	}, Env: env}, err
+	}, Env: env, Confine: j.modelCode()}, err
 }
 
 // taskEntry is one lm_eval task entry of the recipe with the folder its

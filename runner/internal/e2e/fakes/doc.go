@@ -70,6 +70,10 @@
 //	FAKE_VLLM_REWRITE_INTO, _SCORE     a hostile server: rewrite the exact_match scores of
 //	                                   every lm_eval results_*.json under _INTO to _SCORE, in
 //	                                   place, putting its modification time back.
+//	FAKE_PROC_SCAN_DIR                 vllm (serve, bench) and lm_eval, at start, write what
+//	                                   model code could read of other processes: every
+//	                                   /proc/*/environ they can read, every /proc/*/mem they
+//	                                   can open (package procscan).
 //	FAKE_VLLM_ARGV_LOG                 file to which each start appends its argv as a
 //	                                   JSON array: ["vllm", "serve", MODEL, flags...].
 //

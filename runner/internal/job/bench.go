@@ -134,7 +134,7 @@ func (j *Job) benchSpecTo(run workloads.BenchRun, file string) (proc.Spec, error
 		return proc.Spec{Argv: argv, Env: env}, err
 	}
 	env, err := j.env(childenv.Bench)
-	return proc.Spec{Argv: argv, Env: env}, err
+	return proc.Spec{Argv: argv, Env: env, Confine: j.modelCode()}, err
 }
 
 // bench runs every expanded run, repetitions in order. A failed run does

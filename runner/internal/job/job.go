@@ -70,6 +70,10 @@ type Config struct {
 	ToolsDir string
 	// PassEnv names job variables every child gets as they are.
 	PassEnv []string
+	// Unconfined starts the processes that run model code without user
+	// and mount namespaces of their own (modelCode), for hosts whose
+	// kernel allows none.
+	Unconfined bool
 }
 
 // Deps are the job's ties to the world, replaced in tests.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/procscan"
 )
 
 func main() {
@@ -26,6 +27,7 @@ func main() {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	execlog.Record()
+	procscan.Record()
 	if mode := os.Getenv(envEngineRole); mode != "" {
 		os.Exit(runEngine(mode))
 	}

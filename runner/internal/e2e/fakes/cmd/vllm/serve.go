@@ -108,6 +108,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer srv.Close()
 	go plant(ctx, getenv(envPlantFrom), getenv(envPlantInto), func() bool { return srv.Stats().Requests > 0 })
+	go rewrite(ctx, getenv(envRewriteInto), getenv(envRewriteScore))
 	log.info("default_loader.py:267", "Loading weights took %.2f seconds", cfg.StartupDelay.Seconds())
 	log.info("api_server.py:1880", "Starting vLLM API server on http://%s", srv.Addr())
 	log.info("launcher.py:36", "Available routes are:")

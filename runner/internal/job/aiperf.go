@@ -158,7 +158,11 @@ func (j *Job) aiperfRun(ctx context.Context, c workloads.AIPerfConfig) ([]summar
 	if err := j.procs.Run(ctx, spec); err != nil {
 		return fail(err)
 	}
-	points, err := aiperfExports(dir)
+	planned, err := c.Points()
+	if err != nil {
+		return fail(err)
+	}
+	points, err := aiperfExports(dir, planned)
 	if err != nil {
 		return fail(err)
 	}
@@ -168,7 +172,12 @@ func (j *Job) aiperfRun(ctx context.Context, c workloads.AIPerfConfig) ([]summar
 		name := workloads.AIPerfSubject(c.Name, p.point)
 		br := summary.BenchRun{Name: name, Config: subject, Backend: "aiperf", Concurrency: pointConcurrency(p.point), Repetitions: 1, Status: summary.StatusOK}
 		br.File, _ = filepath.Rel(j.absDir, p.file)
-		r, err := results.ParseAIPerfFile(p.file)
+		var r results.AIPerfResult
+		if p.problem == "" {
+			r, err = results.ParseAIPerfFile(p.file)
+		} else {
+			err = errors.New(p.problem)
+		}
 		switch {
 		case err != nil:
 		case r.Cancelled:
@@ -199,13 +208,22 @@ func (j *Job) aiperfRun(ctx context.Context, c workloads.AIPerfConfig) ([]summar
 	return runs, errors.Join(errs...)
 }
 
-type aiperfPoint struct{ point, file string }
+// aiperfPoint is one run's export, or problem when the run cannot be
+// judged from it.
+type aiperfPoint struct{ point, file, problem string }
 
 // aiperfExports finds aiperf's exports: one in dir for a single run, one
 // per point folder for a sweep (aiperf orchestrator's artifact layout:
-// <dir>/<point>/ with one trial). Aggregates across points are not runs.
-func aiperfExports(dir string) ([]aiperfPoint, error) {
-	if f := filepath.Join(dir, results.AIPerfExportFile); fileExists(f) {
+// <dir>/<point>/ with one trial). Every planned point comes back, one
+// that wrote no export with the problem, so that it is not judged but
+// fails the run; so does a point folder the recipe did not plan.
+// Aggregates across points are not runs.
+func aiperfExports(dir string, planned []workloads.AIPerfPoint) ([]aiperfPoint, error) {
+	if len(planned) == 1 && planned[0].Name == "" {
+		f := filepath.Join(dir, results.AIPerfExportFile)
+		if !fileExists(f) {
+			return nil, fmt.Errorf("aiperf wrote no %s in %s", results.AIPerfExportFile, dir)
+		}
 		return []aiperfPoint{{file: f}}, nil
 	}
 	entries, err := os.ReadDir(dir)
@@ -213,17 +231,33 @@ func aiperfExports(dir string) ([]aiperfPoint, error) {
 		return nil, fmt.Errorf("read aiperf artifacts: %w", err)
 	}
 	var out []aiperfPoint
+	want := map[string]bool{}
+	for _, p := range planned {
+		want[p.Name] = true
+		f := filepath.Join(dir, p.Name, results.AIPerfExportFile)
+		ap := aiperfPoint{point: p.Name, file: f}
+		if !fileExists(f) {
+			ap.problem = fmt.Sprintf("aiperf wrote no %s for the planned sweep point %s", filepath.Join(filepath.Base(dir), p.Name, results.AIPerfExportFile), p.Name)
+		}
+		out = append(out, ap)
+	}
+	var extra []aiperfPoint
 	for _, e := range entries {
 		f := filepath.Join(dir, e.Name(), results.AIPerfExportFile)
-		if e.IsDir() && e.Name() != "sweep_aggregate" && fileExists(f) {
-			out = append(out, aiperfPoint{point: e.Name(), file: f})
+		if e.IsDir() && e.Name() != "sweep_aggregate" && !want[e.Name()] && fileExists(f) {
+			extra = append(extra, aiperfPoint{point: e.Name(), file: f, problem: fmt.Sprintf("aiperf wrote sweep point %s, which the recipe does not plan (planned: %s)", e.Name(), pointNames(planned))})
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("aiperf wrote no %s in %s or a sweep point folder under it", results.AIPerfExportFile, dir)
+	sort.Slice(extra, func(a, b int) bool { return extra[a].point < extra[b].point })
+	return append(out, extra...), nil
+}
+
+func pointNames(ps []workloads.AIPerfPoint) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].point < out[b].point })
-	return out, nil
+	return strings.Join(names, ", ")
 }
 
 // pointConcurrency reads concurrency_<n> out of a sweep point's folder

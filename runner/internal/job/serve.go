@@ -40,6 +40,15 @@ type server struct {
 
 func (s *server) done() <-chan struct{} { return s.proc.Done() }
 
+// newServerOutput is where the server's output goes: all of it to
+// server.log (f), what the job log shows of it to log, and its last lines
+// kept for a failure's cause; out is the writer for its stdout and stderr.
+func newServerOutput(log io.Writer, f *os.File) (s *server, out io.Writer) {
+	s = &server{logFile: f, prefix: proc.NewPrefixWriter(log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
+	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
+	return s, io.MultiWriter(s.view, f, s.tail)
+}
+
 // containerName is unique per job so that concurrent jobs on one host and
 // leftovers of a killed job never collide.
 func containerName(res *workloads.Resolved, getenv func(string) string) string {
@@ -290,9 +299,7 @@ func (j *Job) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
 	}
-	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
-	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
-	out := io.MultiWriter(s.view, f, s.tail)
+	s, out := newServerOutput(j.log, f)
 	last := specs[len(specs)-1]
 	if len(specs) == 2 {
 		s.container = containerName(j.res, j.getenv)

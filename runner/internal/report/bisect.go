@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/bkapi"
@@ -32,6 +33,8 @@ type bisector struct {
 // verdict does not depend on it. Cancelling a bisect build stops the
 // chain: its report step is what triggers the next.
 func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summary.Summary, state string, out io.Writer) {
+	ctx, cancel := context.WithTimeout(ctx, bisectTimeout)
+	defer cancel()
 	if state != "" {
 		if err := b.advance(ctx, sums, state, out); err != nil {
 			fmt.Fprintf(out, "runner: warning: bisect: %v\n", err)
@@ -50,6 +53,10 @@ func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summar
 		}
 	}
 }
+
+// bisectTimeout bounds the bisect's registry and API calls in the report
+// step, whatever a registry answers: the report is written either way.
+const bisectTimeout = 3 * time.Minute
 
 // imageRepo is the repository of s's image, without tag or digest.
 func imageRepo(s summary.Summary) string {

@@ -53,10 +53,97 @@ func aiperfSet() tools.Set {
 // aiperfVenv is the venv the aiperf set is published at.
 func (j *Job) aiperfVenv() string { return filepath.Join(j.aiperfToolsDir(), aiperfSet().Key()) }
 
+// aiperfInContainer: on docker hosts aiperf runs in the server's
+// container.
+func (j *Job) aiperfInContainer() bool {
+	return j.res.Profile.Runtime == agents.Docker && j.cfg.BaseURL == ""
+}
+
+// aiperfProbe prints "aiperf VERSION" when aiperf imports in the
+// container's Python, else "aiperf - WHY", then "dist NAME VERSION" for
+// each distribution named (VERSION "-" when absent): pytestProbe's
+// answer, for the same parser.
+const aiperfProbe = `import sys
+from importlib.metadata import version, PackageNotFoundError
+try:
+    import aiperf
+    print("aiperf", version("aiperf"))
+except Exception as e:
+    print("aiperf -", type(e).__name__ + ":", " ".join(str(e).split()))
+for name in sys.argv[1:]:
+    try:
+        print("dist", name, version(name))
+    except PackageNotFoundError:
+        print("dist", name, "-")
+`
+
+// containerAIPerf makes aiperf importable in the server's container:
+// nothing when the image has it, else the distributions of its hashed
+// lock (internal/toollocks/aiperf.txt) the image lacks are installed, as
+// the pytest step installs pytest; those the image has at other versions
+// are the server's and left alone. Stock vLLM images do not ship aiperf.
+func (j *Job) containerAIPerf(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, pytestTimeout)
+	defer cancel()
+	name := containerName(j.res, j.getenv)
+	env, err := j.env(childenv.Docker)
+	if err != nil {
+		return err
+	}
+	lock := toollocks.AIPerf()
+	entries := parseLock(lock.Text)
+	probe := proc.Spec{Argv: append([]string{"docker", "exec", name, "python3", "-c", aiperfProbe}, lockNames(entries)...), Env: env}
+	python := "docker exec " + name + " python3"
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(probe.Argv))
+	st, err := j.probeTool(ctx, probe, "aiperf")
+	if err != nil {
+		return fmt.Errorf("aiperf: ask %s: %w", python, err)
+	}
+	if st.version != "" {
+		fmt.Fprintf(j.log, "runner: aiperf %s imports in %s; nothing installed\n", st.version, python)
+		return nil
+	}
+	var missing []lockEntry
+	for _, e := range entries {
+		if st.dists[e.name] == "" {
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) == 0 {
+		return fmt.Errorf("aiperf: %s cannot import aiperf (%s), yet it has every distribution of the lock; nothing to install", python, st.why)
+	}
+	fmt.Fprintf(j.log, "runner: aiperf does not import in %s (%s); installing %d distribution(s) from its lock (%s)\n", python, st.why, len(missing), lock.Key())
+	install, err := j.containerPip(name)
+	if err != nil {
+		return err
+	}
+	install.Stdin = strings.NewReader(lockText(missing))
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(install.Argv))
+	pw := proc.NewPrefixWriter(j.log, "[pip] ")
+	tail := proc.NewTail(pipTail)
+	install.Stdout = io.MultiWriter(pw, tail)
+	install.Stderr = install.Stdout
+	err = j.procs.Run(ctx, install)
+	pw.Close()
+	if err != nil {
+		j.noteCause(tail)
+		return fmt.Errorf("aiperf: install into %s (lock %s): %w; last lines:\n%s", python, lock.Key(), err, tail.String())
+	}
+	after, err := j.probeTool(ctx, probe, "aiperf")
+	if err != nil {
+		return fmt.Errorf("aiperf: ask %s after the install: %w", python, err)
+	}
+	if after.version == "" {
+		return fmt.Errorf("aiperf: pip installed it, but %s still cannot import aiperf: %s", python, after.why)
+	}
+	fmt.Fprintf(j.log, "runner: installed aiperf %s into %s\n", after.version, python)
+	return nil
+}
+
 // aiperfBin is the aiperf the job runs: the image's on docker, else the
 // venv's, else PATH's under --tools path.
 func (j *Job) aiperfBin() string {
-	if j.res.Profile.Runtime == agents.Docker && j.cfg.BaseURL == "" {
+	if j.aiperfInContainer() {
 		return "aiperf"
 	}
 	if j.cfg.Tools == tools.ModePath {
@@ -120,6 +207,11 @@ func (j *Job) aiperf(ctx context.Context) error {
 	if j.needsAIPerfTools() {
 		if _, err := tools.Provision(ctx, j.procs, j.aiperfTools()); err != nil {
 			return fmt.Errorf("install aiperf: %w", err)
+		}
+	}
+	if j.aiperfInContainer() {
+		if err := j.containerAIPerf(ctx); err != nil {
+			return err
 		}
 	}
 	return whileServing(ctx, j, j.res.Recipe.AIPerf.Configs,

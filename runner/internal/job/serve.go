@@ -233,10 +233,9 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	} else {
 		argv = append(argv, "-v", "benchkite-hf-cache:"+hf)
 	}
-	// The bench runs inside the container and writes its results into a
-	// folder of its own; the rest of the results directory (lm_eval's,
-	// BFCL's, the summary) is out of the container's reach.
-	argv = append(argv, "-v", j.benchDir()+":"+j.benchDir())
+	for _, d := range j.containerDirs() {
+		argv = append(argv, "-v", d+":"+d)
+	}
 	port := strconv.Itoa(j.port)
 	image := res.PullImage
 	if image == "" {
@@ -257,6 +256,21 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 		{Argv: argv, Env: runEnv},
 		{Argv: []string{"docker", "logs", "-f", name}, Env: logsEnv},
 	}, nil
+}
+
+// containerDirs are the results folders a container writes into, each
+// mounted at its own path: the bench's and each aiperf config's, which run
+// inside it (docker exec) and write their results there. The rest of the
+// results directory (lm_eval's, BFCL's, the summary) is out of the
+// container's reach.
+func (j *Job) containerDirs() []string {
+	dirs := []string{j.benchDir()}
+	if a := j.res.Recipe.AIPerf; a != nil {
+		for _, c := range a.Configs {
+			dirs = append(dirs, j.aiperfDir(c))
+		}
+	}
+	return dirs
 }
 
 // hfTokenFlags pass the Hugging Face tokens into a container by name, for
@@ -298,6 +312,16 @@ func (j *Job) serve(ctx context.Context) error {
 	f, err := os.Create(filepath.Join(j.dir, "server.log"))
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
+	}
+	if len(specs) == 2 {
+		// The folders the container mounts exist before it starts: docker
+		// would create a missing one as root.
+		for _, d := range j.containerDirs() {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				f.Close()
+				return fmt.Errorf("create %s: %w", d, err)
+			}
+		}
 	}
 	s, out := newServerOutput(j.log, f)
 	last := specs[len(specs)-1]

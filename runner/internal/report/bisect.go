@@ -27,15 +27,20 @@ type bisector struct {
 }
 
 // bisectStep goes on with the bisect this build belongs to (its env
-// carries BENCHKITE_BISECT), or starts one for each recipe whose
+// carries BENCHKITE_BISECT, with the MAC the triggering report step gave
+// it), or starts one for each recipe whose
 // regression gate found a change point between two known vLLM commits and
 // whose profile gives a bisect budget. It only warns: the report's
 // verdict does not depend on it. Cancelling a bisect build stops the
 // chain: its report step is what triggers the next.
-func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summary.Summary, state string, out io.Writer) {
+func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summary.Summary, state, mac string, out io.Writer) {
 	ctx, cancel := context.WithTimeout(ctx, bisectTimeout)
 	defer cancel()
 	if state != "" {
+		if err := bisect.Authentic(b.client, state, mac); err != nil {
+			fmt.Fprintf(out, "runner: warning: bisect: %v\n", err)
+			return
+		}
 		if err := b.advance(ctx, sums, state, out); err != nil {
 			fmt.Fprintf(out, "runner: warning: bisect: %v\n", err)
 		}

@@ -170,7 +170,7 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		if err != nil {
 			fmt.Fprintf(io.Stdout, "runner: warning: bisect: %v\n", err)
 		} else {
-			bisectStep(ctx, b, build, sums, state, io.Stdout)
+			bisectStep(ctx, b, build, sums, state, getenv(bisect.MACEnv), io.Stdout)
 		}
 	}
 	if build.Failing > 0 {

@@ -29,7 +29,7 @@ func (c AIPerfConfig) Points() ([]AIPerfPoint, error) {
 		switch a.Flag {
 		case "--concurrency":
 			conc, err = positiveList(a)
-		case "--request-count":
+		case "--request-count", "--num-requests":
 			reqs, err = positiveList(a)
 		case "--sweep-type":
 			if len(a.Values) == 1 {

@@ -26,6 +26,9 @@ type pipelineOptions struct {
 	cpuQueue string
 	// pins are the resolved images; nil runs tags as they are.
 	pins *imagepin.Result
+	// historyNeeds is the artifact the history step reads its needs from;
+	// "" puts them into its environment.
+	historyNeeds string
 }
 
 // runPipeline prints the pipeline JSON for this build. Output is written
@@ -48,7 +51,10 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	pins := pinImages(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
 	sel.Notes = append(sel.Notes, pinNotes(pins)...)
 	sel.Notes = append(sel.Notes, imageNotes(sel, profiles, getenv)...)
-	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins})
+	if err := checkNeedsPath(pc.historyNeeds); err != nil {
+		return err
+	}
+	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins, historyNeeds: pc.historyNeeds})
 	if err != nil {
 		return err
 	}
@@ -69,6 +75,11 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 		fmt.Fprintln(io.Stderr, w.Error())
 	}
 	fmt.Fprint(io.Stderr, notes)
+	if pc.historyNeeds != "" {
+		if err := os.WriteFile(pc.historyNeeds, []byte(contract.EncodeNeeds(historyNeeds(sel))), 0o644); err != nil {
+			return fmt.Errorf("write the history step's needs: %w", err)
+		}
+	}
 	if pc.outDir != "" {
 		return writeUploads(pc.outDir, uploads)
 	}
@@ -131,7 +142,11 @@ func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOption
 		p.Steps = append(p.Steps, unknownChangesStep(sel.Unknown, opt.cpuQueue))
 	}
 	if len(sel.Runs) > 0 {
-		p.Steps = append(p.Steps, historyStep(sel, opt.cpuQueue))
+		h, err := historyStep(sel, opt.cpuQueue, opt.historyNeeds)
+		if err != nil {
+			return p, err
+		}
+		p.Steps = append(p.Steps, h)
 	}
 	for _, run := range sel.Runs {
 		s, err := recipeStep(run, sel, profiles, opt)

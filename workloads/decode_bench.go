@@ -449,10 +449,11 @@ const minDetectorNights = 3
 func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
 	d := l.d
 	r := &Regression{Nights: DefaultRegressionNights, MaxMissing: -1}
+	var acceptNodes map[string]*yaml.Node
 	d.Fields(n, what, []strictyaml.Field{
 		{Name: "nights", Decode: func(_, v *yaml.Node) { r.Nights, _ = d.Int(v, what+".nights", minDetectorNights, 50) }},
 		{Name: "max_missing", Decode: func(_, v *yaml.Node) { r.MaxMissing, _ = d.Int(v, what+".max_missing", 0, 50) }},
-		{Name: "accept", Decode: func(_, v *yaml.Node) { r.Accept = l.decodeAccept(v, what+".accept") }},
+		{Name: "accept", Decode: func(_, v *yaml.Node) { r.Accept, acceptNodes = l.decodeAccept(v, what+".accept") }},
 		{Name: "rerun_on_alarm", Decode: func(_, v *yaml.Node) {
 			if b, ok := d.Bool(v, what+".rerun_on_alarm"); ok {
 				r.NoRerun = !b
@@ -500,6 +501,7 @@ func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
 			})
 		}},
 	})
+	l.checkAccept(r, what, acceptNodes)
 	if r.MaxMissing < 0 {
 		r.MaxMissing = max(0, r.Nights-MinRegressionNights)
 	}

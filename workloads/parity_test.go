@@ -213,6 +213,22 @@ func TestAIPerf(t *testing.T) {
 				`r.yaml:10:7: aiperf config name "x" is used twice (first at line 7); it names a results folder`,
 			},
 		},
+		{
+			// What would move the export the runner reads, multiply it,
+			// run a tokenizer's code, or sweep points it does not plan.
+			name: "flags that leave a planned point unjudged",
+			src: `  configs:
+    - name: x
+      args: {profile-export-file: p, num-profile-runs: 3, tokenizer-trust-remote-code: true, request-rate: "1,2", sweep-type: zip, concurrency: "1,2", request-count: "1,2,3"}
+`,
+			errs: []string{
+				`r.yaml:7:7: aiperf.configs[0].args: --request-rate "1,2" is a list aiperf would sweep; the runner plans and judges sweeps over --concurrency and --request-count only`,
+				`r.yaml:7:7: aiperf.configs[0].args: aiperf config x: --sweep-type zip needs lists of the same length, got 2 and 3`,
+				`r.yaml:8:14: aiperf.configs[0].args: --profile-export-file cannot be set here: the runner reads aiperf's export as profile_export_aiperf.json`,
+				`r.yaml:8:38: aiperf.configs[0].args: --num-profile-runs cannot be set here: the runner judges one run per point, one export each; repeat with more requests instead`,
+				`r.yaml:8:59: aiperf.configs[0].args: --tokenizer-trust-remote-code cannot be set here: the runner passes the recipe's model as the tokenizer and runs no tokenizer repository's code in aiperf`,
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

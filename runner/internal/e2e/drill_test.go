@@ -274,7 +274,7 @@ func TestDrill(t *testing.T) {
 			knobs = []string{"FAKE_VLLM_EXIT_DURING_LOAD=1", "FAKE_VLLM_EXIT_MESSAGE=RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"}
 		}
 		night("drill-perf", build, commit, append(knobs, "BENCH_ONLY=1")...)
-		out, _ := reportStep(build, []string{"drill-perf"}, bisect.Env+"="+c.Env[bisect.Env])
+		out, _ := reportStep(build, []string{"drill-perf"}, bisect.Env+"="+c.Env[bisect.Env], bisect.MACEnv+"="+c.Env[bisect.MACEnv])
 		for _, l := range strings.Split(out, "\n") {
 			if strings.HasPrefix(l, "runner: bisect") || strings.HasPrefix(l, "runner: warning: bisect") {
 				steps = append(steps, fmt.Sprintf("#%d (vLLM %d): %s", build, index[commit], l))

@@ -86,12 +86,11 @@ type series struct {
 	// flagged are the nights whose gate flagged the metric; nil when no
 	// night recorded a verdict on it.
 	flagged []int
-	// acceptedTonight: the accepted level begins tonight; accepting:
-	// it began on a night the history holds.
-	acceptedTonight, accepting bool
+	// accepting: an accepted level of the metric holds tonight.
+	accepting bool
 }
 
-func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, tonightBuild int, now time.Time) series {
+func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, m workloads.RegressionMetric, tonightBuild int, now time.Time) series {
 	var s series
 	for i := len(past) - 1; i >= 0; i-- {
 		if past[i].judged && s.flagged == nil {
@@ -114,7 +113,7 @@ func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, 
 		s.notes = append(s.notes, fmt.Sprintf("recipe changed tonight (%s): judged against the nights of the old recipe, the latest #%d at %s",
 			strings.Join(sum.Fingerprint.Changed(s.past[n-1].fp), ", "), s.past[n-1].ref.Build, numfmt.Sig(s.past[n-1].value, 4)))
 	}
-	if accept != nil {
+	if level, named := accept.Level(m.Metric); named {
 		after := func(p pastValue) bool {
 			if accept.Build > 0 {
 				return p.ref.Build >= accept.Build
@@ -122,18 +121,36 @@ func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, 
 			return !p.at.IsZero() && !p.at.Before(accept.Date)
 		}
 		i := slices.IndexFunc(s.past, after)
-		if i >= 0 {
+		tonightAccepted := accept.Build > 0 && tonightBuild >= accept.Build || accept.Build == 0 && !now.Before(accept.Date)
+		if i >= 0 || tonightAccepted {
 			s.accepting = true
-			// Nights of the accepted level flagged before the acceptance
-			// were flagged for the regression now accepted: settled.
-			s.flagged = slices.DeleteFunc(s.flagged, func(j int) bool { return j >= i && !s.past[j].accepted })
-		}
-		switch {
-		case i > 0:
-			s.known = append(s.known, i)
-			s.notes = append(s.notes, fmt.Sprintf("regression accepted since %s (%s): the level from #%d on", accept.Since, accept.Reason, s.past[i].ref.Build))
-		case i < 0 && (accept.Build > 0 && tonightBuild >= accept.Build || accept.Build == 0 && !now.Before(accept.Date)):
-			s.acceptedTonight = true
+			cut := i
+			if i < 0 {
+				cut = len(s.past)
+			} else {
+				// Nights of the accepted level flagged before the
+				// acceptance were flagged for the regression now
+				// accepted: settled.
+				s.flagged = slices.DeleteFunc(s.flagged, func(j int) bool { return j >= i && !s.past[j].accepted })
+			}
+			// The nights before the accepted level count at that level:
+			// the accepted worsening is no regression, anything beyond it
+			// is judged as usual, on the first night of the level too.
+			worse := 1 + level/100
+			if m.HigherIsBetter {
+				worse = 1 - level/100
+			}
+			for j := range cut {
+				s.values[j] *= worse
+			}
+			if cut > 0 {
+				first := "tonight"
+				if i >= 0 {
+					first = "#" + strconv.Itoa(s.past[i].ref.Build)
+				}
+				s.notes = append(s.notes, fmt.Sprintf("regression of %s accepted since %s (%s): up to %g%% worse from %s on, so the %d night(s) before count %g%% worse",
+					m.Metric, accept.Since, accept.Reason, level, first, cut, level))
+			}
 		}
 	}
 	slices.Sort(s.known)
@@ -172,17 +189,10 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		tonight = reps
 	}
 	ref := tonightRef(sum, v)
-	s := seriesOf(past, sum, policy.Accept, ref.Build, time.Now().UTC())
+	s := seriesOf(past, sum, policy.Accept, m, ref.Build, time.Now().UTC())
 	accepted := ""
-	if a := policy.Accept; a != nil {
-		accepted = fmt.Sprintf("since %s: %s", a.Since, a.Reason)
-	}
-	if s.acceptedTonight {
-		gr.Verdict = summary.VerdictPass
-		gr.Detector = &summary.Detector{Nights: len(past), Repetitions: len(tonight), Tonight: v, FloorPct: m.MaxDropPct, P: 1, Accepted: accepted,
-			Why: "accepted regression: tonight is the first night of the accepted level"}
-		gr.Message = fmt.Sprintf("%s %s = %s: regression accepted %s; tonight is the first night of the accepted level, no regression check", name, m.Metric, numfmt.Sig(v, 4), accepted)
-		return gr, nil
+	if level, ok := policy.Accept.Level(m.Metric); ok {
+		accepted = fmt.Sprintf("since %s: up to %s%% worse: %s", policy.Accept.Since, numfmt.Sig(level, 4), policy.Accept.Reason)
 	}
 	if len(past) < detect.DefaultMinHistory {
 		// A young recipe: its absolute gates decide; not a soft failure.

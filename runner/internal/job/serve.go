@@ -40,6 +40,15 @@ type server struct {
 
 func (s *server) done() <-chan struct{} { return s.proc.Done() }
 
+// newServerOutput is where the server's output goes: all of it to
+// server.log (f), what the job log shows of it to log, and its last lines
+// kept for a failure's cause; out is the writer for its stdout and stderr.
+func newServerOutput(log io.Writer, f *os.File) (s *server, out io.Writer) {
+	s = &server{logFile: f, prefix: proc.NewPrefixWriter(log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
+	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
+	return s, io.MultiWriter(s.view, f, s.tail)
+}
+
 // containerName is unique per job so that concurrent jobs on one host and
 // leftovers of a killed job never collide.
 func containerName(res *workloads.Resolved, getenv func(string) string) string {
@@ -224,10 +233,9 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	} else {
 		argv = append(argv, "-v", "benchkite-hf-cache:"+hf)
 	}
-	// The bench runs inside the container and writes its results into a
-	// folder of its own; the rest of the results directory (lm_eval's,
-	// BFCL's, the summary) is out of the container's reach.
-	argv = append(argv, "-v", j.benchDir()+":"+j.benchDir())
+	for _, d := range j.containerDirs() {
+		argv = append(argv, "-v", d+":"+d)
+	}
 	port := strconv.Itoa(j.port)
 	image := res.PullImage
 	if image == "" {
@@ -248,6 +256,21 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 		{Argv: argv, Env: runEnv},
 		{Argv: []string{"docker", "logs", "-f", name}, Env: logsEnv},
 	}, nil
+}
+
+// containerDirs are the results folders a container writes into, each
+// mounted at its own path: the bench's and each aiperf config's, which run
+// inside it (docker exec) and write their results there. The rest of the
+// results directory (lm_eval's, BFCL's, the summary) is out of the
+// container's reach.
+func (j *Job) containerDirs() []string {
+	dirs := []string{j.benchDir()}
+	if a := j.res.Recipe.AIPerf; a != nil {
+		for _, c := range a.Configs {
+			dirs = append(dirs, j.aiperfDir(c))
+		}
+	}
+	return dirs
 }
 
 // hfTokenFlags pass the Hugging Face tokens into a container by name, for
@@ -290,9 +313,17 @@ func (j *Job) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
 	}
-	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
-	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
-	out := io.MultiWriter(s.view, f, s.tail)
+	if len(specs) == 2 {
+		// The folders the container mounts exist before it starts: docker
+		// would create a missing one as root.
+		for _, d := range j.containerDirs() {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				f.Close()
+				return fmt.Errorf("create %s: %w", d, err)
+			}
+		}
+	}
+	s, out := newServerOutput(j.log, f)
 	last := specs[len(specs)-1]
 	if len(specs) == 2 {
 		s.container = containerName(j.res, j.getenv)

@@ -23,24 +23,41 @@ func NewTail(n int) *Tail {
 	return &Tail{max: max(n, 1)}
 }
 
-// Write never fails.
+// Write never fails. A line longer than maxLine is kept as several, so
+// that output without line breaks holds at most maxLine bytes a line
+// whatever the size of the writes.
 func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	eachLine(p, &t.partial, func(line []byte) { t.add(string(line)) })
+	return len(p), nil
+}
+
+// eachLine splits p at line feeds, continuing the unfinished line in
+// *pending, and calls emit with every line completed, without its line
+// feed; a line reaching maxLine bytes is emitted there and continues as
+// the next. *pending never holds more than maxLine bytes.
+func eachLine(p []byte, pending *[]byte, emit func(line []byte)) {
 	rest := p
-	for {
+	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			t.partial = append(t.partial, rest...)
-			if len(t.partial) >= maxLine {
-				t.add(string(t.partial))
-				t.partial = t.partial[:0]
-			}
-			return len(p), nil
+		chunk := rest
+		if i >= 0 {
+			chunk = rest[:i]
 		}
-		t.partial = append(t.partial, rest[:i]...)
-		t.add(string(t.partial))
-		t.partial = t.partial[:0]
+		if room := maxLine - len(*pending); len(chunk) > room {
+			*pending = append(*pending, chunk[:room]...)
+			emit(*pending)
+			*pending = (*pending)[:0]
+			rest = rest[room:]
+			continue
+		}
+		*pending = append(*pending, chunk...)
+		if i < 0 {
+			return
+		}
+		emit(*pending)
+		*pending = (*pending)[:0]
 		rest = rest[i+1:]
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/bkapi"
@@ -27,13 +28,20 @@ type bisector struct {
 }
 
 // bisectStep goes on with the bisect this build belongs to (its env
-// carries BENCHKITE_BISECT), or starts one for each recipe whose
+// carries BENCHKITE_BISECT, with the MAC the triggering report step gave
+// it), or starts one for each recipe whose
 // regression gate found a change point between two known vLLM commits and
 // whose profile gives a bisect budget. It only warns: the report's
 // verdict does not depend on it. Cancelling a bisect build stops the
 // chain: its report step is what triggers the next.
-func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summary.Summary, state string, out io.Writer) {
+func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summary.Summary, state, mac string, out io.Writer) {
+	ctx, cancel := context.WithTimeout(ctx, bisectTimeout)
+	defer cancel()
 	if state != "" {
+		if err := bisect.Authentic(b.client, state, mac); err != nil {
+			fmt.Fprintf(out, "runner: warning: bisect: %v\n", err)
+			return
+		}
 		if err := b.advance(ctx, sums, state, out); err != nil {
 			fmt.Fprintf(out, "runner: warning: bisect: %v\n", err)
 		}
@@ -51,6 +59,10 @@ func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summar
 		}
 	}
 }
+
+// bisectTimeout bounds the bisect's registry and API calls in the report
+// step, whatever a registry answers: the report is written either way.
+const bisectTimeout = 3 * time.Minute
 
 // imageRepo is the repository of s's image, without tag or digest.
 func imageRepo(s summary.Summary) string {

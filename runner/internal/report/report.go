@@ -173,7 +173,7 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		if err != nil {
 			fmt.Fprintf(io.Stdout, "runner: warning: bisect: %v\n", err)
 		} else {
-			bisectStep(ctx, b, build, sums, state, io.Stdout)
+			bisectStep(ctx, b, build, sums, state, getenv(bisect.MACEnv), io.Stdout)
 		}
 	}
 	if build.Failing > 0 {
@@ -238,7 +238,7 @@ func renderLifecycle(sums []summary.Summary) string {
 			}
 			name := annotate.InlineCode(s.Recipe) + " " + annotate.Text(g.Subject+" "+g.Metric)
 			if d.OpenSince > 0 {
-				fmt.Fprintf(&w, "- open regression: %s since #%d; red until fixed or accepted (`regression.accept: {since, reason}` in the recipe)\n", name, d.OpenSince)
+				fmt.Fprintf(&w, "- open regression: %s since #%d; red until fixed or accepted (`regression.accept: {since, reason, metrics}` in the recipe)\n", name, d.OpenSince)
 			}
 			if d.Accepted != "" {
 				fmt.Fprintf(&w, "- accepted regression: %s %s\n", name, annotate.Text(d.Accepted))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/benchkite/benchkite/internal/untrusted"
 )
 
 // canvas accumulates the SVG so that Render makes a single Write.
@@ -58,19 +60,21 @@ func num(v float64) string { return formatFixed(v, 1) }
 // cannot carry become U+FFFD.
 func escape(s string) string {
 	var b strings.Builder
-	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails
+	_ = xml.EscapeText(&b, []byte(untrusted.ShowBidi(s))) // a strings.Builder never fails
 	return b.String()
 }
 
 // cleanText turns control characters (newlines, tabs) into spaces: SVG
-// text is a single line.
+// text is a single line. Bidi controls, which would reorder what a reader
+// sees (a recipe name, a vLLM commit, a gate's message), are written by
+// name ("[U+202E]").
 func cleanText(s string) string {
-	return strings.Map(func(r rune) rune {
+	return untrusted.ShowBidi(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 }
 
 // truncate shortens s to at most n runes, marking the cut with "…".

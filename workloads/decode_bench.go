@@ -15,6 +15,10 @@ import (
 // against a vLLM server.
 var benchBackends = []string{"openai", "openai-chat", "vllm"}
 
+// DefaultBenchBackend is a config's backend when it names none: what
+// `vllm bench serve --backend` defaults to.
+const DefaultBenchBackend = "openai"
+
 // Flags the runner sets itself, so a recipe cannot: the bench would measure
 // something other than what the recipe says, or write results elsewhere.
 var runnerOwnedBenchFlags = map[string]string{
@@ -146,7 +150,8 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 	what := fmt.Sprintf("vllm_bench.configs[%d]", i)
 	l.config = i
 	defer func() { l.config = -1 }()
-	c := BenchConfig{Repetitions: 1, Dataset: "random"}
+	// perf-eval leaves backend out to get vllm bench serve's default.
+	c := BenchConfig{Repetitions: 1, Dataset: "random", Backend: DefaultBenchBackend}
 	var promptsNode, concNode *yaml.Node
 	seen := map[string]bool{}
 	field := func(name string, f func(k, v *yaml.Node)) strictyaml.Field {
@@ -205,7 +210,7 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 	if n.Kind != yaml.MappingNode {
 		return c
 	}
-	for _, req := range []string{"name", "backend", "input_len", "output_len", "num_prompts", "max_concurrency"} {
+	for _, req := range []string{"name", "input_len", "output_len", "num_prompts", "max_concurrency"} {
 		if !seen[req] {
 			d.Errorf(n, "%s needs %s", what, req)
 		}

@@ -14,9 +14,17 @@ const DefaultStartupTimeoutS = 3600
 // Buildkite step may run.
 const MaxStartupTimeoutS = 24 * 3600
 
+// maxStepTimeout is the longest step timeout, in minutes: a day.
+const maxStepTimeout = 24 * 60
+
 // startupMargin is the least a step must leave after the start-up wait:
 // the bench, teardown and publishing need time of their own.
 const startupMargin = 5 * time.Minute
+
+// workAfterStartup is what a step whose timeout is raised to fit a long
+// start-up wait keeps for the work after it: what the default step leaves
+// after the default wait.
+const workAfterStartup = DefaultTimeout*time.Minute - DefaultStartupTimeoutS*time.Second
 
 // laterNodes are nodes that checks run after the whole recipe is decoded
 // point at.
@@ -25,7 +33,8 @@ type laterNodes struct {
 }
 
 // StartupTimeout is how long the runner waits for the server to answer,
-// and what vLLM's VLLM_ENGINE_READY_TIMEOUT_S is set to.
+// and what vLLM's VLLM_ENGINE_READY_TIMEOUT_S is set to unless the recipe's
+// env sets it.
 func (r *Recipe) StartupTimeout() time.Duration {
 	s := r.VLLM.StartupTimeoutS
 	if s == 0 {
@@ -34,13 +43,24 @@ func (r *Recipe) StartupTimeout() time.Duration {
 	return time.Duration(s) * time.Second
 }
 
-func (l *loader) decodeStartupTimeout(n *yaml.Node, v *VLLM) {
+func (l *loader) decodeStartupTimeout(k, n *yaml.Node, v *VLLM) {
+	if l.nodes.startup != nil {
+		l.d.Errorf(k, "vllm sets both startup_timeout_s and startup_timeout; keep startup_timeout_s")
+		return
+	}
+	if k.Value == "startup_timeout" {
+		// perf-eval's older recipes spell it so; they load, with a word.
+		l.d.Warnf(k, "vllm.startup_timeout is the older spelling of vllm.startup_timeout_s (seconds); rename it")
+	}
 	l.nodes.startup = n
-	v.StartupTimeoutS, _ = l.d.Int(n, "vllm.startup_timeout_s", 1, MaxStartupTimeoutS)
+	v.StartupTimeoutS, _ = l.d.Int(n, "vllm."+k.Value, 1, MaxStartupTimeoutS)
 }
 
-// checkStartupFits reports a step timeout that the server's start-up wait
-// alone would use up: the job would be killed before it measured anything.
+// checkStartupFits raises a step timeout that the server's start-up wait
+// alone would use up, and says so: recipes written for perf-eval set long
+// waits in steps of the default length, and a job killed before it
+// measures anything helps nobody. Only a wait that no step can hold is an
+// error.
 func (l *loader) checkStartupFits(r *Recipe) {
 	if r.TimeoutInMinutes == 0 && l.nodes.startup == nil {
 		return
@@ -57,6 +77,17 @@ func (l *loader) checkStartupFits(r *Recipe) {
 	if at == nil {
 		return
 	}
-	l.d.Errorf(at, "%s: the step's timeout (%d min) must exceed the server's start-up wait (vllm.startup_timeout_s %d s, default %d) by at least %d min, or the job is killed before it measures anything; raise timeout_in_minutes or lower startup_timeout_s",
-		what, r.StepTimeout(), int(startup/time.Second), DefaultStartupTimeoutS, int(startupMargin/time.Minute))
+	if startup+startupMargin > maxStepTimeout*time.Minute {
+		l.d.Errorf(at, "%s: the server's start-up wait (%d s) leaves less than %d min of the longest step (%d min); lower startup_timeout_s",
+			what, int(startup/time.Second), int(startupMargin/time.Minute), maxStepTimeout)
+		return
+	}
+	raised := min(int((startup+workAfterStartup+time.Minute-1)/time.Minute), maxStepTimeout)
+	source := "the default"
+	if r.TimeoutInMinutes > 0 {
+		source = "timeout_in_minutes"
+	}
+	l.d.Warnf(at, "%s: the server's start-up wait (vllm.startup_timeout_s %d s, default %d) does not fit in the step's timeout (%s, %d min) with %d min to spare; the step's timeout is raised to %d min (the wait plus %d min for the work); set timeout_in_minutes to choose",
+		what, int(startup/time.Second), DefaultStartupTimeoutS, source, r.StepTimeout(), int(startupMargin/time.Minute), raised, int(workAfterStartup/time.Minute))
+	r.TimeoutInMinutes = raised
 }

@@ -57,7 +57,8 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 				l.serveArgs(val, s, v)
 			}
 		}},
-		{Name: "startup_timeout_s", Decode: func(_, val *yaml.Node) { l.decodeStartupTimeout(val, v) }},
+		{Name: "startup_timeout_s", Decode: func(k, val *yaml.Node) { l.decodeStartupTimeout(k, val, v) }},
+		{Name: "startup_timeout", Decode: func(k, val *yaml.Node) { l.decodeStartupTimeout(k, val, v) }},
 		{Name: "build", Decode: func(_, val *yaml.Node) { v.Build = l.decodeBuild(val) }},
 	})
 	if !hasModel && n.Kind == yaml.MappingNode {

@@ -26,29 +26,49 @@ func TestStartupTimeout(t *testing.T) {
 		name string
 		src  string
 		want time.Duration
-		errs []string
+		// step is StepTimeout(), in minutes.
+		step int
+		// problems are errors and warnings.
+		problems []string
 	}{
-		{name: "default", src: "vllm: {model: o/m}\n", want: time.Hour},
-		{name: "set", src: "vllm: {model: o/m, startup_timeout_s: 5400}\n", want: 90 * time.Minute},
-		{name: "fits the step it sets", src: "timeout_in_minutes: 30\nvllm: {model: o/m, startup_timeout_s: 1500}\n", want: 1500 * time.Second},
+		{name: "default", src: "vllm: {model: o/m}\n", want: time.Hour, step: 120},
+		{name: "set", src: "vllm: {model: o/m, startup_timeout_s: 5400}\n", want: 90 * time.Minute, step: 120},
+		{name: "fits the step it sets", src: "timeout_in_minutes: 30\nvllm: {model: o/m, startup_timeout_s: 1500}\n", want: 1500 * time.Second, step: 30},
+		{name: "older spelling", src: "timeout_in_minutes: 60\nvllm: {model: o/m, startup_timeout: 900}\n", want: 900 * time.Second, step: 60,
+			problems: []string{"r.yaml:7:20: warning: vllm.startup_timeout is the older spelling of vllm.startup_timeout_s (seconds); rename it"}},
+		{name: "both spellings", src: "vllm: {model: o/m, startup_timeout_s: 900, startup_timeout: 900}\n",
+			problems: []string{"r.yaml:6:44: vllm sets both startup_timeout_s and startup_timeout; keep startup_timeout_s"}},
 		{name: "zero", src: "vllm: {model: o/m, startup_timeout_s: 0}\n",
-			errs: []string{"r.yaml:6:39: vllm.startup_timeout_s must be between 1 and 86400, got 0"}},
+			problems: []string{"r.yaml:6:39: vllm.startup_timeout_s must be between 1 and 86400, got 0"}},
 		{name: "not an integer", src: "vllm: {model: o/m, startup_timeout_s: 1.5}\n",
-			errs: []string{"r.yaml:6:39: vllm.startup_timeout_s must be an integer, got number 1.5"}},
-		{name: "no room in the default step", src: "vllm: {model: o/m, startup_timeout_s: 7000}\n",
-			errs: []string{"r.yaml:6:39: vllm.startup_timeout_s: the step's timeout (120 min) must exceed the server's start-up wait (vllm.startup_timeout_s 7000 s, default 3600) by at least 5 min, or the job is killed before it measures anything; raise timeout_in_minutes or lower startup_timeout_s"}},
-		{name: "a short step leaves no room for the default", src: "timeout_in_minutes: 60\nvllm: {model: o/m}\n",
-			errs: []string{"r.yaml:6:21: timeout_in_minutes: the step's timeout (60 min) must exceed the server's start-up wait (vllm.startup_timeout_s 3600 s, default 3600) by at least 5 min, or the job is killed before it measures anything; raise timeout_in_minutes or lower startup_timeout_s"}},
+			problems: []string{"r.yaml:6:39: vllm.startup_timeout_s must be an integer, got number 1.5"}},
+		{name: "the default step grows to fit the wait", src: "vllm: {model: o/m, startup_timeout_s: 7200}\n", want: 2 * time.Hour, step: 180,
+			problems: []string{"r.yaml:6:39: warning: vllm.startup_timeout_s: the server's start-up wait (vllm.startup_timeout_s 7200 s, default 3600) does not fit in the step's timeout (the default, 120 min) with 5 min to spare; the step's timeout is raised to 180 min (the wait plus 60 min for the work); set timeout_in_minutes to choose"}},
+		{name: "a short step grows to fit the default wait", src: "timeout_in_minutes: 60\nvllm: {model: o/m}\n", want: time.Hour, step: 120,
+			problems: []string{"r.yaml:6:21: warning: timeout_in_minutes: the server's start-up wait (vllm.startup_timeout_s 3600 s, default 3600) does not fit in the step's timeout (timeout_in_minutes, 60 min) with 5 min to spare; the step's timeout is raised to 120 min (the wait plus 60 min for the work); set timeout_in_minutes to choose"}},
+		{name: "capped at a day", src: "vllm: {model: o/m, startup_timeout_s: 84000}\n", want: 84000 * time.Second, step: 24 * 60,
+			problems: []string{"r.yaml:6:39: warning: vllm.startup_timeout_s: the server's start-up wait (vllm.startup_timeout_s 84000 s, default 3600) does not fit in the step's timeout (the default, 120 min) with 5 min to spare; the step's timeout is raised to 1440 min (the wait plus 60 min for the work); set timeout_in_minutes to choose"}},
+		{name: "no step holds the wait", src: "vllm: {model: o/m, startup_timeout_s: 86400}\n",
+			problems: []string{"r.yaml:6:39: vllm.startup_timeout_s: the server's start-up wait (86400 s) leaves less than 5 min of the longest step (1440 min); lower startup_timeout_s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r, ps := Parse("r.yaml", []byte(base+tt.src), profiles)
-			if diff := cmp.Diff(problemList(ps), tt.errs); diff != "" {
+			if diff := cmp.Diff(problemList(ps), tt.problems); diff != "" {
 				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
 			}
-			if r != nil && r.StartupTimeout() != tt.want {
+			if r == nil {
+				if len(ps.Errors()) == 0 {
+					t.Fatal("Parse() = nil without errors")
+				}
+				return
+			}
+			if r.StartupTimeout() != tt.want {
 				t.Errorf("StartupTimeout() = %s, want %s", r.StartupTimeout(), tt.want)
+			}
+			if r.StepTimeout() != tt.step {
+				t.Errorf("StepTimeout() = %d, want %d", r.StepTimeout(), tt.step)
 			}
 		})
 	}

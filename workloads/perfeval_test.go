@@ -24,6 +24,7 @@ func TestPerfEvalRecipesLoad(t *testing.T) {
 		"perfeval/kimi_k2_5_mi300x.yaml:9:22: warning: vllm.startup_timeout_s: the server's start-up wait (vllm.startup_timeout_s 7200 s, default 3600) does not fit in the step's timeout (the default, 120 min) with 5 min to spare; the step's timeout is raised to 180 min (the wait plus 60 min for the work); set timeout_in_minutes to choose",
 		"perfeval/kimi_k2_5_mi300x.yaml:41:7: warning: speed_bench_dataset_subset " + speed,
 		"perfeval/kimi_k2_5_mi300x.yaml:42:7: warning: speed_bench_category " + speed,
+		"perfeval/kimi_k3_b300.yaml:11:3: warning: vllm.startup_timeout is the older spelling of vllm.startup_timeout_s (seconds); rename it",
 	}
 	if diff := cmp.Diff(problemList(c.Warnings), wantWarnings); diff != "" {
 		t.Errorf("warnings diff (-got +want):\n%s", diff)
@@ -50,6 +51,7 @@ func TestPerfEvalRecipesLoad(t *testing.T) {
 	want := map[string]facts{
 		"perfeval/kimi_k2_5_mi300x.yaml":                 {Step: 180, StartupS: 7200, Backends: []string{"openai"}},
 		"perfeval/upstream_deepseek_r1_0528_mi355x.yaml": {Step: 120, StartupS: 3600, Backends: rep("openai", 10)},
+		"perfeval/kimi_k3_b300.yaml":                     {Step: 120, StartupS: 3600, Backends: []string{"openai"}},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("recipes diff (-got +want):\n%s", diff)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// perfEvalRecipes are recipes perf-eval runs, unchanged, that an older
+// loader refused.
+const perfEvalRecipes = "../workloads/testdata/perfeval"
+
+// TestPerfEvalRecipesLintAndPlan: lint passes them with warnings where the
+// loader adjusted something, and the pipeline gives each its GPU step with
+// the step timeout that fits its start-up wait.
+func TestPerfEvalRecipesLintAndPlan(t *testing.T) {
+	t.Parallel()
+	lint := runGenerator(t, nil, "lint", "--workloads", perfEvalRecipes, "--agents", profilesFlag)
+	if lint.code != 0 || lint.stdout != "" {
+		t.Fatalf("lint: exit %d, stdout %q, stderr:\n%s", lint.code, lint.stdout, lint.stderr)
+	}
+	for _, want := range []string{
+		"kimi_k2_5_mi300x.yaml:9:22: warning: vllm.startup_timeout_s: the server's start-up wait",
+		"the step's timeout is raised to 180 min",
+		"kimi_k3_b300.yaml:11:3: warning: vllm.startup_timeout is the older spelling",
+	} {
+		if !strings.Contains(lint.stderr, want) {
+			t.Errorf("lint stderr lacks %q:\n%s", want, lint.stderr)
+		}
+	}
+
+	got := runGenerator(t, map[string]string{
+		"BUILDKITE_BRANCH": "main",
+		"WORKLOADS":        "kimi_k2_5-mi300x,upstream-deepseek-r1-0528-MI355X,kimi_k3-b300",
+	}, "--workloads", perfEvalRecipes)
+	if got.code != 0 {
+		t.Fatalf("pipeline: exit %d, stderr:\n%s", got.code, got.stderr)
+	}
+	var p struct {
+		Steps []struct {
+			Label   string            `json:"label"`
+			Timeout int               `json:"timeout_in_minutes"`
+			Agents  map[string]string `json:"agents"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &p); err != nil {
+		t.Fatalf("pipeline is not JSON: %v", err)
+	}
+	type step struct {
+		Timeout int
+		Queue   string
+	}
+	steps := map[string]step{}
+	for _, s := range p.Steps {
+		if q := s.Agents["queue"]; q != "" {
+			steps[s.Label] = step{s.Timeout, q}
+		}
+	}
+	want := map[string]step{
+		":amd: kimi_k2_5-mi300x":                 {180, "mi300_perf_eval"},
+		":amd: upstream-deepseek-r1-0528-MI355X": {120, "mi355_perf_eval"},
+		":nvidia: kimi_k3-b300":                  {120, "b300-8"},
+	}
+	if diff := cmp.Diff(steps, want); diff != "" {
+		t.Errorf("GPU steps diff (-got +want):\n%s", diff)
+	}
+}

@@ -67,3 +67,25 @@ func TestPerfEvalRecipesLintAndPlan(t *testing.T) {
 		t.Errorf("GPU steps diff (-got +want):\n%s", diff)
 	}
 }
+
+// TestExplainRecipeEngineReadyTimeout: a recipe's own
+// VLLM_ENGINE_READY_TIMEOUT_S is what explain says vLLM gets.
+func TestExplainRecipeEngineReadyTimeout(t *testing.T) {
+	t.Parallel()
+	got := runGenerator(t, nil, "explain", "--workloads", perfEvalRecipes, "--agents", profilesFlag, "kimi_k2_5-mi300x")
+	if got.code != 0 {
+		t.Fatalf("explain: exit %d, stderr:\n%s", got.code, got.stderr)
+	}
+	want := "startup      7200 s (health wait); VLLM_ENGINE_READY_TIMEOUT_S 7200 s, the recipe's env\n"
+	if !strings.Contains(got.stdout, want) {
+		t.Errorf("explain lacks %q:\n%s", want, got.stdout)
+	}
+	js := runGenerator(t, nil, "explain", "--json", "--workloads", perfEvalRecipes, "--agents", profilesFlag, "kimi_k2_5-mi300x")
+	var ex struct {
+		Startup int `json:"startup_timeout_s"`
+		Engine  int `json:"engine_ready_timeout_s"`
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &ex); err != nil || ex.Startup != 7200 || ex.Engine != 7200 {
+		t.Errorf("explain --json: startup %d, engine %d, err %v; want 7200, 7200", ex.Startup, ex.Engine, err)
+	}
+}

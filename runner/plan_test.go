@@ -179,6 +179,20 @@ func TestPlanContents(t *testing.T) {
 			wantNot: []string{"-p 127.0.0.1", "--port 8000", "0.0.0.0"},
 		},
 		{
+			// The recipe sets vLLM's engine limit itself: that value, once,
+			// while the runner still waits its own 3600 s.
+			name:    "docker: the recipe's VLLM_ENGINE_READY_TIMEOUT_S wins",
+			args:    []string{"testdata/recipes/engine_ready_h200.yaml"},
+			want:    []string{" -e VLLM_ENGINE_READY_TIMEOUT_S=1800 -e HF_HOME=/mnt/shared/hf-models -e HF_TOKEN ", "--backend openai "},
+			wantNot: []string{"VLLM_ENGINE_READY_TIMEOUT_S=3600"},
+		},
+		{
+			name:    "native: the recipe's VLLM_ENGINE_READY_TIMEOUT_S wins",
+			args:    []string{"testdata/recipes/engine_ready_mi300x.yaml"},
+			want:    []string{"vllm serve Qwen/Qwen3-8B", "     env VLLM_ENGINE_READY_TIMEOUT_S=1800\n"},
+			wantNot: []string{"VLLM_ENGINE_READY_TIMEOUT_S=3600"},
+		},
+		{
 			name: "aiperf natively: its own venv, then one run per config with the recipe's flags after the runner's",
 			args: []string{"testdata/recipes/aiperf_mi300x.yaml"},
 			want: []string{

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -30,6 +31,44 @@ const workAfterStartup = DefaultTimeout*time.Minute - DefaultStartupTimeoutS*tim
 // point at.
 type laterNodes struct {
 	timeout, image, startup, build *yaml.Node
+	// engineReady is the value of the recipe's VLLM_ENGINE_READY_TIMEOUT_S.
+	engineReady *yaml.Node
+}
+
+// EngineReadyTimeoutEnv is vLLM's own limit on engine start-up, 600 s by
+// default: a large model dies there whatever the runner waits. The runner
+// sets it to its start-up wait unless the recipe's env sets it.
+const EngineReadyTimeoutEnv = "VLLM_ENGINE_READY_TIMEOUT_S"
+
+// EngineReadyTimeout is what vLLM's engine start-up limit is in seconds,
+// and whether the recipe's env set it (and so wins over the start-up wait).
+func (r *Recipe) EngineReadyTimeout() (secs int, fromEnv bool) {
+	for _, e := range r.VLLM.Env {
+		if e.Name == EngineReadyTimeoutEnv {
+			if n, err := strconv.Atoi(e.Value); err == nil {
+				return n, true
+			}
+		}
+	}
+	return int(r.StartupTimeout() / time.Second), false
+}
+
+// checkEngineReady checks the recipe's own VLLM_ENGINE_READY_TIMEOUT_S:
+// vLLM reads it as an integer, and a limit longer than the runner's wait
+// for the server is never reached.
+func (l *loader) checkEngineReady(r *Recipe) {
+	n := l.nodes.engineReady
+	if n == nil {
+		return
+	}
+	secs, err := strconv.Atoi(n.Value)
+	if err != nil || secs < 1 {
+		l.d.Errorf(n, "vllm.env.%s %q: vLLM reads it as a whole number of seconds, at least 1", EngineReadyTimeoutEnv, n.Value)
+		return
+	}
+	if wait := int(r.StartupTimeout() / time.Second); secs > wait {
+		l.d.Warnf(n, "vllm.env.%s (%d s) is longer than the runner waits for the server (vllm.startup_timeout_s %d s): the runner gives up first; set startup_timeout_s to %d", EngineReadyTimeoutEnv, secs, wait, secs)
+	}
 }
 
 // StartupTimeout is how long the runner waits for the server to answer,

@@ -49,6 +49,9 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 					d.Errorf(ev, "env %s holds a NUL byte", k.Value)
 					return
 				}
+				if k.Value == EngineReadyTimeoutEnv {
+					l.nodes.engineReady = ev
+				}
 				v.Env = append(v.Env, EnvVar{Name: k.Value, Value: s})
 			})
 		}},

@@ -251,3 +251,40 @@ func TestAIPerf(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+func TestEngineReadyTimeout(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	base := "name: s\ngpu: H200\nnum_gpus: 1\nvllm_bench:\n  configs: [{name: c, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2}]\n"
+	tests := []struct {
+		name     string
+		src      string
+		secs     int
+		fromEnv  bool
+		problems []string
+	}{
+		{name: "unset: the start-up wait", src: "vllm: {model: o/m, startup_timeout_s: 1200}\n", secs: 1200},
+		{name: "the recipe's shorter limit wins", src: "vllm: {model: o/m, env: {VLLM_ENGINE_READY_TIMEOUT_S: 1800}}\n", secs: 1800, fromEnv: true},
+		{name: "a limit beyond the runner's wait is named", src: "vllm: {model: o/m, env: {VLLM_ENGINE_READY_TIMEOUT_S: 5400}}\n", secs: 5400, fromEnv: true,
+			problems: []string{"r.yaml:6:55: warning: vllm.env.VLLM_ENGINE_READY_TIMEOUT_S (5400 s) is longer than the runner waits for the server (vllm.startup_timeout_s 3600 s): the runner gives up first; set startup_timeout_s to 5400"}},
+		{name: "both long", src: "vllm: {model: o/m, startup_timeout_s: 5400, env: {VLLM_ENGINE_READY_TIMEOUT_S: 5400}}\n", secs: 5400, fromEnv: true},
+		{name: "not a number", src: "vllm: {model: o/m, env: {VLLM_ENGINE_READY_TIMEOUT_S: 30m}}\n",
+			problems: []string{`r.yaml:6:55: vllm.env.VLLM_ENGINE_READY_TIMEOUT_S "30m": vLLM reads it as a whole number of seconds, at least 1`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(base+tt.src), profiles)
+			if diff := cmp.Diff(problemList(ps), tt.problems); diff != "" {
+				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
+			}
+			if r == nil {
+				return
+			}
+			secs, fromEnv := r.EngineReadyTimeout()
+			if secs != tt.secs || fromEnv != tt.fromEnv {
+				t.Errorf("EngineReadyTimeout() = %d, %v; want %d, %v", secs, fromEnv, tt.secs, tt.fromEnv)
+			}
+		})
+	}
+}

@@ -55,10 +55,13 @@ type Explanation struct {
 	BFCLVersion     string            `json:"bfcl_version,omitempty"`
 	Tools           *toolsExpl        `json:"tools,omitempty"`
 	// StartupTimeoutS is how long the server may take to answer.
-	StartupTimeoutS int               `json:"startup_timeout_s"`
-	AgentTags       map[string]string `json:"agent_tags,omitempty"`
-	Build           *buildExpl        `json:"build,omitempty"`
-	AIPerf          []aiperfExpl      `json:"aiperf,omitempty"`
+	StartupTimeoutS int `json:"startup_timeout_s"`
+	// EngineReadyTimeoutS is the recipe's own VLLM_ENGINE_READY_TIMEOUT_S,
+	// which vLLM gets instead of StartupTimeoutS; 0 when unset.
+	EngineReadyTimeoutS int               `json:"engine_ready_timeout_s,omitempty"`
+	AgentTags           map[string]string `json:"agent_tags,omitempty"`
+	Build               *buildExpl        `json:"build,omitempty"`
+	AIPerf              []aiperfExpl      `json:"aiperf,omitempty"`
 }
 
 type specExplanation struct {

@@ -186,7 +186,7 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	res := j.res
 	serveArgv := res.ServeArgv(j.port)
 	if res.Profile.Runtime != agents.Docker {
-		env, err := j.env(childenv.Server, j.readyTimeoutVar())
+		env, err := j.env(childenv.Server, j.readyTimeoutVars()...)
 		if err != nil {
 			return nil, err
 		}
@@ -213,8 +213,9 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 		}
 		argv = append(argv, "-e", e.Name+"="+e.Value)
 	}
-	ready := j.readyTimeoutVar()
-	argv = append(argv, "-e", ready.Name+"="+ready.Value)
+	for _, ready := range j.readyTimeoutVars() {
+		argv = append(argv, "-e", ready.Name+"="+ready.Value)
+	}
 	// Name only: docker copies the value from its own environment, so the
 	// token is never on a command line or in a log.
 	argv = append(argv, j.hfTokenFlags()...)

@@ -248,7 +248,7 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 	var c config
 	j := &c.job
 	fs.StringVar(&j.ResultsDir, "results", getenv("BENCHKITE_RESULTS"), "results directory (env BENCHKITE_RESULTS; default results/<recipe name>)")
-	fs.IntVar(&j.Port, "port", env.Int("BENCHKITE_PORT", 8000), "server port (env BENCHKITE_PORT)")
+	fs.IntVar(&j.Port, "port", env.Int("BENCHKITE_PORT", job.DefaultPort), "server port (env BENCHKITE_PORT, then VLLM_PORT; default: in a Buildkite job 20000 + cksum(BUILDKITE_JOB_ID) % 40000, a free port if that is held; else 8000, or a free port on the host's network)")
 	fs.DurationVar(&j.HealthTimeout, "health-timeout", env.Duration("BENCHKITE_HEALTH_TIMEOUT", 0), "how long the server may take to become healthy; big checkpoints download first (env BENCHKITE_HEALTH_TIMEOUT; default: the recipe's vllm.startup_timeout_s, 3600 s unless set)")
 	// Attaching is a flag only, the one flag with no variable: a variable
 	// left in a build's or an agent's environment must not turn every job
@@ -275,7 +275,16 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 		if err := env.Err(); err != nil {
 			return c, err
 		}
-		c.job.PortAuto = !flagSet(fs, "port") && strings.TrimSpace(getenv("BENCHKITE_PORT")) == ""
+		portAsked := flagSet(fs, "port") || strings.TrimSpace(getenv("BENCHKITE_PORT")) != ""
+		if v := getenv("VLLM_PORT"); !portAsked && strings.TrimSpace(v) != "" {
+			// perf-eval's override of the per-job port; a job that sets
+			// it for both systems gets one port.
+			if j.Port, err = job.ParsePort("VLLM_PORT", v); err != nil {
+				return c, fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
+			}
+			portAsked = true
+		}
+		c.job.PortAuto = !portAsked
 		if j.Tools, err = tools.ParseMode(*toolsMode); err != nil {
 			return c, fmt.Errorf("%w: --tools: %w", cliutil.ErrUsage, err)
 		}

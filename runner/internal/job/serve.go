@@ -274,9 +274,21 @@ func (j *Job) serve(ctx context.Context) error {
 		j.removeStaleContainers(ctx)
 	}
 	// A server left on the port would answer /health and every request
-	// in place of ours, and ours would fail to bind.
+	// in place of ours, and ours would fail to bind. A port derived from
+	// the job id gives way to a free one: two job ids may share a port.
 	if err := ready.CheckPortFree(j.port); err != nil {
-		return err
+		if !j.portDerived || !errors.Is(err, ready.ErrPortInUse) {
+			return err
+		}
+		p, ferr := freePort()
+		if ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		fmt.Fprintf(j.log, "runner: %v; the port came from the job id, so the server takes free port %d instead\n", err, p)
+		j.setPort(p)
+		if specs, err = j.serveSpecs(); err != nil {
+			return err
+		}
 	}
 	ps, err := j.pytestSpecs()
 	if err != nil {
@@ -530,6 +542,12 @@ func (j *Job) teardown(ctx context.Context, hurry bool) {
 	}
 	s.prefix.Close()
 	s.logFile.Close()
+}
+
+// setPort moves the server to port p before it starts.
+func (j *Job) setPort(p int) {
+	j.port = p
+	j.baseURL = fmt.Sprintf("http://%s:%d", loopback, p)
 }
 
 // freePort is a loopback port nothing listens on right now.

@@ -108,9 +108,9 @@ type Job struct {
 	// portDerived: port came from the job id, not from the user, so
 	// another may replace it when something holds it.
 	portDerived bool
-	deny     []string // more variables no child may get
-	tools    tools.Tools
-	server   *server
+	deny        []string // more variables no child may get
+	tools       tools.Tools
+	server      *server
 	// serverExit says why the server ended on its own after it was
 	// ready; empty when it did not.
 	serverExit string

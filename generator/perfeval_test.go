@@ -89,3 +89,60 @@ func TestExplainRecipeEngineReadyTimeout(t *testing.T) {
 		t.Errorf("explain --json: startup %d, engine %d, err %v; want 7200, 7200", ex.Startup, ex.Engine, err)
 	}
 }
+
+// TestPlatformImagePins: VLLM_IMAGE_CUDA pins the CUDA recipes' image
+// (their steps carry it, as VLLM_IMAGE and as the pin); recipes of a
+// platform the build pins nothing for are skipped steps naming the
+// variable, and the report lists them as skipped.
+func TestPlatformImagePins(t *testing.T) {
+	t.Parallel()
+	const cuda = "public.ecr.aws/q9t5s3a7/vllm-release-repo:7ce42a9bb874a3491819807870e3efebde2845bd-x86_64"
+	got := runGenerator(t, map[string]string{
+		"BUILDKITE_BRANCH": "main",
+		"WORKLOADS":        "kimi_k2_5-mi300x,upstream-deepseek-r1-0528-MI355X,kimi_k3-b300",
+		"VLLM_IMAGE_CUDA":  cuda,
+	}, "--workloads", perfEvalRecipes)
+	if got.code != 0 {
+		t.Fatalf("pipeline: exit %d, stderr:\n%s", got.code, got.stderr)
+	}
+	var p struct {
+		Steps []struct {
+			Key  string            `json:"key"`
+			Skip any               `json:"skip"`
+			Env  map[string]string `json:"env"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &p); err != nil {
+		t.Fatalf("pipeline is not JSON: %v", err)
+	}
+	type step struct {
+		Skip              any
+		Image, CUDA, ROCM string
+	}
+	steps := map[string]step{}
+	var report map[string]string
+	for _, s := range p.Steps {
+		switch {
+		case s.Key == "report":
+			report = s.Env
+		case strings.HasPrefix(s.Key, "recipe:"):
+			steps[s.Key] = step{s.Skip, s.Env["VLLM_IMAGE"], s.Env["VLLM_IMAGE_CUDA"], s.Env["VLLM_IMAGE_ROCM"]}
+		}
+	}
+	want := map[string]step{
+		"recipe:kimi_k3-b300":                     {Image: cuda, CUDA: cuda},
+		"recipe:kimi_k2_5-mi300x":                 {Skip: "no ROCm image: set VLLM_IMAGE_ROCM"},
+		"recipe:upstream-deepseek-r1-0528-MI355X": {Skip: "no ROCm image: set VLLM_IMAGE_ROCM"},
+	}
+	if diff := cmp.Diff(steps, want); diff != "" {
+		t.Errorf("recipe steps diff (-got +want):\n%s", diff)
+	}
+	if report["BENCHKITE_SELECTED"] != "kimi_k3-b300" || !strings.Contains(report["BENCHKITE_SKIPPED"], "kimi_k2_5-mi300x\t") || !strings.Contains(report["BENCHKITE_SKIPPED"], "set VLLM_IMAGE_ROCM") {
+		t.Errorf("report env = %v; want only kimi_k3-b300 selected and the ROCm recipes skipped with the variable to set", report)
+	}
+	for _, w := range []string{"Image of kimi\\_k3-b300 (B300, CUDA): " + strings.ReplaceAll(cuda, "_", "\\_") + ", from VLLM\\_IMAGE\\_CUDA", "Skipped kimi\\_k2\\_5-mi300x: no image for this platform"} {
+		if !strings.Contains(got.stderr, w) {
+			t.Errorf("notes lack %q:\n%s", w, got.stderr)
+		}
+	}
+}

@@ -153,6 +153,9 @@ func TestChooseImagePlatforms(t *testing.T) {
 		{name: "a built image and another platform's VLLM_IMAGE", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE": "rocm/vllm:nightly"},
 			want: ImageChoice{Image: "vllm-local:pr-1", Source: "build", Note: "built on the host from D; VLLM_IMAGE=rocm/vllm:nightly ignored: it is a ROCm image and H200 needs CUDA"}},
 		{name: "a built image and VLLM_COMMIT", gpu: "H200", recipe: built, env: map[string]string{"VLLM_COMMIT": "abcdef1"}, wantErr: ErrBuildOverride},
+		{name: "a built image and its platform's pin", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE_CUDA": "vllm/vllm-openai:nightly"}, wantErr: ErrBuildOverride},
+		{name: "a built image and another platform's pin", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE_ROCM": "rocm/vllm:nightly"},
+			want: ImageChoice{Image: "vllm-local:pr-1", Source: "build", Note: "built on the host from D"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,6 +169,64 @@ func TestChooseImagePlatforms(t *testing.T) {
 					t.Errorf("ChooseImage() error = %v, want it to name the build", err)
 				}
 				return
+			}
+			if diff := cmp.Diff(got, tt.want); diff != "" {
+				t.Errorf("ChooseImage() diff (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestChooseImagePlatformPins: VLLM_IMAGE_CUDA, VLLM_IMAGE_ROCM and
+// VLLM_IMAGE_XPU pin each platform's image above everything else; a build
+// that pins some platforms and sets no VLLM_IMAGE has no image for the
+// others.
+func TestChooseImagePlatformPins(t *testing.T) {
+	t.Parallel()
+	rocm := "rocm/vllm-dev:rc2-20261201"
+	cuda := "public.ecr.aws/q9t5s3a7/vllm-release-repo:7ce42a9bb874a3491819807870e3efebde2845bd-x86_64"
+	tests := []struct {
+		name    string
+		gpu     string
+		recipe  *Recipe
+		env     map[string]string
+		want    ImageChoice
+		wantErr string
+	}{
+		{name: "the ROCm pin wins over VLLM_IMAGE, VLLM_COMMIT and the recipe", gpu: "MI355X", recipe: &Recipe{VLLM: VLLM{Image: "rocm/vllm:old"}},
+			env:  map[string]string{"VLLM_IMAGE_ROCM": rocm, "VLLM_IMAGE": "rocm/vllm:other", "VLLM_COMMIT": "abcdef1"},
+			want: ImageChoice{Image: rocm, Source: "VLLM_IMAGE_ROCM"}},
+		{name: "the CUDA pin on NVIDIA", gpu: "B200", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": cuda, "VLLM_IMAGE_ROCM": rocm},
+			want: ImageChoice{Image: cuda, Source: "VLLM_IMAGE_CUDA"}},
+		{name: "the CUDA pin is not ROCm's", gpu: "MI300X", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": cuda},
+			wantErr: "no image for this platform in this build: it pins VLLM_IMAGE_CUDA but not VLLM_IMAGE_ROCM, and sets no VLLM_IMAGE; set VLLM_IMAGE_ROCM to run r"},
+		{name: "nor XPU's, even with VLLM_COMMIT", gpu: "XPU", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": cuda, "VLLM_IMAGE_ROCM": rocm, "VLLM_COMMIT": "abcdef1"},
+			wantErr: "no image for this platform in this build: it pins VLLM_IMAGE_CUDA, VLLM_IMAGE_ROCM but not VLLM_IMAGE_XPU, and sets no VLLM_IMAGE; set VLLM_IMAGE_XPU to run r"},
+		{name: "VLLM_IMAGE still serves a platform without a pin", gpu: "MI300X", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": cuda, "VLLM_IMAGE": "rocm/vllm:x"},
+			want: ImageChoice{Image: "rocm/vllm:x", Source: "VLLM_IMAGE"}},
+		{name: "a pin that reads as another platform is used, with a note", gpu: "MI300X", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_ROCM": "example/vllm:test"},
+			want: ImageChoice{Image: "example/vllm:test", Source: "VLLM_IMAGE_ROCM", Note: "VLLM_IMAGE_ROCM=example/vllm:test does not look like a ROCm image (its name reads CUDA); used as pinned"}},
+		{name: "a nightly pin names its commit", gpu: "H200", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": "vllm/vllm-openai:nightly-abcdef1"},
+			want: ImageChoice{Image: "vllm/vllm-openai:nightly-abcdef1", Commit: "abcdef1", Source: "VLLM_IMAGE_CUDA"}},
+		{name: "a bad pin names its variable", gpu: "H200", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": "Not An Image"},
+			wantErr: `VLLM_IMAGE_CUDA: "Not An Image" is not a valid image reference`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.recipe.Name = "r"
+			got, err := ChooseImage(tt.recipe, profile(t, tt.gpu), mapEnv(tt.env))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ChooseImage() error = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(tt.wantErr, "no image for") && !errors.Is(err, ErrNoPlatformImage) {
+					t.Errorf("ChooseImage() error = %v, want ErrNoPlatformImage", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
 			}
 			if diff := cmp.Diff(got, tt.want); diff != "" {
 				t.Errorf("ChooseImage() diff (-got +want):\n%s", diff)

@@ -66,10 +66,12 @@ func Render(s summary.Summary, trendArtifact string) string {
 	}
 	writeOtherFailures(&b, s)
 	writeHeadline(&b, s)
+	b.WriteString(costLine(s))
 	writeLinks(&b, s)
 	b.WriteString("<details><summary>Details: every run, the regression detector, accuracy and gates</summary>\n\n")
 	writeUncheckedDetails(&b, s)
 	writeBenchTable(&b, s)
+	WriteCostTable(&b, s)
 	writeDetectorTable(&b, s)
 	writePairedTable(&b, s)
 	writeAccuracyTable(&b, s)

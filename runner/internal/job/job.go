@@ -57,6 +57,11 @@ type Config struct {
 	HistoryPoll  time.Duration // between looks at it; baseline.DefaultHistoryPoll when zero
 	IngestURL    string        // best-effort dashboard sink; "" for none
 	IngestSecret string        // Buildkite secret with the ingest token
+	// IngestPerfEval turns on the perf-eval-compatible sink: rows to
+	// IngestPerfURL, accuracy results and samples to IngestEvalURL.
+	IngestPerfEval               bool
+	IngestPerfURL, IngestEvalURL string
+	IngestNoSamples              bool
 	// IngestNightlyOnly sends only scheduled nights that did not fail and
 	// ran their own server; other runs are marked when sent.
 	IngestNightlyOnly bool

@@ -99,7 +99,7 @@ func perfEvalRun(t *testing.T, dir string, samples int, sampleBytes int) summary
 			{Name: "8k-conc-128", Status: summary.StatusOK, Concurrency: 128, InputLen: 8192, OutputLen: 1024,
 				OutputThroughput: 8000, TotalTokenThroughput: 72000,
 				SpecDecode: &summary.SpecDecode{AcceptanceRate: 60, AcceptanceLength: 2.8},
-				Metrics: map[string]float64{"mean_ttft_ms": 250, "median_tpot_ms": 20, "p99_itl_ms": 40, "std_e2el_ms": 0, "mean_tpot_ms": 0, "duration": 120, "output_throughput": 8000}},
+				Metrics:    map[string]float64{"mean_ttft_ms": 250, "median_tpot_ms": 20, "p99_itl_ms": 40, "std_e2el_ms": 0, "mean_tpot_ms": 0, "duration": 120, "output_throughput": 8000}},
 			{Name: "8k-conc-256", Status: summary.StatusFailed, Concurrency: 256},
 		},
 		Accuracy: []summary.TaskResult{

@@ -349,3 +349,50 @@ func TestEngineReadyTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestRealTextDataset: a bench config may run on real prompts with a
+// fixed output length (the speculative decoding bench); it sets no
+// input_len, and the runner owns vLLM's dataset flags.
+func TestRealTextDataset(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	head := "name: s\ngpu: H200\nnum_gpus: 1\nvllm: {model: o/m}\nvllm_bench:\n  configs:\n"
+	tests := []struct {
+		name     string
+		config   string
+		dataset  string
+		problems []string
+	}{
+		{name: "mt-bench", config: "    - {name: c, dataset: mt-bench, output_len: 256, num_prompts: 80, max_concurrency: 4}\n", dataset: "mt-bench"},
+		{name: "instructcoder", config: "    - {name: c, dataset: instructcoder, output_len: 200, num_prompts: 80, max_concurrency: 4}\n", dataset: "instructcoder"},
+		{name: "input_len has no meaning there", config: "    - {name: c, dataset: mt-bench, input_len: 8, output_len: 256, num_prompts: 80, max_concurrency: 4}\n",
+			problems: []string{"r.yaml:7:47: vllm_bench.configs[0].input_len: mt-bench's prompts have their own lengths; remove input_len (output_len still fixes every answer's length)"}},
+		{name: "the output length stays required", config: "    - {name: c, dataset: mt-bench, num_prompts: 80, max_concurrency: 4}\n",
+			problems: []string{"r.yaml:7:7: vllm_bench.configs[0] needs output_len"}},
+		{name: "random still needs input_len", config: "    - {name: c, output_len: 8, num_prompts: 4, max_concurrency: 2}\n",
+			problems: []string{"r.yaml:7:7: vllm_bench.configs[0] needs input_len"}},
+		{name: "an unknown dataset names the real-text ones", config: "    - {name: c, dataset: sharegpt, output_len: 8, num_prompts: 4, max_concurrency: 2}\n",
+			problems: []string{"r.yaml:7:7: vllm_bench.configs[0] needs input_len", `r.yaml:7:26: dataset "sharegpt" is not supported; use random (fixed input/output lengths with --ignore-eos make nights comparable) or real text with a fixed output length (instructcoder, mt-bench)`}},
+		{name: "vLLM's dataset flags are the runner's", config: "    - {name: c, dataset: mt-bench, output_len: 8, num_prompts: 4, max_concurrency: 2, args: {hf_output_len: 64}}\n",
+			problems: []string{"r.yaml:7:94: vllm_bench.configs[0].args: --hf-output-len cannot be set here: set output_len on the config"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(head+tt.config), profiles)
+			if diff := cmp.Diff(problemList(ps), tt.problems); diff != "" {
+				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
+			}
+			if r == nil {
+				return
+			}
+			res, err := Resolve(r, profiles, mapEnv(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.BenchRuns[0].Dataset; got != tt.dataset {
+				t.Errorf("BenchRuns[0].Dataset = %q, want %q", got, tt.dataset)
+			}
+		})
+	}
+}

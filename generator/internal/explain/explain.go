@@ -78,6 +78,7 @@ type envExplanation struct {
 type benchRunExpl struct {
 	Name        string   `json:"name"`
 	Backend     string   `json:"backend"`
+	Dataset     string   `json:"dataset,omitempty"`
 	InputLen    int      `json:"input_len"`
 	OutputLen   int      `json:"output_len"`
 	NumPrompts  int      `json:"num_prompts"`
@@ -133,7 +134,7 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 		ex.ServeEnv = append(ex.ServeEnv, envExplanation{Name: e.Name, Value: e.Value})
 	}
 	for _, b := range res.BenchRuns {
-		ex.BenchRuns = append(ex.BenchRuns, benchRunExpl{Name: b.Name, Backend: b.Backend, InputLen: b.InputLen, OutputLen: b.OutputLen,
+		ex.BenchRuns = append(ex.BenchRuns, benchRunExpl{Name: b.Name, Backend: b.Backend, Dataset: textDataset(b.Dataset), InputLen: b.InputLen, OutputLen: b.OutputLen,
 			NumPrompts: b.NumPrompts, Concurrency: b.Concurrency, Repetitions: b.Repetitions, Args: append([]string{}, b.Args...)})
 	}
 	if r.Bench != nil {
@@ -334,7 +335,11 @@ func (ex Explanation) WriteText(w io.Writer) error {
 			if extra == "" {
 				extra = "-"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, b.InputLen, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
+			in := fmt.Sprint(b.InputLen)
+			if b.Dataset != "" {
+				in = b.Dataset // real prompts: their own lengths
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, in, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -368,4 +373,13 @@ func (ex Explanation) WriteText(w io.Writer) error {
 	}
 	ex.writeAIPerf(w)
 	return nil
+}
+
+// textDataset names a real-text dataset with its hub path; random, the
+// usual one, is left out.
+func textDataset(name string) string {
+	if d, ok := workloads.RealTextDatasets[name]; ok {
+		return name + " (" + d.Path + ")"
+	}
+	return ""
 }

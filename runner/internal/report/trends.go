@@ -121,6 +121,17 @@ func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 						return r.SpecDecode.AcceptanceRate
 					})})
 			}
+			if run.SpecDecode != nil && run.SpecDecode.AcceptanceLength > 0 {
+				// Tokens a verification step yields: what a drop in
+				// acceptance costs, and what a regression gate judges.
+				series = append(series, metricSeries{title: "EAGLE acceptance length", unit: "tokens", gateMetric: "spec_decode_acceptance_length", subject: name, higher: true,
+					value: get(func(r *summary.BenchRun) float64 {
+						if r.SpecDecode == nil || r.SpecDecode.AcceptanceLength <= 0 {
+							return math.NaN()
+						}
+						return r.SpecDecode.AcceptanceLength
+					})})
+			}
 		}
 		if task != nil && metric != "" {
 			name := task.Task

@@ -338,3 +338,18 @@ func TestPlanBadVLLMPort(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanIngestFormat: perf-eval is the one other ingest format; any
+// other value is a usage error that names it.
+func TestPlanIngestFormat(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		format string
+		code   int
+	}{{"perf-eval", 0}, {"benchkite", 0}, {"perfeval", 2}} {
+		_, stderr, code := runPlanCmd(t, map[string]string{"BUILDKITE_JOB_ID": "job-1", "BENCHKITE_INGEST_FORMAT": tt.format}, dockerRecipe)
+		if code != tt.code || (code != 0 && !strings.Contains(stderr, `--ingest-format "perfeval": use perf-eval, or leave it unset`)) {
+			t.Errorf("BENCHKITE_INGEST_FORMAT=%s: exit %d, stderr %q; want %d", tt.format, code, stderr, tt.code)
+		}
+	}
+}

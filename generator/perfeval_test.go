@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/benchkite/benchkite/steps/steptest"
 )
 
 // perfEvalRecipes are recipes perf-eval runs, unchanged, that an older
@@ -136,6 +138,17 @@ func TestPlatformImagePins(t *testing.T) {
 	}
 	if diff := cmp.Diff(steps, want); diff != "" {
 		t.Errorf("recipe steps diff (-got +want):\n%s", diff)
+	}
+	// The real agent takes the skipped steps as they are.
+	uploaded := steptest.DryRun(t, steptest.AgentBinary(t), []byte(got.stdout))
+	var skips []string
+	for _, st := range uploaded["steps"].([]any) {
+		if m, _ := st.(map[string]any); m["skip"] != nil {
+			skips = append(skips, m["key"].(string)+": "+m["skip"].(string))
+		}
+	}
+	if diff := cmp.Diff(skips, []string{"recipe:kimi_k2_5-mi300x: no ROCm image: set VLLM_IMAGE_ROCM", "recipe:upstream-deepseek-r1-0528-MI355X: no ROCm image: set VLLM_IMAGE_ROCM"}); diff != "" {
+		t.Errorf("skipped steps the agent uploads diff (-got +want):\n%s", diff)
 	}
 	if report["BENCHKITE_SELECTED"] != "kimi_k3-b300" || !strings.Contains(report["BENCHKITE_SKIPPED"], "kimi_k2_5-mi300x\t") || !strings.Contains(report["BENCHKITE_SKIPPED"], "set VLLM_IMAGE_ROCM") {
 		t.Errorf("report env = %v; want only kimi_k3-b300 selected and the ROCm recipes skipped with the variable to set", report)

@@ -16,7 +16,9 @@ import (
 	"github.com/benchkite/benchkite/workloads"
 )
 
-// explainPort is the port shown in the serve argv; the runner's default.
+// explainPort is the port shown in the serve argv: the runner's outside a
+// Buildkite job. In a job the port is the job's own (20000 + cksum(job id)
+// % 40000), which no explanation ahead of the build can know.
 const explainPort = 8000
 
 // Explanation is the resolved recipe as shown to people and machines.

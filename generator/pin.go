@@ -131,7 +131,7 @@ func imageProblem(err error) string {
 // recipes of its platform.
 func imageNotes(sel *selection.Selection, profiles *agents.Set, getenv func(string) string) []string {
 	img, commit := strings.TrimSpace(getenv("VLLM_IMAGE")), strings.TrimSpace(getenv("VLLM_COMMIT"))
-	if img == "" && commit == "" {
+	if img == "" && commit == "" && len(workloads.PlatformPins(getenv)) == 0 {
 		return nil
 	}
 	var out []string
@@ -148,4 +148,56 @@ func imageNotes(sel *selection.Selection, profiles *agents.Set, getenv func(stri
 		out = append(out, line)
 	}
 	return out
+}
+
+// unpinnedRun is a selected recipe whose platform has no image in this
+// build (workloads.ErrNoPlatformImage).
+type unpinnedRun struct {
+	recipe *workloads.Recipe
+	err    error
+}
+
+// skipUnpinnedPlatforms takes out of sel the recipes whose platform the
+// build pins no image for, and lists them among the skipped with why: a
+// build that pins VLLM_IMAGE_CUDA only measures CUDA. Their steps are
+// shown skipped, not dropped, so the build page says what did not run.
+func skipUnpinnedPlatforms(sel *selection.Selection, profiles *agents.Set, getenv func(string) string) []unpinnedRun {
+	if len(workloads.PlatformPins(getenv)) == 0 {
+		return nil
+	}
+	var out []unpinnedRun
+	kept := sel.Runs[:0]
+	for _, run := range sel.Runs {
+		_, err := workloads.Resolve(run.Recipe, profiles, getenv)
+		if !errors.Is(err, workloads.ErrNoPlatformImage) {
+			kept = append(kept, run)
+			continue
+		}
+		out = append(out, unpinnedRun{recipe: run.Recipe, err: err})
+		sel.Skipped = append(sel.Skipped, selection.Skipped{Name: run.Recipe.Name, Path: run.Recipe.Path, Reason: err.Error()})
+		sel.Notes = append(sel.Notes, fmt.Sprintf("Skipped %s: %v", run.Recipe.Name, errors.Unwrap(err)))
+	}
+	sel.Runs = kept
+	return out
+}
+
+// unpinnedStep is a recipe's step, skipped, with the variable that would
+// run it as the reason.
+func unpinnedStep(u unpinnedRun, profiles *agents.Set, queue string) steps.CommandStep {
+	r := u.recipe
+	reason := "no image in this build"
+	label := r.Name
+	if p, ok := profiles.Lookup(r.GPU); ok {
+		reason = fmt.Sprintf("no %s image: set %s", p.Platform(), workloads.PlatformImageEnv(p.Platform()))
+		label = strings.TrimSpace(p.Emoji + " " + r.Name)
+	}
+	return steps.CommandStep{
+		Label:      label,
+		Key:        contract.StepKey(r.Name),
+		Commands:   []string{steps.PrintTextCommand("BENCHKITE_SKIP_TEXT")},
+		Env:        map[string]string{"BENCHKITE_SKIP_TEXT": steps.TextValue(u.err.Error())},
+		Agents:     cpuAgents(queue),
+		Skip:       true,
+		SkipReason: reason,
+	}
 }

@@ -29,6 +29,9 @@ type pipelineOptions struct {
 	// historyNeeds is the artifact the history step reads its needs from;
 	// "" puts them into its environment.
 	historyNeeds string
+	// unpinned are recipes whose platform the build pins no image for:
+	// skipped steps.
+	unpinned []unpinnedRun
 }
 
 // runPipeline prints the pipeline JSON for this build. Output is written
@@ -48,13 +51,14 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	if err != nil {
 		return err
 	}
+	unpinned := skipUnpinnedPlatforms(sel, profiles, getenv)
 	pins := pinImages(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
 	sel.Notes = append(sel.Notes, pinNotes(pins)...)
 	sel.Notes = append(sel.Notes, imageNotes(sel, profiles, getenv)...)
 	if err := checkNeedsPath(pc.historyNeeds); err != nil {
 		return err
 	}
-	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins, historyNeeds: pc.historyNeeds})
+	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins, historyNeeds: pc.historyNeeds, unpinned: unpinned})
 	if err != nil {
 		return err
 	}
@@ -161,6 +165,9 @@ func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOption
 		}
 		p.Steps = append(p.Steps, s)
 	}
+	for _, u := range opt.unpinned {
+		p.Steps = append(p.Steps, unpinnedStep(u, profiles, opt.cpuQueue))
+	}
 	for _, inv := range sel.Invalid {
 		p.Steps = append(p.Steps, invalidStep(inv, opt.cpuQueue))
 	}
@@ -194,6 +201,11 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		return imageFailedStep(r.Name, pin.err, opt.cpuQueue), nil
 	}
 	env := map[string]string{"VLLM_IMAGE": pin.image}
+	if pinVar := workloads.PlatformImageEnv(res.Profile.Platform()); res.Image.Source == pinVar {
+		// The job gets the build's pin too; the pinned digest, not the
+		// tag, must win there as well.
+		env[pinVar] = pin.image
+	}
 	if r.VLLM.Build != nil {
 		// The job builds the image; no registry knows it.
 		delete(env, "VLLM_IMAGE")

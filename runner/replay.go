@@ -140,7 +140,8 @@ func runReplay(ctx context.Context, c config, io cliutil.Streams, getenv func(st
 	for _, w := range rp.warnings {
 		fmt.Fprintf(io.Stderr, "runner replay: warning: %s\n", w)
 	}
-	override := map[string]string{"VLLM_IMAGE": rp.image, "VLLM_COMMIT": ""}
+	// The recorded image, whatever the build pins per platform.
+	override := map[string]string{"VLLM_IMAGE": rp.image, "VLLM_COMMIT": "", "VLLM_IMAGE_CUDA": "", "VLLM_IMAGE_ROCM": "", "VLLM_IMAGE_XPU": ""}
 	get := func(k string) string {
 		if v, ok := override[k]; ok {
 			return v

@@ -16,7 +16,9 @@ import (
 	"github.com/benchkite/benchkite/workloads"
 )
 
-// explainPort is the port shown in the serve argv; the runner's default.
+// explainPort is the port shown in the serve argv: the runner's outside a
+// Buildkite job. In a job the port is the job's own (20000 + cksum(job id)
+// % 40000), which no explanation ahead of the build can know.
 const explainPort = 8000
 
 // Explanation is the resolved recipe as shown to people and machines.
@@ -58,10 +60,13 @@ type Explanation struct {
 	BFCLVersion string           `json:"bfcl_version,omitempty"`
 	Tools       *toolsExpl       `json:"tools,omitempty"`
 	// StartupTimeoutS is how long the server may take to answer.
-	StartupTimeoutS int               `json:"startup_timeout_s"`
-	AgentTags       map[string]string `json:"agent_tags,omitempty"`
-	Build           *buildExpl        `json:"build,omitempty"`
-	AIPerf          []aiperfExpl      `json:"aiperf,omitempty"`
+	StartupTimeoutS int `json:"startup_timeout_s"`
+	// EngineReadyTimeoutS is the recipe's own VLLM_ENGINE_READY_TIMEOUT_S,
+	// which vLLM gets instead of StartupTimeoutS; 0 when unset.
+	EngineReadyTimeoutS int               `json:"engine_ready_timeout_s,omitempty"`
+	AgentTags           map[string]string `json:"agent_tags,omitempty"`
+	Build               *buildExpl        `json:"build,omitempty"`
+	AIPerf              []aiperfExpl      `json:"aiperf,omitempty"`
 }
 
 type specExplanation struct {
@@ -78,6 +83,7 @@ type envExplanation struct {
 type benchRunExpl struct {
 	Name        string   `json:"name"`
 	Backend     string   `json:"backend"`
+	Dataset     string   `json:"dataset,omitempty"`
 	InputLen    int      `json:"input_len"`
 	OutputLen   int      `json:"output_len"`
 	NumPrompts  int      `json:"num_prompts"`
@@ -134,7 +140,7 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 		ex.ServeEnv = append(ex.ServeEnv, envExplanation{Name: e.Name, Value: e.Value})
 	}
 	for _, b := range res.BenchRuns {
-		ex.BenchRuns = append(ex.BenchRuns, benchRunExpl{Name: b.Name, Backend: b.Backend, InputLen: b.InputLen, OutputLen: b.OutputLen,
+		ex.BenchRuns = append(ex.BenchRuns, benchRunExpl{Name: b.Name, Backend: b.Backend, Dataset: textDataset(b.Dataset), InputLen: b.InputLen, OutputLen: b.OutputLen,
 			NumPrompts: b.NumPrompts, Concurrency: b.Concurrency, Repetitions: b.Repetitions, Args: append([]string{}, b.Args...)})
 	}
 	if r.Bench != nil {
@@ -336,7 +342,11 @@ func (ex Explanation) WriteText(w io.Writer) error {
 			if extra == "" {
 				extra = "-"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, b.InputLen, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
+			in := fmt.Sprint(b.InputLen)
+			if b.Dataset != "" {
+				in = b.Dataset // real prompts: their own lengths
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, in, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -370,4 +380,13 @@ func (ex Explanation) WriteText(w io.Writer) error {
 	}
 	ex.writeAIPerf(w)
 	return nil
+}
+
+// textDataset names a real-text dataset with its hub path; random, the
+// usual one, is left out.
+func textDataset(name string) string {
+	if d, ok := workloads.RealTextDatasets[name]; ok {
+		return name + " (" + d.Path + ")"
+	}
+	return ""
 }

@@ -66,10 +66,12 @@ func Render(s summary.Summary, trendArtifact string) string {
 	}
 	writeOtherFailures(&b, s)
 	writeHeadline(&b, s)
+	b.WriteString(costLine(s))
 	writeLinks(&b, s)
 	b.WriteString("<details><summary>Details: every run, the regression detector, accuracy and gates</summary>\n\n")
 	writeUncheckedDetails(&b, s)
 	writeBenchTable(&b, s)
+	WriteCostTable(&b, s)
 	writeDetectorTable(&b, s)
 	writePairedTable(&b, s)
 	writeAccuracyTable(&b, s)
@@ -613,6 +615,13 @@ func writeBenchTable(b *strings.Builder, s summary.Summary) {
 		accept := "–"
 		if sd := r.SpecDecode; sd != nil {
 			accept = fmt.Sprintf("%s, mean length %s", Num(sd.AcceptanceRate, Percent), Thousands(sd.AcceptanceLength, 2))
+			if len(sd.PerPosition) > 0 {
+				pos := make([]string, len(sd.PerPosition))
+				for i, p := range sd.PerPosition {
+					pos[i] = Thousands(p*100, 0)
+				}
+				accept += "; by position " + strings.Join(pos, " / ") + " %"
+			}
 		}
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s / %s | %s | %s | %s | ok |\n",
 			Text(r.Name), r.Concurrency, Num(r.OutputThroughput, TokensPerSec), Num(r.OutputThroughputPerGPU, TokensPerSec), delta, Num(r.TotalTokenThroughput, TokensPerSec),

@@ -253,10 +253,15 @@ type runnerProc struct {
 	done   chan struct{}
 }
 
-// start starts `runner run recipe.yaml --port <port> args...`.
+// start starts `runner run recipe.yaml --port <port> args...`; with port
+// 0, no --port: the runner picks the job's port itself.
 func (e *e2e) start(args ...string) *runnerProc {
 	e.t.Helper()
-	argv := append([]string{"run", "recipe.yaml", "--port", strconv.Itoa(e.port)}, args...)
+	argv := []string{"run", "recipe.yaml"}
+	if e.port != 0 {
+		argv = append(argv, "--port", strconv.Itoa(e.port))
+	}
+	argv = append(argv, args...)
 	cmd := exec.Command(e.bin, argv...)
 	cmd.Dir = e.dir
 	cmd.Env = e.environ()

@@ -25,6 +25,9 @@ func (j *Job) failure() *summary.Failure {
 // and says it in the log.
 func (j *Job) account() {
 	j.sum.GPUTime = gputime.Of(&j.sum, j.res.Profile.GPUHourPrice)
+	for i := range j.sum.Bench {
+		j.sum.Bench[i].PriceTokens(j.res.Profile.GPUHourPrice, j.res.Recipe.NumGPUs)
+	}
 	if g := j.sum.GPUTime; g != nil {
 		g.Saved, g.BisectBudget = j.canarySaved, j.res.Profile.BisectGPUHours
 		fmt.Fprintf(j.log, "runner: GPU time %.2f GPU-h on %d GPU(s)\n", g.Total/3600, g.GPUs)

@@ -58,11 +58,18 @@ type Config struct {
 	HistoryPoll  time.Duration // between looks at it; baseline.DefaultHistoryPoll when zero
 	IngestURL    string        // best-effort dashboard sink; "" for none
 	IngestSecret string        // Buildkite secret with the ingest token
+	// IngestPerfEval turns on the perf-eval-compatible sink: rows to
+	// IngestPerfURL, accuracy results and samples to IngestEvalURL.
+	IngestPerfEval               bool
+	IngestPerfURL, IngestEvalURL string
+	IngestNoSamples              bool
 	// IngestNightlyOnly sends only scheduled nights that did not fail and
 	// ran their own server; other runs are marked when sent.
 	IngestNightlyOnly bool
-	// PortAuto: no port was asked for. On a host-network pod the port is
-	// a port of the node, so the runner picks a free one.
+	// PortAuto: no port was asked for (no --port, BENCHKITE_PORT or
+	// VLLM_PORT). Inside a Buildkite job the port is then JobPort of the
+	// job id, on every runtime, and a free one if that is held; outside
+	// one, Port, or a free one where the server binds the host's network.
 	PortAuto bool
 	// Tools is how lm_eval and the BFCL driver are found: installed into
 	// ToolsDir (tools.ModeVenv) or taken from PATH (tools.ModePath).
@@ -112,9 +119,12 @@ type Job struct {
 	absDir   string // dir, absolute: where a container sees it
 	port     int
 	baseURL  string
-	deny     []string // more variables no child may get
-	tools    tools.Tools
-	server   *server
+	// portDerived: port came from the job id, not from the user, so
+	// another may replace it when something holds it.
+	portDerived bool
+	deny        []string // more variables no child may get
+	tools       tools.Tools
+	server      *server
 	// serverExit says why the server ended on its own after it was
 	// ready; empty when it did not.
 	serverExit string
@@ -167,9 +177,17 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		j.cfg.HealthTimeout = res.Recipe.StartupTimeout()
 	}
 	j.port = c.Port
-	if c.PortAuto && c.BaseURL == "" && res.Profile.HostNetwork() {
-		if p, err := freePort(); err == nil {
-			j.port = p
+	if c.PortAuto && c.BaseURL == "" {
+		var id string
+		if j.getenv != nil {
+			id = j.getenv("BUILDKITE_JOB_ID")
+		}
+		if id != "" {
+			j.port, j.portDerived = JobPort(id), true
+		} else if res.Profile.HostNetwork() {
+			if p, err := freePort(); err == nil {
+				j.port = p
+			}
 		}
 	}
 	j.baseURL = strings.TrimSuffix(c.BaseURL, "/")

@@ -87,8 +87,9 @@ func (j *Job) publish(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// ingest posts to the optional dashboard sink; a failure only warns.
+// ingest posts to the optional dashboard sinks; a failure only warns.
 func (j *Job) ingest(ctx context.Context) {
+	j.ingestPerfEval(ctx)
 	if j.cfg.IngestURL == "" {
 		return
 	}
@@ -212,4 +213,37 @@ func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 		panels = append(panels, p)
 	}
 	return panels
+}
+
+// ingestPerfEval posts to perf-eval's dashboards in their shape: a team
+// switching keeps its rows. The token is INGEST_BEARER_TOKEN (or
+// BENCHKITE_INGEST_TOKEN), else the Buildkite secret.
+func (j *Job) ingestPerfEval(ctx context.Context) {
+	if !j.cfg.IngestPerfEval {
+		return
+	}
+	c := j.cfg
+	if marks := ingest.OriginOf(j.sum).Marks; c.IngestNightlyOnly && len(marks) > 0 {
+		fmt.Fprintf(j.log, "runner: not posted to perf-eval's dashboards: the run is %s (--ingest-nightly-only)\n", strings.Join(marks, ", "))
+		return
+	}
+	bk, err := j.buildkite()
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: perf-eval ingest skipped: %v\n", err)
+		return
+	}
+	token, err := bk.Token(ctx, "BENCHKITE_INGEST_TOKEN", "")
+	if err != nil {
+		token, err = bk.Token(ctx, ingest.PerfEvalTokenName, c.IngestSecret)
+	}
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: perf-eval ingest skipped: %v\n", err)
+		return
+	}
+	sink := &ingest.PerfEvalSink{PerfURL: c.IngestPerfURL, EvalURL: c.IngestEvalURL, Token: token, Client: &http.Client{}, Dir: j.dir, Getenv: j.getenv, NoSamples: c.IngestNoSamples}
+	n, err := sink.Post(ctx, j.sum)
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: perf-eval ingest: %v\n", err)
+	}
+	fmt.Fprintf(j.log, "runner: posted %d record(s) to %s and %s\n", n, c.IngestPerfURL, c.IngestEvalURL)
 }

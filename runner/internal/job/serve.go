@@ -195,7 +195,7 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	res := j.res
 	serveArgv := res.ServeArgv(j.port)
 	if res.Profile.Runtime != agents.Docker {
-		env, err := j.env(childenv.Server, j.readyTimeoutVar())
+		env, err := j.env(childenv.Server, j.readyTimeoutVars()...)
 		if err != nil {
 			return nil, err
 		}
@@ -222,8 +222,9 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 		}
 		argv = append(argv, "-e", e.Name+"="+e.Value)
 	}
-	ready := j.readyTimeoutVar()
-	argv = append(argv, "-e", ready.Name+"="+ready.Value)
+	for _, ready := range j.readyTimeoutVars() {
+		argv = append(argv, "-e", ready.Name+"="+ready.Value)
+	}
 	// Name only: docker copies the value from its own environment, so the
 	// token is never on a command line or in a log.
 	argv = append(argv, j.hfTokenFlags()...)
@@ -296,9 +297,21 @@ func (j *Job) serve(ctx context.Context) error {
 		j.removeStaleContainers(ctx)
 	}
 	// A server left on the port would answer /health and every request
-	// in place of ours, and ours would fail to bind.
+	// in place of ours, and ours would fail to bind. A port derived from
+	// the job id gives way to a free one: two job ids may share a port.
 	if err := ready.CheckPortFree(j.port); err != nil {
-		return err
+		if !j.portDerived || !errors.Is(err, ready.ErrPortInUse) {
+			return err
+		}
+		p, ferr := freePort()
+		if ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		fmt.Fprintf(j.log, "runner: %v; the port came from the job id, so the server takes free port %d instead\n", err, p)
+		j.setPort(p)
+		if specs, err = j.serveSpecs(); err != nil {
+			return err
+		}
 	}
 	ps, err := j.pytestSpecs()
 	if err != nil {
@@ -560,6 +573,12 @@ func (j *Job) teardown(ctx context.Context, hurry bool) {
 	}
 	s.prefix.Close()
 	s.logFile.Close()
+}
+
+// setPort moves the server to port p before it starts.
+func (j *Job) setPort(p int) {
+	j.port = p
+	j.baseURL = fmt.Sprintf("http://%s:%d", loopback, p)
 }
 
 // freePort is a loopback port nothing listens on right now.

@@ -592,6 +592,7 @@ func renderReport(build gate.Build, problems []string, skipped []contract.Skippe
 		b.WriteString("\n")
 	}
 	writeGPUTime(&b, sums)
+	writeCost(&b, rows)
 	writeSameBuild(&b, build.Same)
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")

@@ -103,6 +103,15 @@ func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 					value: get(func(r *summary.BenchRun) float64 { return r.TPOT.Median })},
 				metricSeries{title: "TTFT p50", unit: "ms", gateMetric: "median_ttft_ms", subject: name,
 					value: get(func(r *summary.BenchRun) float64 { return r.TTFT.Median })})
+			if run.Cost != nil && run.Cost.Output != nil {
+				series = append(series, metricSeries{title: "Cost per million output tokens", unit: "per Mtok",
+					value: get(func(r *summary.BenchRun) float64 {
+						if r.Cost == nil || r.Cost.Output == nil {
+							return math.NaN()
+						}
+						return *r.Cost.Output
+					})})
+			}
 			if run.SpecDecode != nil {
 				series = append(series, metricSeries{title: "EAGLE acceptance", unit: "%", gateMetric: "spec_decode_acceptance_rate", subject: name, higher: true,
 					value: get(func(r *summary.BenchRun) float64 {
@@ -110,6 +119,17 @@ func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 							return math.NaN()
 						}
 						return r.SpecDecode.AcceptanceRate
+					})})
+			}
+			if run.SpecDecode != nil && run.SpecDecode.AcceptanceLength > 0 {
+				// Tokens a verification step yields: what a drop in
+				// acceptance costs, and what a regression gate judges.
+				series = append(series, metricSeries{title: "EAGLE acceptance length", unit: "tokens", gateMetric: "spec_decode_acceptance_length", subject: name, higher: true,
+					value: get(func(r *summary.BenchRun) float64 {
+						if r.SpecDecode == nil || r.SpecDecode.AcceptanceLength <= 0 {
+							return math.NaN()
+						}
+						return r.SpecDecode.AcceptanceLength
 					})})
 			}
 		}

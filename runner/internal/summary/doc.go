@@ -106,6 +106,11 @@
 //   - ttft_ms, tpot_ms, itl_ms: time to first token, time per output token
 //     after the first, inter-token latency; each {mean, median, p99} in ms.
 //   - e2el_ms: optional; end-to-end request latency, same shape.
+//   - cost_per_mtok: optional, present when the profile has a
+//     gpu_hour_price: {input, output, total}, the cost of a million tokens
+//     of each kind (gpu_hour_price × num_gpus over the tokens an hour at
+//     the run's throughput; input throughput is total less output), null
+//     for a kind with no throughput.
 //   - spec_decode: optional, present when the server speculated:
 //     acceptance_rate in percent (0-100), acceptance_length in tokens per
 //     draft including the bonus token, per_position acceptance as fractions

@@ -78,12 +78,18 @@
 //	                                   JSON array: ["vllm", "serve", MODEL, flags...].
 //
 // "vllm bench serve" takes the real option set (unknown options exit 2 with
-// argparse's "unrecognized arguments"). It supports the random dataset
-// (the only one recipes may use), the openai, vllm and openai-chat
+// argparse's "unrecognized arguments"). It supports the random dataset and
+// the hf datasets philschmid/mt-bench and likaixin/InstructCoder (real
+// prompt lengths, --hf-output-len answers; streamed from the hub each run,
+// or with --no-stream read from $HF_HOME/datasets/<org>___<name>, fetched
+// there first when missing; HF_HUB_OFFLINE or HF_DATASETS_OFFLINE make any
+// fetch fail as datasets does), the openai, vllm and openai-chat
 // backends, finite and infinite request rates, warm-ups and goodput; other
 // datasets fail. It exits 1 if the server cannot be reached at the start;
 // failed requests are reported in the result file, as vLLM does. Knobs:
 //
+//	FAKE_HF_FETCH_LOG                  file to which every hub fetch of a dataset
+//	                                   appends its path, one a line.
 //	FAKE_VLLM_BENCH_NO_OUTPUT          true: exit 0 without writing the result file.
 //	FAKE_VLLM_BENCH_KILL_PIDFILE       after the run, SIGKILL the pid in this file
 //	                                   (a server's FAKE_VLLM_PID_FILE) and wait for it

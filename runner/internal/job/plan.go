@@ -6,6 +6,7 @@ import (
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/job/benchdriver"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
@@ -74,10 +75,19 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 	if err := alive(); err != nil {
 		return nil, nil, err
 	}
-	for _, run := range res.BenchRuns {
+	if len(res.BenchRuns) > 0 {
+		if err := add(j.benchDriverSpec()); err != nil {
+			return nil, nil, err
+		}
+		notes[len(specs)-1] = "the bench driver: the bench runs below, one argv (as JSON) a line on its stdin, through vLLM's bench entry point in this one process"
+	}
+	for i, run := range res.BenchRuns {
 		for rep := 1; rep <= run.Repetitions; rep++ {
 			if err := add(j.benchSpec(run, rep)); err != nil {
 				return nil, nil, err
+			}
+			if i == 0 && rep == 1 {
+				notes[len(specs)-1] = fmt.Sprintf("this and the bench runs after it go to the bench driver above; each starts as its own process only where the driver exits %d (no vllm.benchmarks.serve in that Python)", benchdriver.ExitNoEntryPoint)
 			}
 		}
 	}

@@ -57,7 +57,7 @@ func TestDriverPytest(t *testing.T) {
 }
 
 // TestSourceHasNoQuote: plans print the source as one shell word in
-// single quotes; a quote in it would print as '\''.
+// single quotes; a quote in it would print as '\”.
 func TestSourceHasNoQuote(t *testing.T) {
 	t.Parallel()
 	if i := strings.IndexByte(Source, '\''); i >= 0 {

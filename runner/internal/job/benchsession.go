@@ -176,7 +176,7 @@ func (s *benchSession) driverRun(ctx context.Context, spec proc.Spec) (time.Time
 	if argv == nil || err != nil {
 		return time.Now(), fmt.Errorf("bench driver: no `vllm bench serve` argv in %s", proc.FormatArgv(spec.Argv))
 	}
-	fmt.Fprintf(j.log, "$ %s   # in the bench driver\n", proc.FormatArgv(spec.Argv))
+	fmt.Fprintf(j.log, "$ %s   (in the bench driver)\n", proc.FormatArgv(spec.Argv))
 	// One pipe carries both streams, in order; spec.Stdout is the run's
 	// writer for both (its Stderr is part of it).
 	out := io.Writer(io.Discard)

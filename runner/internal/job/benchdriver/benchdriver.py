@@ -2,11 +2,10 @@
 
 The runner starts this as `python3 -c SOURCE` in the Python the server
 runs on and writes one JSON array per line on stdin: the argv the CLI
-would get
-("vllm", "bench", "serve", ...). Each goes through the bench entry point of
-vLLM (vllm.benchmarks.serve: add_cli_args, main), which parses it as the
-CLI does and writes the same result file; what changes is that Python,
-vLLM and torch are imported once per job instead of once per run.
+would get ("vllm", "bench", "serve", ...). Each goes through the bench
+entry point of vLLM (vllm.benchmarks.serve: add_cli_args, main), which
+parses it as the CLI does and writes the same result file; what changes
+is that Python, vLLM and torch are imported once per job, not per run.
 
 Protocol lines on stdout, each alone on its line:
   benchkite-bench: ready         the entry point is imported

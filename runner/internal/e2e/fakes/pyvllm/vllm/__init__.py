@@ -1,0 +1,1 @@
+"""Stand-in vllm package: only the bench entry point (vllm.benchmarks.serve)."""

@@ -80,7 +80,19 @@ type benchSession struct {
 	lastEnd time.Time
 }
 
-func (j *Job) newBenchSession() *benchSession { return &benchSession{j: j} }
+func (j *Job) newBenchSession() *benchSession {
+	s := &benchSession{j: j, cli: j.benchDriverOff()}
+	if s.cli {
+		fmt.Fprintf(j.log, "runner: %s=off: each bench run is its own `vllm bench serve`\n", benchDriverEnv)
+	}
+	return s
+}
+
+// benchDriverEnv=off runs each bench as its own `vllm bench serve`: to
+// compare the two, or where the driver misbehaves with a vLLM version.
+const benchDriverEnv = "BENCHKITE_BENCH_DRIVER"
+
+func (j *Job) benchDriverOff() bool { return j.getenv != nil && j.getenv(benchDriverEnv) == "off" }
 
 // run runs one bench spec (a CLI argv), its output to spec.Stdout and
 // spec.Stderr, and logs how long it took and how long after the previous

@@ -75,7 +75,8 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 	if err := alive(); err != nil {
 		return nil, nil, err
 	}
-	if len(res.BenchRuns) > 0 {
+	driver := len(res.BenchRuns) > 0 && !j.benchDriverOff()
+	if driver {
 		if err := add(j.benchDriverSpec()); err != nil {
 			return nil, nil, err
 		}
@@ -86,7 +87,7 @@ func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
 			if err := add(j.benchSpec(run, rep)); err != nil {
 				return nil, nil, err
 			}
-			if i == 0 && rep == 1 {
+			if driver && i == 0 && rep == 1 {
 				notes[len(specs)-1] = fmt.Sprintf("this and the bench runs after it go to the bench driver above; each starts as its own process only where the driver exits %d (no vllm.benchmarks.serve in that Python)", benchdriver.ExitNoEntryPoint)
 			}
 		}

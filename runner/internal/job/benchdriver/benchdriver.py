@@ -66,6 +66,18 @@ def run_one(argv: Any, parser_type: Callable[..., Any], add_cli_args: Callable[[
 
 def main() -> int:
     sys.stdout.reconfigure(line_buffering=True)
+    # What `vllm` does before it imports the bench: spawned workers, and
+    # the CPU platform where no accelerator was detected.
+    os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
+    platforms: Optional[Any]
+    try:
+        from vllm import platforms
+    except ImportError:
+        platforms = None
+    if platforms is not None and platforms.current_platform.is_unspecified():
+        from vllm.platforms.cpu import CpuPlatform
+
+        platforms.current_platform = CpuPlatform()
     try:
         from vllm.benchmarks.serve import add_cli_args
         from vllm.benchmarks.serve import main as bench
@@ -81,18 +93,6 @@ def main() -> int:
         import argparse
 
         parser_type = argparse.ArgumentParser
-    # What `vllm` does before dispatching `bench`: spawned workers, and
-    # the CPU platform where none was detected.
-    os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
-    platforms: Optional[Any]
-    try:
-        from vllm import platforms
-    except ImportError:
-        platforms = None
-    if platforms is not None and platforms.current_platform.is_unspecified():
-        from vllm.platforms.cpu import CpuPlatform
-
-        platforms.current_platform = CpuPlatform()
     mark("ready")
     for line in sys.stdin:
         if not line.strip():

@@ -15,7 +15,6 @@ The process exits 3 before "ready" when the entry point is missing, so that
 the runner falls back to the CLI, and 0 at the end of stdin.
 """
 
-import gc
 import json
 import os
 import sys
@@ -57,10 +56,10 @@ def run_one(argv: Any, parser_type: Callable[..., Any], add_cli_args: Callable[[
     except Exception:  # what the CLI would print before exiting 1
         traceback.print_exc()
         return 1
-    finally:
-        # main freezes the GC heap for its run; the next run starts clean.
-        gc.unfreeze()
-        gc.collect()
+    # main freezes the GC heap (vllm.utils.gc_utils.freeze_gc_heap) after
+    # three full collections; left frozen, the freeze of the next run finds
+    # little to collect. Unfreezing here made each run collect the whole
+    # heap (torch included) again: about a second a run on a slow CPU.
     return 0
 
 

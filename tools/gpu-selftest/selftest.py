@@ -301,12 +301,14 @@ def act(sc: Scenario, p: "subprocess.Popen[bytes]", log_path: str, start: float,
         os.kill(min(servers), signal.SIGKILL)
         row.notes.append(f"SIGKILL to vllm serve pid {min(servers)}")
     else:
+        first = time.monotonic()
         os.killpg(p.pid, signal.SIGTERM)
         time.sleep(0.5)
         try:
             os.killpg(p.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+        return first  # seconds count from the first signal
     return time.monotonic()
 
 

@@ -146,3 +146,24 @@ func TestE2EBenchDriverSIGTERM(t *testing.T) {
 	}
 	e.checkNoLeftovers()
 }
+
+// TestE2EBenchDriverOff: BENCHKITE_BENCH_DRIVER=off runs each bench as
+// its own process although the entry point is there.
+func TestE2EBenchDriverOff(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-bench-driver-off"
+	e := newE2E(t, name, tinyRecipe(name, 1))
+	e.withBenchEntryPoint()
+	e.setenv("BENCHKITE_BENCH_DRIVER", "off")
+	o := e.run("--health-timeout", "5m")
+	checkCode(t, o, 0)
+	if !strings.Contains(o.stdout, "runner: BENCHKITE_BENCH_DRIVER=off: each bench run is its own `vllm bench serve`") || strings.Contains(o.stdout, "<benchdriver.py>") {
+		t.Errorf("the log does not show the CLI chosen, or shows the driver:\n%s", o.stdout)
+	}
+	if n := len(regexp.MustCompile("(?m)^runner: bench run took [0-9.]+ s as `vllm bench serve`").FindAllString(o.stdout, -1)); n != 1 {
+		t.Errorf("%d bench runs as the CLI, want 1:\n%s", n, o.stdout)
+	}
+	if plan := e.plan("--health-timeout", "5m"); strings.Contains(plan, "the bench driver") {
+		t.Errorf("the plan lists the bench driver although it is off:\n%s", plan)
+	}
+}

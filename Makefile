@@ -6,7 +6,7 @@ AGENT_BIN := bin/buildkite-agent
 # The packages `make test` tests; .ci/stock-agent narrows it.
 PKGS      ?= ./...
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags locks demo drill
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags locks demo drill gpu-selftest
 
 all: generator runner
 
@@ -117,6 +117,15 @@ drill:
 # (plans name the venv by the lock's hash).
 locks:
 	internal/toollocks/compile.sh
+
+# The GPU self-test (tools/gpu-selftest/selftest.py): on a machine with one
+# GPU, vLLM and lm_eval (on PATH) and no network, the runner's night on a
+# plain and a speculative recipe, the bench driver against the CLI, and five
+# faults, in one table; non-zero on any harness defect. SELFTEST_ARGS adds
+# flags (--work, --out, --only, --python).
+gpu-selftest: runner
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/hfhub ./runner/internal/e2e/fakes/cmd/hfhub
+	python3 tools/gpu-selftest/selftest.py --runner bin/runner --hub bin/hfhub $(SELFTEST_ARGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -68,6 +68,9 @@ func TestPlanGolden(t *testing.T) {
 
 // TestPlanContents says what the golden files must show, so that an
 // -update cannot quietly accept a wrong plan.
+// driverHead is how the bench driver's source begins.
+const driverHead = "\"\"\"Run every `vllm bench serve` of a job in one Python process.\n"
+
 func TestPlanContents(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"HF_TOKEN": "secret-value-123", "BUILDKITE_JOB_ID": "job-1"}
@@ -101,34 +104,38 @@ func TestPlanContents(t *testing.T) {
 				"     env HF_TOKEN=***\n",
 				"     env VLLM_ENGINE_READY_TIMEOUT_S=3600\n",
 				"     env VLLM_USE_BREAKABLE_CUDAGRAPH=0\n",
-				"8. vllm bench serve --backend openai --base-url http://127.0.0.1:38299 ",
+				// One Python process runs every bench run, each argv on its stdin.
+				"8. python3 -c '" + driverHead,
+				"     # the bench driver: ",
+				"9. vllm bench serve --backend openai --base-url http://127.0.0.1:38299 ",
 				" --ignore-eos --num-prompts 512 --max-concurrency 128 --temperature 0 --trust-remote-code --percentile-metrics ttft,tpot,itl,e2el ",
 				"--result-filename " + cwdToken + "/results/minimax_m3-mi355x/bench/bench-8k-in-1k-out-conc-128.json\n",
-				"9. " + cwdToken + "/.benchkite/tools/" + lmKey + "/bin/lm_eval --model local-completions --model_args model=MiniMaxAI/MiniMax-M3-MXFP8,base_url=http://127.0.0.1:38299/v1/completions,tokenized_requests=False,tokenizer_backend=None,timeout=6000,num_concurrent=64,max_length=40960,max_gen_toks=32768 --tasks gsm8k --num_fewshot 5 ",
+				"     # this and the bench runs after it go to the bench driver above; each starts as its own process only where the driver exits 3",
+				"10. " + cwdToken + "/.benchkite/tools/" + lmKey + "/bin/lm_eval --model local-completions --model_args model=MiniMaxAI/MiniMax-M3-MXFP8,base_url=http://127.0.0.1:38299/v1/completions,tokenized_requests=False,tokenizer_backend=None,timeout=6000,num_concurrent=64,max_length=40960,max_gen_toks=32768 --tasks gsm8k --num_fewshot 5 ",
 				"     env VIRTUAL_ENV=" + cwdToken + "/.benchkite/tools/" + lmKey + "\n",
-				"10. buildkite-agent artifact upload 'results/minimax_m3-mi355x/**/*'\n",
+				"11. buildkite-agent artifact upload 'results/minimax_m3-mi355x/**/*'\n",
 				"     env BUILDKITE_AGENT_ACCESS_TOKEN=***\n",
-				"11. buildkite-agent annotate --context minimax_m3-mi355x --style",
+				"12. buildkite-agent annotate --context minimax_m3-mi355x --style",
 			},
 			wantNot: []string{"secret-value-123", "agent-token-1", "api-token-1", "ingest-token-1", "BUILDKITE_API_TOKEN", "BENCHKITE_INGEST_TOKEN", "docker"},
 		},
 		{
 			name:    "bench only installs no tools and drops lm_eval",
 			args:    []string{seedRecipe, "--bench-only"},
-			want:    []string{"1. python3 -c 'import sys", "import pytest", "2. python3 -m pip install", "-r /dev/stdin\n", "3. vllm serve", "4. vllm bench serve", ". buildkite-agent artifact upload"},
+			want:    []string{"1. python3 -c 'import sys", "import pytest", "2. python3 -m pip install", "-r /dev/stdin\n", "3. vllm serve", "4. python3 -c '" + driverHead, "5. vllm bench serve", ". buildkite-agent artifact upload"},
 			wantNot: []string{"lm_eval", "venv", "benchkite-lock"},
 		},
 		{
 			name: "tools from PATH install nothing",
 			args: []string{seedRecipe, "--tools", "path"},
 			// Nothing installed; the versions that will run are asked for.
-			want:    []string{"1. python3 -c 'import sys", "lm-eval\n", "2. python3 -c 'import sys", "import pytest", "3. python3 -m pip install", "-r /dev/stdin\n", "4. vllm serve", "5. vllm bench serve", "6. lm_eval --model local-completions"},
+			want:    []string{"1. python3 -c 'import sys", "lm-eval\n", "2. python3 -c 'import sys", "import pytest", "3. python3 -m pip install", "-r /dev/stdin\n", "4. vllm serve", "5. python3 -c '" + driverHead, "6. vllm bench serve", "7. lm_eval --model local-completions"},
 			wantNot: []string{"benchkite-lock", "VIRTUAL_ENV"},
 		},
 		{
 			name:    "attached to a running server: nothing to start or stop",
 			args:    []string{dockerRecipe, "--base-url", "http://10.0.0.5:9000/"},
-			want:    []string{"5. vllm bench serve --backend openai --base-url http://10.0.0.5:9000 --model", "base_url=http://10.0.0.5:9000/v1/completions,"},
+			want:    []string{"5. python3 -c '" + driverHead, "6. vllm bench serve --backend openai --base-url http://10.0.0.5:9000 --model", "base_url=http://10.0.0.5:9000/v1/completions,"},
 			wantNot: []string{"docker", "vllm serve"},
 		},
 		{
@@ -153,6 +160,8 @@ func TestPlanContents(t *testing.T) {
 				"     env PIP_INDEX_URL=https://mirror.example/simple\n",
 				". docker exec benchkite-gpt_oss_120b-h200-job-1 touch /tmp/benchkite-gpt_oss_120b-h200-job-1.start\n",
 				". docker inspect -f '{{.State.Running}}' benchkite-gpt_oss_120b-h200-job-1\n",
+				// The bench driver runs in the container, as the bench would.
+				". docker exec -i -e HF_TOKEN benchkite-gpt_oss_120b-h200-job-1 python3 -c '" + driverHead,
 				". docker exec -e HF_TOKEN benchkite-gpt_oss_120b-h200-job-1 vllm bench serve ",
 				"--num-warmups 128 --save-result --result-filename " + cwdToken + "/results/gpt_oss_120b-h200/bench/bench-8k-in-1k-out-run-1.json\n",
 				"-run-2.json\n", "-run-3.json\n",

@@ -155,20 +155,30 @@ func TestE2EPlanIsWhatRunStarts(t *testing.T) {
 // planArgvs are the numbered commands of a plan, each with the lines of
 // an argument that spans several (a script), without its env and notes.
 func planArgvs(plan string) []string {
+	// A script's blank lines are part of it; blank lines after the
+	// command are not (an argv never ends in a newline: it is quoted).
 	var out []string
 	inCmd := false
+	end := func() {
+		if inCmd {
+			out[len(out)-1] = strings.TrimRight(out[len(out)-1], "\n")
+		}
+		inCmd = false
+	}
 	for _, line := range strings.Split(plan, "\n") {
 		num, argv, ok := strings.Cut(line, ". ")
 		switch {
 		case ok && num != "" && strings.TrimLeft(num, "0123456789") == "":
+			end()
 			out = append(out, argv)
 			inCmd = true
-		case strings.HasPrefix(line, "     env ") || strings.HasPrefix(line, "     # ") || line == "":
-			inCmd = false
+		case strings.HasPrefix(line, "     env ") || strings.HasPrefix(line, "     # "):
+			end()
 		case inCmd:
 			out[len(out)-1] += "\n" + line
 		}
 	}
+	end()
 	return out
 }
 

@@ -239,6 +239,8 @@ func (j *Job) bench(ctx context.Context) error {
 	canary := map[string]bool{}        // configs whose first point has run
 	failed := map[string]string{}      // configs whose canary failed: why
 	took := map[string]time.Duration{} // how long each canary took
+	runs := j.newBenchSession()
+	defer runs.close()
 	return whileServing(ctx, j, j.res.BenchRuns,
 		func(run workloads.BenchRun) string { return run.Name },
 		func(run workloads.BenchRun) error {
@@ -253,7 +255,7 @@ func (j *Job) bench(ctx context.Context) error {
 			first := !canary[run.Config]
 			canary[run.Config] = true
 			start := time.Now()
-			br, err := j.benchRun(ctx, run)
+			br, err := j.benchRun(ctx, runs, run)
 			j.sum.Bench = append(j.sum.Bench, br)
 			if err != nil && first && ctx.Err() == nil {
 				took[run.Config] = time.Since(start)
@@ -266,7 +268,7 @@ func (j *Job) bench(ctx context.Context) error {
 		})
 }
 
-func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.BenchRun, error) {
+func (j *Job) benchRun(ctx context.Context, runs *benchSession, run workloads.BenchRun) (summary.BenchRun, error) {
 	br := summary.BenchRun{
 		Name: run.Name, Config: run.Config, Concurrency: run.Concurrency, NumPrompts: run.NumPrompts,
 		InputLen: run.InputLen, OutputLen: run.OutputLen, Repetitions: run.Repetitions, Backend: run.Backend,
@@ -303,13 +305,12 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		// through this pipe: the file must say the same.
 		printed := &results.Printed{}
 		spec.Stdout, spec.Stderr = io.MultiWriter(out, printed), out
-		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
 		before, err := dirNames(j.benchDir())
 		if err != nil {
 			return fail(fmt.Errorf("repetition %d: %w", rep, err))
 		}
 		w := results.Window{Start: time.Now()}
-		err = j.procs.Run(ctx, spec)
+		err = runs.run(ctx, spec)
 		w.End = time.Now()
 		if err != nil {
 			j.noteCause(tail)
@@ -332,7 +333,7 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		}
 		reps = append(reps, b)
 	}
-	reps, reruns, err := j.rerunOnAlarm(ctx, run, reps, out)
+	reps, reruns, err := j.rerunOnAlarm(ctx, runs, run, reps, out)
 	if err != nil {
 		return fail(err)
 	}

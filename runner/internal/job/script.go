@@ -8,6 +8,7 @@ import (
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
+	"github.com/benchkite/benchkite/runner/internal/job/benchdriver"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
@@ -179,10 +180,20 @@ func (j *Job) runBench(ctx context.Context, r *running) {
 }
 
 func (j *Job) planBench(p *planList) error {
-	for _, run := range j.res.BenchRuns {
+	driver := len(j.res.BenchRuns) > 0 && !j.benchDriverOff()
+	if driver {
+		if err := p.add(j.benchDriverSpec()); err != nil {
+			return err
+		}
+		p.notes[len(p.specs)-1] = "the bench driver: the bench runs below, one argv (as JSON) a line on its stdin, through vLLM's bench entry point in this one process"
+	}
+	for i, run := range j.res.BenchRuns {
 		for rep := 1; rep <= run.Repetitions; rep++ {
 			if err := p.add(j.benchSpec(run, rep)); err != nil {
 				return err
+			}
+			if driver && i == 0 && rep == 1 {
+				p.notes[len(p.specs)-1] = fmt.Sprintf("this and the bench runs after it go to the bench driver above; each starts as its own process only where the driver exits %d (no vllm.benchmarks.serve in that Python)", benchdriver.ExitNoEntryPoint)
 			}
 		}
 	}

@@ -56,7 +56,7 @@ func CutUTF8(s string, n int) string {
 // failure is said once.
 func Render(s summary.Summary, trendArtifact string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s %s: %s%s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), Text(s.Verdict), ClassTag(s.Failure), Reason(s))
+	fmt.Fprintf(&b, "### %s %s: %s%s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), VerdictWords(s), ClassTag(s.Failure), Reason(s))
 	writeContext(&b, s)
 	if line := modelCacheLine(s.ModelCache); line != "" {
 		b.WriteString(line + "\n\n")
@@ -79,6 +79,15 @@ func Render(s summary.Summary, trendArtifact string) string {
 	}
 	b.WriteString("</details>\n")
 	return Cap(b.String(), MaxBody)
+}
+
+// VerdictWords is the verdict as the headline says it: a canceled run
+// says so there ("error: canceled"), not only in its details.
+func VerdictWords(s summary.Summary) string {
+	if s.Canceled != "" {
+		return Text(s.Verdict) + ": canceled"
+	}
+	return Text(s.Verdict)
 }
 
 // ClassTag names a red night's class and signature after its verdict,

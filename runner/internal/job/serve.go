@@ -16,6 +16,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/ready"
+	"github.com/benchkite/benchkite/runner/internal/rootcause"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
@@ -36,6 +37,22 @@ type server struct {
 	prefix    *proc.PrefixWriter
 	view      *serverLogView // what of the output the job log shows
 	tail      *proc.Tail
+	// causes follows the tracebacks in all of the output: a root cause
+	// may be far above the tail (the engine's, before the API server's).
+	causes *rootcause.Tracker
+}
+
+// rootException is the innermost exception of the server's process that
+// died first, when it printed one.
+func (s *server) rootException() (rootcause.Exception, bool) {
+	if s.causes != nil {
+		return s.causes.Root()
+	}
+	var t rootcause.Tracker
+	if s.tail != nil {
+		io.WriteString(&t, s.tail.String())
+	}
+	return t.Root()
 }
 
 func (s *server) done() <-chan struct{} { return s.proc.Done() }
@@ -290,9 +307,9 @@ func (j *Job) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
 	}
-	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
+	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail), causes: &rootcause.Tracker{}}
 	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
-	out := io.MultiWriter(s.view, f, s.tail)
+	out := io.MultiWriter(s.view, f, s.tail, s.causes)
 	last := specs[len(specs)-1]
 	if len(specs) == 2 {
 		s.container = containerName(j.res, j.getenv)
@@ -359,13 +376,13 @@ func (j *Job) ready(ctx context.Context) error {
 		return nil
 	}
 	if j.server != nil && (errors.Is(err, ready.ErrServerExited) || errors.Is(err, ready.ErrTimeout)) {
-		if errors.Is(err, ready.ErrTimeout) {
-			// Still running: only an error it printed is a cause.
-			if j.cause == "" {
-				j.cause = j.server.tail.ErrorCause()
+		if j.cause == "" {
+			if errors.Is(err, ready.ErrTimeout) {
+				// Still running: only an error it printed is a cause.
+				j.cause = j.serverError()
+			} else {
+				j.cause = j.serverDeath()
 			}
-		} else {
-			j.noteCause(j.server.tail)
 		}
 		fmt.Fprintf(j.log, "+++ :warning: last %d lines of the server log\n", serverLogTail)
 		for _, line := range j.server.tail.Lines() {
@@ -463,7 +480,52 @@ func (j *Job) serverCause() string {
 	if j.tornDown || !j.serverGone() || j.server.tail == nil {
 		return ""
 	}
-	return j.server.tail.Cause()
+	return j.serverDeath()
+}
+
+// serverError is what the server printed about a failure: the innermost
+// exception of its process that died first (the EngineCore's, not the
+// API server's "See root cause above"), else its last error lines; never
+// a warning. "" when it printed none.
+func (j *Job) serverError() string {
+	if e, ok := j.server.rootException(); ok {
+		return e.String()
+	}
+	return j.server.tail.ErrorCause()
+}
+
+// serverDeath is why the server ended, for a server that has: what it
+// printed about it (serverError), else how its process ended, naming the
+// API server. A server killed by a signal (SIGKILL, the OOM killer)
+// printed nothing about its end; what it printed before is no cause.
+func (j *Job) serverDeath() string {
+	s := j.server
+	if e, ok := s.rootException(); ok {
+		return e.String()
+	}
+	var exit *proc.ExitError
+	err := s.proc.Wait()
+	signaled := errors.As(err, &exit) && exit.Signal != 0
+	if !signaled {
+		if c := s.tail.ErrorCause(); c != "" {
+			return c
+		}
+	}
+	if s.container != "" {
+		// `docker logs -f` ended with the container; its status says
+		// nothing of the server's.
+		return "the server's container " + s.container + " ended"
+	}
+	why := "exited with code 0"
+	if err != nil {
+		why = err.Error()
+	}
+	if exit != nil && s.causes != nil {
+		if api := s.causes.Prefix("APIServer"); api != "" && strings.HasPrefix(why, exit.Name+" ") {
+			why = exit.Name + " " + api + why[len(exit.Name):]
+		}
+	}
+	return "the server died: " + why
 }
 
 // containerCleanup stops the container, giving the server the grace

@@ -58,6 +58,8 @@
 //     exits 0, 1, 1 and contract.ExitUnverified (75) for them; a "fail"
 //     on regression gates alone exits contract.ExitRegressed (79). Before
 //     "unverified" existed, such runs were "pass".
+//   - canceled: optional; why the run was stopped before its end (the
+//     signal: "received terminated"); its verdict is then "error".
 //   - problems: optional; one line per reason the verdict is not "pass",
 //     besides failed gates (a failed, not-run or canceled phase, a gate
 //     without a value or a baseline), each naming the phase, metric, file

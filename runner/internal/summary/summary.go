@@ -102,6 +102,9 @@ type Summary struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Verdict  string    `json:"verdict"`
+	// Canceled is why the run was stopped before its end ("received
+	// terminated"); "" when it was not. A canceled run's verdict is error.
+	Canceled string `json:"canceled,omitempty"`
 	// Problems are what kept the verdict from pass other than a failed
 	// gate: each names the phase, metric, file or key; optional.
 	Problems []string `json:"problems,omitempty"`

@@ -130,7 +130,7 @@ func TestNight(t *testing.T) {
 		{"unverified has no class", summary.Summary{Verdict: summary.VerdictUnverified}, Result{}},
 		{"canceled during load has no class", summary.Summary{Verdict: summary.VerdictError, Canceled: "received terminated",
 			Problems: []string{"canceled: received terminated", "ready canceled: ready: wait for http://127.0.0.1:45487/health (last: connection refused): received terminated"},
-			Phases: []summary.Phase{{Name: summary.PhaseServe, Status: summary.StatusOK}, {Name: summary.PhaseReady, Status: summary.StatusCanceled, Error: "ready: wait for http://127.0.0.1:45487/health (last: connection refused): received terminated"}}},
+			Phases:   []summary.Phase{{Name: summary.PhaseServe, Status: summary.StatusOK}, {Name: summary.PhaseReady, Status: summary.StatusCanceled, Error: "ready: wait for http://127.0.0.1:45487/health (last: connection refused): received terminated"}}},
 			Result{Signature: "canceled"}},
 		{"a failure before the cancel keeps its class", summary.Summary{Verdict: summary.VerdictError, Canceled: "received terminated",
 			Phases: []summary.Phase{{Name: summary.PhaseReady, Status: summary.StatusFailed, Cause: "(EngineCore pid=1150) ModuleNotFoundError: No module named 'flashinfer'"}}},

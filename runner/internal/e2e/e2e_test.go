@@ -233,7 +233,9 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 	}
 	// The engine's root cause, from the server's last lines, classes the
 	// night: the summary, the annotation's first line.
-	if f := s.Failure; f == nil || f.Class != "vllm" || f.Signature != "gpu-oom" || f.Phase != "ready" || f.Line != rootCause || f.Source == "" {
+	// The root cause is the engine process's, named as vLLM names it.
+	engineRoot := regexp.MustCompile(`^\(EngineCore pid=\d+\) ` + regexp.QuoteMeta(rootCause) + `$`)
+	if f := s.Failure; f == nil || f.Class != "vllm" || f.Signature != "gpu-oom" || f.Phase != "ready" || !engineRoot.MatchString(f.Line) || f.Source == "" {
 		t.Errorf("failure = %+v, want class vllm/gpu-oom in ready with the line %q", f, rootCause)
 	}
 	// The GPU time it held went to loading, and bought no verdict.
@@ -241,7 +243,7 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 		t.Errorf("gpu_time = %+v, want load time, all of it lost", g)
 	}
 	e.checkUploaded("summary.json", "server.log", "annotation.md")
-	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error (vllm: gpu-oom) — **ready** failed: "+rootCause)
+	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error (vllm: gpu-oom) — **ready** failed: (EngineCore pid=", ") "+rootCause+"\n")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-load-crash: error", "ready failed: ready: server exited before it was ready: vllm exited with code 1")
 	e.checkNoLeftovers()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/benchkite/benchkite/runner/internal/startup"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -60,6 +61,9 @@ func Render(s summary.Summary, trendArtifact string) string {
 	writeContext(&b, s)
 	if line := modelCacheLine(s.ModelCache); line != "" {
 		b.WriteString(line + "\n\n")
+	}
+	if s.Startup != nil {
+		b.WriteString("**Start-up:** " + Text(startup.Describe(*s.Startup)) + " (as vLLM logged it)\n\n")
 	}
 	if s.Series != "" {
 		fmt.Fprintf(&b, "**Recipe changed:** %s. A known change point: tonight is still judged against the nights before it, but for a bench run whose own shape changed.\n\n", Text(s.Series))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/ready"
 	"github.com/benchkite/benchkite/runner/internal/rootcause"
+	"github.com/benchkite/benchkite/runner/internal/startup"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
@@ -40,6 +42,10 @@ type server struct {
 	// causes follows the tracebacks in all of the output: a root cause
 	// may be far above the tail (the engine's, before the API server's).
 	causes *rootcause.Tracker
+	// startup reads vLLM's start-up times from the output; started is
+	// when the server's process (or container) started.
+	startup *startup.Parser
+	started time.Time
 }
 
 // rootException is the innermost exception of the server's process that
@@ -307,9 +313,10 @@ func (j *Job) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
 	}
-	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail), causes: &rootcause.Tracker{}}
+	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail), causes: &rootcause.Tracker{}, startup: &startup.Parser{}}
 	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
-	out := io.MultiWriter(s.view, f, s.tail, s.causes)
+	out := io.MultiWriter(s.view, f, s.tail, s.causes, s.startup)
+	s.started = j.now()
 	last := specs[len(specs)-1]
 	if len(specs) == 2 {
 		s.container = containerName(j.res, j.getenv)
@@ -348,6 +355,7 @@ func (j *Job) serve(ctx context.Context) error {
 		if err := j.procs.Run(ctx, rel); err != nil {
 			return fmt.Errorf("start the server in container %s: %w", s.container, err)
 		}
+		s.started = j.now() // vLLM starts once released
 	}
 	return nil
 }
@@ -373,6 +381,7 @@ func (j *Job) ready(ctx context.Context) error {
 	}
 	if err == nil {
 		fmt.Fprintf(j.log, "runner: server ready after %s\n", j.now().Sub(start).Round(time.Millisecond))
+		j.noteStartup()
 		return nil
 	}
 	if j.server != nil && (errors.Is(err, ready.ErrServerExited) || errors.Is(err, ready.ErrTimeout)) {
@@ -390,6 +399,19 @@ func (j *Job) ready(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// noteStartup records the server's start-up, now that it is ready: its
+// time to ready and the parts vLLM's log gave.
+func (j *Job) noteStartup() {
+	s := j.server
+	if s == nil || s.startup == nil || s.started.IsZero() {
+		return
+	}
+	st := s.startup.Times()
+	st.ReadySeconds = math.Round(j.now().Sub(s.started).Seconds()*1000) / 1000
+	j.sum.Startup = &st
+	fmt.Fprintf(j.log, "runner: start-up: %s\n", startup.Describe(st))
 }
 
 // servingCheckTimeout bounds stillServing: a server that answers at all

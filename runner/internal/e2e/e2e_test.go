@@ -411,8 +411,12 @@ func TestE2ESIGTERMDuringBench(t *testing.T) {
 			}
 			// Cleanup survives the cancel: what was done is published.
 			e.checkUploaded("summary.json", "server.log", "bench-short.log", "annotation.md")
-			e.checkAnnotation("error", "**bench** canceled")
-			checkLastLines(t, o, tailLines, "+++ :x: e2e-sigterm: error", "bench canceled: short: repetition 1")
+			// The headline says canceled, not only the details.
+			e.checkAnnotation("error", ": error: canceled — **bench** canceled")
+			checkLastLines(t, o, tailLines, "+++ :x: e2e-sigterm: error: canceled (received terminated)", "bench canceled: short: repetition 1")
+			if s.Canceled != "received terminated" || s.Failure != nil {
+				t.Errorf("canceled = %q, failure %+v; want the signal and no class", s.Canceled, s.Failure)
+			}
 			log, _ := os.ReadFile(e.results("server.log"))
 			if tt.env == nil {
 				if !strings.Contains(string(log), "Shutting down") {

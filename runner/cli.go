@@ -16,6 +16,7 @@ import (
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/calibrate"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
@@ -57,6 +58,12 @@ type cmdEnv struct {
 	io      cliutil.Streams
 	getenv  func(string) string
 	environ []string
+}
+
+// buildkite is the command's one door to Buildkite, the agent run by
+// procs with the process's environment.
+func (x cmdEnv) buildkite(procs proc.Runner) buildkite.Door {
+	return buildkite.New(procs, x.getenv, x.environ)
 }
 
 // usage is `runner help`: every subcommand with one line.
@@ -150,7 +157,7 @@ func historyFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		if err := noOperands("history", operands); err != nil {
 			return err
 		}
-		return history.Run(ctx, c, x.io, x.getenv, x.environ)
+		return history.Run(ctx, c, x.io, x.getenv, x.buildkite(proc.Exec{}))
 	}
 }
 
@@ -179,7 +186,7 @@ func reportFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		if err := noOperands("report", operands); err != nil {
 			return err
 		}
-		return report.Run(ctx, c, x.io, x.getenv, x.environ)
+		return report.Run(ctx, c, x.io, x.getenv, x.buildkite(proc.Exec{}))
 	}
 }
 
@@ -258,6 +265,7 @@ func jobFlags(fs *flag.FlagSet, env *cliutil.Env) (finish func(name string, posi
 	fs.DurationVar(&j.Grace, "grace", env.Duration("BENCHKITE_GRACE", proc.DefaultGrace), "time between SIGTERM and SIGKILL when stopping a process (env BENCHKITE_GRACE)")
 	toolsMode := fs.String("tools", env.String("BENCHKITE_TOOLS", string(tools.ModeVenv)), "venv: install the pinned lm-eval (and bfcl-eval) into --tools-dir; path: install nothing, use lm_eval, vllm and python3 from PATH (env BENCHKITE_TOOLS)")
 	fs.StringVar(&j.ToolsDir, "tools-dir", env.String("BENCHKITE_TOOLS_DIR", defaultToolsDir(getenv)), "venv for the evaluation tools, reused while it holds the pinned versions (env BENCHKITE_TOOLS_DIR)")
+	fs.BoolVar(&j.Unconfined, "unconfined", env.Bool("BENCHKITE_UNCONFINED"), "start the processes that run model code (server, bench, lm_eval, BFCL) without user and mount namespaces of their own, where the kernel allows none; they can then read every process of the runner's uid (env BENCHKITE_UNCONFINED)")
 	passEnv := fs.String("pass-env", getenv("BENCHKITE_PASS_ENV"), "comma-separated job variables every child gets as they are; secrets are refused (env BENCHKITE_PASS_ENV)")
 	fs.StringVar(&c.agentsFile, "agents", getenv("BENCHKITE_AGENTS"), "GPU profile file (env BENCHKITE_AGENTS; default: ./"+agents.DefaultPath+" of the checkout it runs in)")
 	fs.StringVar(&j.Baselines, "baselines", getenv("BENCHKITE_BASELINES"), "the build's history file, written by 'runner history'; without it baseline gates say no-baseline (env BENCHKITE_BASELINES)")
@@ -364,7 +372,8 @@ func runRun(ctx context.Context, c config, io cliutil.Streams, getenv func(strin
 	if err != nil {
 		return err
 	}
-	deps := job.Deps{Procs: proc.Exec{Grace: c.job.Grace}, Log: io.Stdout, Getenv: getenv, Environ: environ,
+	procs := proc.Exec{Grace: c.job.Grace}
+	deps := job.Deps{Procs: procs, Log: io.Stdout, Getenv: getenv, Environ: environ, Agent: buildkite.Agent{Procs: procs},
 		KillLeftovers: func(ctx context.Context) []int { return proc.KillDescendants(ctx, time.Second) }}
 	j := job.New(c.job, res, deps)
 	result := j.Run(ctx)

@@ -55,6 +55,8 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 		{Name: "serve_args", Decode: func(_, val *yaml.Node) {
 			if s, ok := d.String(val, "vllm.serve_args"); ok {
 				l.serveArgs(val, s, v)
+			} else {
+				l.serveArgsUnread = true
 			}
 		}},
 		{Name: "startup_timeout_s", Decode: func(_, val *yaml.Node) { l.decodeStartupTimeout(val, v) }},

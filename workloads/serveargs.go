@@ -301,6 +301,7 @@ func (l *loader) serveArgs(n *yaml.Node, text string, v *VLLM) {
 			line, col = d.Locate(n, se.word)
 		}
 		d.ErrorAt(line, col, "vllm.serve_args: %v", err)
+		l.serveArgsUnread = true
 		return
 	}
 	at := func(w word, format string, args ...any) {

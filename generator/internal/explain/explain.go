@@ -37,23 +37,26 @@ type Explanation struct {
 	QueueSource     string            `json:"queue_source"`
 	Runtime         string            `json:"runtime"`
 	ModelCache      agents.ModelCache `json:"model_cache"`
-	Image           string            `json:"image"`
-	ImageSource     string            `json:"image_source"`
-	ImageNote       string            `json:"image_note,omitempty"`
-	VLLMCommit      string            `json:"vllm_commit,omitempty"`
-	Nightly         bool              `json:"nightly"`
-	BenchOnly       bool              `json:"bench_only"`
-	BlockedBy       []string          `json:"blocked_by,omitempty"`
-	Timeout         int               `json:"timeout_in_minutes"`
-	Speculative     *specExplanation  `json:"speculative,omitempty"`
-	ServeArgv       []string          `json:"serve_argv"`
-	ServeEnv        []envExplanation  `json:"serve_env"`
-	BenchRuns       []benchRunExpl    `json:"bench_runs"`
-	BenchGates      []string          `json:"bench_gates,omitempty"`
-	Tasks           []taskExpl        `json:"lm_eval_tasks"`
-	BFCL            []bfclExpl        `json:"bfcl_categories"`
-	BFCLVersion     string            `json:"bfcl_version,omitempty"`
-	Tools           *toolsExpl        `json:"tools,omitempty"`
+	// ModelCode is where the processes that run model code run and what
+	// they can read there.
+	ModelCode   string           `json:"model_code"`
+	Image       string           `json:"image"`
+	ImageSource string           `json:"image_source"`
+	ImageNote   string           `json:"image_note,omitempty"`
+	VLLMCommit  string           `json:"vllm_commit,omitempty"`
+	Nightly     bool             `json:"nightly"`
+	BenchOnly   bool             `json:"bench_only"`
+	BlockedBy   []string         `json:"blocked_by,omitempty"`
+	Timeout     int              `json:"timeout_in_minutes"`
+	Speculative *specExplanation `json:"speculative,omitempty"`
+	ServeArgv   []string         `json:"serve_argv"`
+	ServeEnv    []envExplanation `json:"serve_env"`
+	BenchRuns   []benchRunExpl   `json:"bench_runs"`
+	BenchGates  []string         `json:"bench_gates,omitempty"`
+	Tasks       []taskExpl       `json:"lm_eval_tasks"`
+	BFCL        []bfclExpl       `json:"bfcl_categories"`
+	BFCLVersion string           `json:"bfcl_version,omitempty"`
+	Tools       *toolsExpl       `json:"tools,omitempty"`
 	// StartupTimeoutS is how long the server may take to answer.
 	StartupTimeoutS int `json:"startup_timeout_s"`
 	// StartupGates are vllm.startup_regression's gates, as a reviewer
@@ -112,7 +115,8 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 		Name: r.Name, Path: r.Path, GPU: r.GPU, NumGPUs: r.NumGPUs,
 		Device: res.Device, TP: res.TP, DP: res.DP, PP: res.PP, Precision: res.Precision, PrecisionSource: res.PrecisionSource,
 		Queue: res.Queue, QueueSource: res.QueueSource, Runtime: string(res.Profile.Runtime),
-		Image: res.Image.Image, ImageSource: res.Image.Source, ImageNote: res.Image.Note, VLLMCommit: res.Image.Commit,
+		ModelCode: res.Profile.ModelCode(),
+		Image:     res.Image.Image, ImageSource: res.Image.Source, ImageNote: res.Image.Note, VLLMCommit: res.Image.Commit,
 		Nightly: r.Nightly, BenchOnly: r.BenchOnly, BlockedBy: r.BlockedBy, Timeout: r.StepTimeout(),
 		ServeArgv: res.ServeArgv(explainPort),
 		ServeEnv:  []envExplanation{},
@@ -301,6 +305,7 @@ func (ex Explanation) WriteText(w io.Writer) error {
 	if ex.ModelCache.Note != "" {
 		row("", ex.ModelCache.Note)
 	}
+	row("model code", ex.ModelCode)
 	row("image", fmt.Sprintf("%s (from %s)", ex.Image, ex.ImageSource))
 	if ex.ImageNote != "" {
 		row("", ex.ImageNote)

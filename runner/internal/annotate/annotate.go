@@ -313,7 +313,11 @@ func commonCause(msgs []string) string {
 	if i := strings.IndexAny(suffix, "(:"); i >= 0 {
 		suffix = suffix[i+1:]
 	}
-	suffix = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(suffix), ")"))
+	// Drop the closing parentheses of clauses the suffix does not open.
+	suffix = strings.TrimSpace(suffix)
+	for strings.HasSuffix(suffix, ")") && strings.Count(suffix, ")") > strings.Count(suffix, "(") {
+		suffix = strings.TrimSpace(strings.TrimSuffix(suffix, ")"))
+	}
 	if len(suffix) < 20 {
 		return ""
 	}

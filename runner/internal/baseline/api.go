@@ -15,16 +15,12 @@ type APIConfig struct {
 	Branch      string // branch whose scheduled builds are baselines
 }
 
-// APISource builds the Buildkite API baseline source lazily: a recipe
-// without baseline gates never needs a token.
-func APISource(c APIConfig, getenv func(string) string, secret func(ctx context.Context, name string) (string, error)) func(ctx context.Context) (Source, error) {
+// APISource builds the Buildkite API baseline source lazily, with the
+// client api builds (buildkite.Door.API): a recipe without baseline gates
+// never needs a token.
+func APISource(c APIConfig, api func(ctx context.Context, url, tokenEnv, tokenSecret string) (*bkapi.Client, error), getenv func(string) string) func(ctx context.Context) (Source, error) {
 	return func(ctx context.Context) (Source, error) {
-		token, err := bkapi.TokenFromEnvOrSecret(ctx, getenv, secret, c.TokenEnv, c.TokenSecret)
-		if err != nil {
-			return nil, err
-		}
-		client, err := bkapi.New(bkapi.Config{BaseURL: c.URL, Token: token,
-			Org: getenv("BUILDKITE_ORGANIZATION_SLUG"), Pipeline: getenv("BUILDKITE_PIPELINE_SLUG")})
+		client, err := api(ctx, c.URL, c.TokenEnv, c.TokenSecret)
 		if err != nil {
 			return nil, err
 		}

@@ -6,16 +6,21 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/benchkite/benchkite/internal/contract"
 )
 
-// Agent runs `buildkite-agent ARGS...` in the job's working directory and
-// returns its stdout.
-type Agent func(ctx context.Context, args ...string) (string, error)
+// Agent is what StepSource asks of buildkite-agent (buildkite.Agent), in
+// the job's working directory.
+type Agent interface {
+	// Download downloads the artifacts of step (a key) query matches
+	// into dest; none is a failure.
+	Download(ctx context.Context, query, dest, step string) error
+	// StepState is the state of this build's step.
+	StepState(ctx context.Context, step string) (string, error)
+}
 
 // StepSource is a Source over the history step's per-recipe files,
 // fetched with buildkite-agent when a gate first asks: a GPU job starts
@@ -100,7 +105,7 @@ func (s *StepSource) fetch(ctx context.Context, recipe string) (string, error) {
 	start := now()
 	logged := false
 	for {
-		_, derr := s.Agent(ctx, "artifact", "download", rel, ".", "--step", s.Step)
+		derr := s.Agent.Download(ctx, rel, ".", s.Step)
 		if derr == nil {
 			if _, err := os.Stat(path); err != nil {
 				return "", fmt.Errorf("buildkite-agent downloaded %s but there is no %s: %w", rel, path, err)
@@ -116,8 +121,7 @@ func (s *StepSource) fetch(ctx context.Context, recipe string) (string, error) {
 		if s.gaveUp != nil {
 			return "", s.gaveUp
 		}
-		state, serr := s.Agent(ctx, "step", "get", "state", "--step", s.Step)
-		state = strings.TrimSpace(state)
+		state, serr := s.Agent.StepState(ctx, s.Step)
 		switch {
 		case serr != nil:
 			// Without the state the wait is all there is to go by.

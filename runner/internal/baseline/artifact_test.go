@@ -29,36 +29,39 @@ type historyStep struct {
 
 func (h *historyStep) finished() bool { return !h.finishAt.IsZero() && !h.now.Before(h.finishAt) }
 
-func (h *historyStep) agent(_ context.Context, args ...string) (string, error) {
-	h.calls = append(h.calls, strings.Join(args, " "))
-	switch {
-	case len(args) == 6 && args[0] == "artifact" && args[1] == "download" && args[4] == "--step" && args[5] == "history":
-		if !h.finished() || h.noFile {
-			return "", errors.New("exit status 1: No artifacts found for downloading")
-		}
-		f := &baseline.File{Version: baseline.FileVersion}
-		f.Record(recipe, stepKey, 3, baseline.Result{Nights: []baseline.Night{{BuildNumber: 41, Summary: summary(41)}}}, nil)
-		path := filepath.Join(h.dir, filepath.FromSlash(args[2]))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			h.t.Fatal(err)
-		}
-		return "", f.WriteFile(path)
-	case len(args) == 5 && args[0] == "step" && args[1] == "get" && args[2] == "state" && args[4] == "history":
-		if h.noState {
-			return "", errors.New("exit status 1: unknown command \"step\"")
-		}
-		if h.finished() {
-			return "finished\n", nil
-		}
-		return "running\n", nil
+func (h *historyStep) Download(_ context.Context, query, dest, step string) error {
+	h.calls = append(h.calls, strings.Join([]string{"artifact download", query, dest, "--step", step}, " "))
+	if step != "history" || dest != "." {
+		h.t.Fatalf("unexpected download of %q into %q from step %q", query, dest, step)
 	}
-	h.t.Fatalf("unexpected buildkite-agent %q", args)
-	return "", nil
+	if !h.finished() || h.noFile {
+		return errors.New("exit status 1: No artifacts found for downloading")
+	}
+	f := &baseline.File{Version: baseline.FileVersion}
+	f.Record(recipe, stepKey, 3, baseline.Result{Nights: []baseline.Night{{BuildNumber: 41, Summary: summary(41)}}}, nil)
+	path := filepath.Join(h.dir, filepath.FromSlash(query))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	return f.WriteFile(path)
+}
+
+func (h *historyStep) StepState(_ context.Context, step string) (string, error) {
+	h.calls = append(h.calls, "step get state --step "+step)
+	switch {
+	case step != "history":
+		h.t.Fatalf("unexpected state of step %q", step)
+	case h.noState:
+		return "", errors.New("exit status 1: unknown command \"step\"")
+	case h.finished():
+		return "finished", nil
+	}
+	return "running", nil
 }
 
 func (h *historyStep) source(wait time.Duration, log *bytes.Buffer) *baseline.StepSource {
 	return &baseline.StepSource{
-		Agent: h.agent, Step: contract.HistoryStepKey, Dir: h.dir, Wait: wait, Poll: 10 * time.Second, Log: log,
+		Agent: h, Step: contract.HistoryStepKey, Dir: h.dir, Wait: wait, Poll: 10 * time.Second, Log: log,
 		Now:   func() time.Time { return h.now },
 		Sleep: func(_ context.Context, d time.Duration) error { h.now = h.now.Add(d); return nil },
 	}

@@ -70,6 +70,8 @@ func TestDrill(t *testing.T) {
 	bin := buildRunner(t)
 	fakes := fakebin.Build(t)
 	dir := t.TempDir()
+	var read readers
+	t.Cleanup(func() { checkReadable(t, dir, read.text()...) })
 
 	// The registry: a nightly image per commit, pushed in commit order.
 	repo := bisecttest.Registry(t, "vllm/vllm-openai-rocm")
@@ -153,6 +155,7 @@ func TestDrill(t *testing.T) {
 		cmd := exec.Command(bin, "run", recipe+".yaml", "--port", strconv.Itoa(freePort(t)), "--baselines", histPath, "--health-timeout", "1m")
 		cmd.Dir, cmd.Env = dir, env
 		out, err := cmd.CombinedOutput()
+		read.addText(string(out))
 		s, rerr := summary.ReadFile(filepath.Join(dir, "results", recipe, "summary.json"))
 		if rerr != nil {
 			t.Fatalf("%s night #%d left no summary (%v, %v):\n%s", recipe, build, rerr, err, out)
@@ -230,6 +233,7 @@ func TestDrill(t *testing.T) {
 		cmd := exec.Command(bin, "report")
 		cmd.Dir, cmd.Env = dir, append(env, extra...)
 		out, _ := cmd.CombinedOutput()
+		read.addText(string(out))
 		md, err := os.ReadFile(filepath.Join(notes, report.Context+".md"))
 		if err != nil {
 			t.Fatalf("build #%d's report step posted no report (%v):\n%s", build, err, out)

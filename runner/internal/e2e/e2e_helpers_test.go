@@ -132,6 +132,9 @@ type e2e struct {
 	marker string
 	env    map[string]string
 	fakes  string // the stand-ins' directory
+	// read are the logs of the runs, scanned with dir's files for what
+	// a person must not read (checkReadable) when the test ends.
+	read readers
 }
 
 // agent paths, relative to dir.
@@ -185,6 +188,7 @@ func newE2E(t testing.TB, name, recipe string) *e2e {
 		"BUILDKITE_SOURCE":             "schedule",
 	}
 	t.Cleanup(func() { e.killLeftovers() })
+	t.Cleanup(func() { checkReadable(t, dir, e.read.text()...) })
 	return e
 }
 
@@ -258,6 +262,7 @@ func (e *e2e) start(args ...string) *runnerProc {
 	cmd.Env = e.environ()
 	s := &runnerProc{e: e, cmd: cmd, stdout: &lineLog{}, stderr: &lineLog{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
+	e.read.add(s.stdout, s.stderr)
 	if err := cmd.Start(); err != nil {
 		e.t.Fatalf("start runner: %v", err)
 	}

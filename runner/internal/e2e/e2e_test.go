@@ -712,6 +712,7 @@ func (e *e2e) history(tokenEnv []string, needs ...contract.Need) string {
 	cmd.Dir = e.dir
 	cmd.Env = environ
 	out, err := cmd.CombinedOutput()
+	e.read.addText(string(out))
 	if tokenEnv != nil && err != nil {
 		e.t.Fatalf("runner history: %v\n%s", err, out)
 	}

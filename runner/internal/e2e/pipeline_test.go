@@ -59,7 +59,10 @@ type pipelineStep struct {
 	Agents        map[string]string `json:"agents"`
 	ArtifactPaths []string          `json:"artifact_paths"`
 	Timeout       int               `json:"timeout_in_minutes"`
-	Plugins       []map[string]struct {
+	SoftFail      []struct {
+		ExitStatus int `json:"exit_status"`
+	} `json:"soft_fail"`
+	Plugins []map[string]struct {
 		PodSpec      *podSpec `json:"podSpec"`
 		PodSpecPatch *podSpec `json:"podSpecPatch"`
 	} `json:"plugins"`
@@ -356,6 +359,7 @@ func (j *pipelineJob) start(end ending) *jobProc {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &jobProc{cmd: cmd, out: &lineLog{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
+	j.read.add(p.out)
 	if err := cmd.Start(); err != nil {
 		j.t.Fatalf("start the job: %v", err)
 	}

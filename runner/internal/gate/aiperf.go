@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -47,7 +48,7 @@ func (g Gater) aiperfAssertions(sum *summary.Summary) []summary.GateResult {
 				}
 				gr.Value = &v
 				gr.Verdict = verdictOf((as.Min == nil || v >= *as.Min) && (as.Max == nil || v <= *as.Max))
-				gr.Message = fmt.Sprintf("%s %s = %.4g, must be %s", run.Name, as.Metric, v, gr.Bound)
+				gr.Message = fmt.Sprintf("%s %s = %s, must be %s", run.Name, as.Metric, numfmt.Sig(v, 4), gr.Bound)
 				out = append(out, gr)
 			}
 		}

@@ -159,7 +159,7 @@ func TestRegressionGates(t *testing.T) {
 			name: "a clean drop tonight, policy on the config", configPol: true, nights: steady, sum: tonight(summary.StatusOK, 90, 23), lookup: true,
 			want: []regressionCase{
 				{Verdict: "fail", Rule: "single-night", Used: 29, Reps: 1, LastGood: 100, FirstBad: 0, Bisect: 3, BaselineRecorded: true,
-					MessageHas: []string{"flagged (single-night, p = ", "tonight 90 is 10.0% worse", "last good #100 99.6 vLLM abc0064 image sha256:", "first bad tonight (#101) 90 vLLM def4567", "bisect with: git -C vllm rev-list --first-parent --reverse abc0064..def4567"}},
+					MessageHas: []string{"flagged (single-night, p < 0.0001 ≤ 0.01)", "tonight 90 is 10.0% worse", "last good #100 99.6 vLLM abc0064 image sha256:", "first bad tonight (#101) 90 vLLM def4567", "bisect with: git -C vllm rev-list --first-parent --reverse abc0064..def4567"}},
 				{Verdict: "fail", Rule: "single-night", Used: 29, Reps: 1, LastGood: 100, FirstBad: 0, Bisect: 3, BaselineRecorded: true},
 			},
 		},

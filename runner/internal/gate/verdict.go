@@ -256,6 +256,11 @@ func judgeRow(s summary.Summary, b Budget) Row {
 	if j.Verdict != s.Verdict && len(r.Released) > 0 {
 		r.Summary.Problems = append(slices.Clone(j.Problems), fmt.Sprintf("%s within the build's false-alarm budget (was %s)", j.Verdict, s.Verdict))
 		r.Summary.Verdict = j.Verdict
+		if j.Verdict == summary.VerdictPass || j.Verdict == summary.VerdictUnverified {
+			// The failure its step classed (perf) is one the budget
+			// released: no red night.
+			r.Summary.Failure = nil
+		}
 	}
 	return r
 }

@@ -138,15 +138,20 @@ func TestVerdictCompleteness(t *testing.T) {
 	}
 }
 
-// A released regression says so in the row's problems; a cancel is an
+// A released regression says so in the row's problems and is no red
+// night; a cancel is an
 // error whatever the gates say; a summary the rules cannot derive keeps
 // its own verdict.
 func TestVerdictEdges(t *testing.T) {
 	t.Parallel()
-	s := summary.Summary{Recipe: "r", Phases: ok, Gates: []summary.GateResult{regressionGate()}, Verdict: summary.VerdictFail}
+	s := summary.Summary{Recipe: "r", Phases: ok, Gates: []summary.GateResult{regressionGate()}, Verdict: summary.VerdictFail,
+		Failure: &summary.Failure{Class: "perf", Signature: "regression gate"}}
 	row := JudgeBuild([]summary.Summary{s}, nil, Budget{Tests: []BudgetTest{{Recipe: "r", Subject: "c", Metric: "output_throughput", Flagged: true}}}).Rows[0]
 	if diff := cmp.Diff([]string{"pass within the build's false-alarm budget (was fail)"}, row.Summary.Problems); diff != "" || len(row.Released) != 1 {
 		t.Errorf("released row problems (-want +got):\n%s\nreleased %d", diff, len(row.Released))
+	}
+	if row.Summary.Failure != nil {
+		t.Errorf("a released row keeps its step's failure class %+v: the build would count a red night", row.Summary.Failure)
 	}
 	if j := JudgeRun(summary.Summary{Phases: ok, Gates: []summary.GateResult{accPass}}, "SIGTERM"); j.Verdict != summary.VerdictError || j.Exit() != 1 {
 		t.Errorf("canceled run = %+v, exit %d; want error, 1", j, j.Exit())

@@ -23,7 +23,7 @@ import (
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
-	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 )
 
 // Config is what `runner history` fetches and where it writes it;
@@ -44,18 +44,19 @@ type Config struct {
 // when fetches fail, with the reasons, so the gates say why they have no
 // baseline; the command then fails (exit 1) whenever a recipe's nights
 // could not be fetched: no token, an unreachable API, a refused token.
-func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	return run(ctx, c, io, getenv, environ, nil)
+// The agent and the API are bk's.
+func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, bk buildkite.Door) error {
+	return run(ctx, c, io, getenv, bk, nil)
 }
 
 // run is Run with the source replaceable in tests.
-func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(string) string, environ []string, source func(ctx context.Context) (baseline.Source, error)) error {
+func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(string) string, bk buildkite.Door, source func(ctx context.Context) (baseline.Source, error)) error {
 	needs, err := contract.ParseNeeds(c.Needs)
 	if err != nil {
 		return fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
 	}
 	if source == nil {
-		source = baseline.APISource(c.API, getenv, secretGetter(environ))
+		source = baseline.APISource(c.API, bk.API, getenv)
 	}
 	f := &baseline.File{Version: baseline.FileVersion, FetchedAt: time.Now().UTC(), Recipes: map[string]baseline.FileRecipe{}}
 	f.BuildNumber, _ = strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
@@ -207,14 +208,4 @@ func report(w io.Writer, n contract.Need, r baseline.Result, err error) {
 		fmt.Fprintf(w, " (%v)", err)
 	}
 	fmt.Fprintln(w)
-}
-
-// secretGetter reads a Buildkite secret with `buildkite-agent secret get`;
-// the agent redacts the value from the log.
-func secretGetter(environ []string) func(ctx context.Context, name string) (string, error) {
-	return func(ctx context.Context, name string) (string, error) {
-		var out strings.Builder
-		err := proc.Exec{}.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: environ, Stdout: &out, Stderr: io.Discard})
-		return out.String(), err
-	}
 }

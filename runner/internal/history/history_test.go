@@ -17,6 +17,7 @@ import (
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/google/go-cmp/cmp"
 )
@@ -50,7 +51,7 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": "13", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: "a-h200", Nights: 5}, {Recipe: "b-mi355x", Nights: 1}, {Recipe: "c-b200", Nights: 2}})}
 	var stdout, stderr bytes.Buffer
-	err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, func(k string) string { return env[k] }, nil)
+	err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatalf("Run() = %v\n%s%s", err, stdout.String(), stderr.String())
 	}
@@ -123,7 +124,7 @@ func TestCommandWithoutToken(t *testing.T) {
 	out := t.TempDir()
 	env := map[string]string{contract.HistoryEnv: "a-h200\t3"}
 	var stdout bytes.Buffer
-	err := run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil,
+	err := run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }},
 		func(context.Context) (baseline.Source, error) {
 			return nil, errors.New("no API token: BUILDKITE_API_TOKEN is unset")
 		})
@@ -139,7 +140,7 @@ func TestCommandWithoutToken(t *testing.T) {
 func TestRunBadNeeds(t *testing.T) {
 	t.Parallel()
 	var stdout bytes.Buffer
-	err := Run(context.Background(), Config{Out: filepath.Join(t.TempDir(), "x.json"), Needs: "a-h200\tmany"}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(string) string { return "" }, nil)
+	err := Run(context.Background(), Config{Out: filepath.Join(t.TempDir(), "x.json"), Needs: "a-h200\tmany"}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(string) string { return "" }, buildkite.Door{})
 	if !errors.Is(err, cliutil.ErrUsage) || !strings.Contains(err.Error(), contract.HistoryEnv+" line 1") {
 		t.Errorf("Run() = %v, want a usage error naming the line", err)
 	}
@@ -167,7 +168,7 @@ func TestRunAPIFailuresFail(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), "baselines.json")
 			var stdout bytes.Buffer
-			err := run(context.Background(), Config{Out: out, Needs: "a-h200\t3\nb-h200\t3"}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(string) string { return "" }, nil,
+			err := run(context.Background(), Config{Out: out, Needs: "a-h200\t3\nb-h200\t3"}, cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(string) string { return "" }, buildkite.Door{},
 				func(context.Context) (baseline.Source, error) {
 					if tt.srcErr != nil {
 						return nil, tt.srcErr

@@ -14,6 +14,7 @@ import (
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 )
 
 // scaleEnv turns the scale test on; it takes minutes because the API
@@ -68,7 +69,7 @@ func TestHistoryAtScale(t *testing.T) {
 		"BUILDKITE_BUILD_NUMBER": fmt.Sprint(current), contract.HistoryEnv: contract.EncodeNeeds(needs)}
 	var stdout bytes.Buffer
 	start := time.Now()
-	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, nil); err != nil {
+	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }}); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
 	took := time.Since(start)

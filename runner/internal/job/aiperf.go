@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
@@ -193,7 +194,8 @@ func (j *Job) aiperfRun(ctx context.Context, c workloads.AIPerfConfig) ([]summar
 		br.TTFT = summary.Latency{Mean: m["time_to_first_token_avg_ms"], Median: m["time_to_first_token_p50_ms"], P99: m["time_to_first_token_p99_ms"]}
 		br.ITL = summary.Latency{Mean: m["inter_token_latency_avg_ms"], Median: m["inter_token_latency_p50_ms"], P99: m["inter_token_latency_p99_ms"]}
 		br.E2EL = summary.Latency{Mean: m["request_latency_avg_ms"], Median: m["request_latency_p50_ms"], P99: m["request_latency_p99_ms"]}
-		fmt.Fprintf(j.log, "runner: %s: %.1f output tok/s, %.2f req/s, median TTFT %.1f ms\n", name, br.OutputThroughput, br.RequestThroughput, br.TTFT.Median)
+		fmt.Fprintf(j.log, "runner: %s: %s output tok/s, %s req/s, median TTFT %s ms\n", name,
+			numfmt.Num(br.OutputThroughput, numfmt.TokensPerSec), numfmt.Num(br.RequestThroughput, numfmt.Plain), numfmt.Num(br.TTFT.Median, numfmt.Millis))
 		runs = append(runs, br)
 	}
 	return runs, errors.Join(errs...)

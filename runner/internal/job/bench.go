@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
@@ -133,7 +134,7 @@ func (j *Job) benchSpecTo(run workloads.BenchRun, file string) (proc.Spec, error
 		return proc.Spec{Argv: argv, Env: env}, err
 	}
 	env, err := j.env(childenv.Bench)
-	return proc.Spec{Argv: argv, Env: env}, err
+	return proc.Spec{Argv: argv, Env: env, Confine: j.modelCode()}, err
 }
 
 // bench runs every expanded run, repetitions in order. A failed run does
@@ -265,8 +266,9 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	}
 	out2.RepetitionValues = j.repetitionValues(run, reps)
 	out2.Repetitions, out2.Reruns = len(reps), reruns
-	fmt.Fprintf(j.log, "runner: %s: %.1f output tok/s (%.1f per GPU), median TTFT %.1f ms, median TPOT %.2f ms\n",
-		run.Name, out2.OutputThroughput, out2.OutputThroughputPerGPU, out2.TTFT.Median, out2.TPOT.Median)
+	fmt.Fprintf(j.log, "runner: %s: %s output tok/s (%s per GPU), median TTFT %s ms, median TPOT %s ms\n",
+		run.Name, numfmt.Num(out2.OutputThroughput, numfmt.TokensPerSec), numfmt.Num(out2.OutputThroughputPerGPU, numfmt.TokensPerSec),
+		numfmt.Num(out2.TTFT.Median, numfmt.Millis), numfmt.Num(out2.TPOT.Median, numfmt.Millis))
 	return out2, nil
 }
 

@@ -65,7 +65,11 @@ func TestSeedRecipeWithoutToken(t *testing.T) {
 	j := &Job{res: res, log: &log, sum: *gsm8kSummary(res.Recipe.Name, 0.93), procs: fake}
 	j.sum.Bench = []summary.BenchRun{{Name: "8k-in-1k-out-conc-128", Config: "8k-in-1k-out-conc-128", Status: summary.StatusOK,
 		Metrics: map[string]float64{"output_throughput": 1000, "median_tpot_ms": 20}}}
-	j.history = baseline.NewHistory(baseline.APISource(cfg, getenv, j.secret))
+	bk, err := j.buildkite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.history = baseline.NewHistory(baseline.APISource(cfg, bk.API, getenv))
 
 	if err := j.gate(context.Background()); err != nil {
 		t.Fatalf("gate() error = %v, want nil: no baseline is a warning", err)

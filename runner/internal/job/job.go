@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
@@ -69,6 +70,10 @@ type Config struct {
 	ToolsDir string
 	// PassEnv names job variables every child gets as they are.
 	PassEnv []string
+	// Unconfined starts the processes that run model code without user
+	// and mount namespaces of their own (modelCode), for hosts whose
+	// kernel allows none.
+	Unconfined bool
 }
 
 // Deps are the job's ties to the world, replaced in tests.
@@ -80,6 +85,9 @@ type Deps struct {
 	Now     func() time.Time
 	// Baselines gives past nights; nil reads Config.Baselines.
 	Baselines func(ctx context.Context) (baseline.Source, error)
+	// Agent runs buildkite-agent (annotate, artifacts, secrets), with
+	// the environment the job gives it; nil Procs run it with Procs.
+	Agent buildkite.Agent
 	// KillLeftovers ends whatever the runner's processes left running
 	// after teardown (proc.KillDescendants) and returns their pids; nil
 	// does nothing, for tests that share a process with others.
@@ -90,6 +98,7 @@ type Deps struct {
 type Job struct {
 	cfg           Config
 	killLeftovers func(ctx context.Context) []int
+	agentDep      buildkite.Agent
 	res           *workloads.Resolved
 	procs         proc.Runner
 	log           io.Writer
@@ -140,7 +149,7 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now, killLeftovers: d.KillLeftovers}
+	j := &Job{cfg: c, res: res, procs: d.Procs, log: d.Log, getenv: d.Getenv, environ: d.Environ, now: d.Now, killLeftovers: d.KillLeftovers, agentDep: d.Agent}
 	j.identity = proc.Identity()
 	if d.Procs == nil {
 		j.identity = planIdentity // a plan: no run, no runner of its own
@@ -173,7 +182,7 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		source = func(context.Context) (baseline.Source, error) { return file, nil }
 	}
 	if source == nil && c.HistoryStep != "" {
-		step := &baseline.StepSource{Agent: j.agent, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Poll: c.HistoryPoll, Log: j.log}
+		step := &baseline.StepSource{Agent: historyAgent{j}, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Poll: c.HistoryPoll, Log: j.log}
 		source = func(context.Context) (baseline.Source, error) { return step, nil }
 	}
 	j.history = baseline.NewHistory(source)
@@ -207,34 +216,38 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	return j
 }
 
-// secret reads a Buildkite secret with `buildkite-agent secret get`; the
-// agent also redacts the value from the job log.
-func (j *Job) secret(ctx context.Context, name string) (string, error) {
-	var out strings.Builder
+// buildkite is the job's door to Buildkite: the agent, run by the job's
+// runner with the environment of its role, and the API.
+func (j *Job) buildkite() (buildkite.Door, error) {
 	env, err := j.env(childenv.Agent)
 	if err != nil {
-		return "", err
+		return buildkite.Door{}, err
 	}
-	err = j.procs.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: env, Stdout: &out, Stderr: io.Discard})
-	return out.String(), err
+	a := j.agentDep.WithEnv(env)
+	if a.Procs == nil {
+		a.Procs = j.procs
+	}
+	return buildkite.Door{Agent: a, Getenv: j.getenv}, nil
 }
 
-// agent runs buildkite-agent with the agent's environment and returns
-// its stdout; a failure carries the last line of its stderr.
-func (j *Job) agent(ctx context.Context, args ...string) (string, error) {
-	var out, errOut strings.Builder
-	env, err := j.env(childenv.Agent)
+// historyAgent is the agent as the history step's files need it, with
+// the environment of its role when it is first asked.
+type historyAgent struct{ j *Job }
+
+func (a historyAgent) Download(ctx context.Context, query, dest, step string) error {
+	bk, err := a.j.buildkite()
+	if err != nil {
+		return err
+	}
+	return bk.Agent.Download(ctx, query, dest, step)
+}
+
+func (a historyAgent) StepState(ctx context.Context, step string) (string, error) {
+	bk, err := a.j.buildkite()
 	if err != nil {
 		return "", err
 	}
-	err = j.procs.Run(ctx, proc.Spec{Argv: append([]string{"buildkite-agent"}, args...), Env: env, Stdout: &out, Stderr: &errOut})
-	if err != nil {
-		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
-		if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
-			err = fmt.Errorf("%w: %s", err, last)
-		}
-	}
-	return out.String(), err
+	return bk.Agent.StepState(ctx, step)
 }
 
 func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
@@ -277,85 +290,19 @@ func (j *Job) Run(ctx context.Context) Result {
 		j.finish(judged)
 		return Result{Summary: j.sum, Failed: true, Verdict: summary.VerdictError, Exit: 1}
 	}
-	r := j.res.Recipe
-	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", r.Name, r.GPU, r.NumGPUs, j.res.Image.Image)
+	rec := j.res.Recipe
+	fmt.Fprintf(j.log, "runner: %s on %s × %d, image %s\n", rec.Name, rec.GPU, rec.NumGPUs, j.res.Image.Image)
 
-	ok := true
-	var cache cacheMark
-	if j.runsAccuracy() || j.cfg.Tools == tools.ModePath {
-		ok = j.phase(ctx, summary.PhaseTools, j.provision)
+	r := &running{ok: true}
+	defer func() {
+		if r.cancel != nil {
+			r.cancel()
+		}
+	}()
+	for _, p := range script {
+		p.run(j, ctx, r)
 	}
-	if ok && j.builds() {
-		ok = j.phase(ctx, PhaseBuild, j.build)
-	}
-	switch {
-	case !ok && j.sum.Phase(PhaseBuild) != nil:
-		j.notRun(ctx, summary.PhaseServe, "image not built")
-	case !ok:
-		j.notRun(ctx, summary.PhaseServe, "tools not provisioned")
-	case j.cfg.BaseURL == "":
-		cache = j.modelCacheStart()
-		ok = j.phase(ctx, summary.PhaseServe, j.serve)
-	default:
-		j.sum.Attached = j.baseURL
-		j.skip(summary.PhaseServe, "attached to "+j.baseURL)
-	}
-	if ok {
-		ok = j.phase(ctx, summary.PhaseReady, j.ready)
-		j.modelCacheDone(cache, ok)
-	} else if p := j.sum.Phase(summary.PhaseTools); p != nil && p.Status != summary.StatusOK {
-		j.notRun(ctx, summary.PhaseReady, "tools not provisioned")
-	} else {
-		j.notRun(ctx, summary.PhaseReady, "server did not start")
-	}
-	switch {
-	case len(j.res.BenchRuns) == 0:
-	case ctx.Err() != nil:
-		j.notRun(ctx, summary.PhaseBench, "canceled")
-	case !ok:
-		j.notRun(ctx, summary.PhaseBench, "server not ready")
-	default:
-		j.phase(ctx, summary.PhaseBench, j.bench)
-	}
-	switch {
-	case j.res.Recipe.AIPerf == nil:
-	case ctx.Err() != nil:
-		j.notRun(ctx, summary.PhaseAIPerf, "canceled")
-	case !ok:
-		j.notRun(ctx, summary.PhaseAIPerf, "server not ready")
-	default:
-		j.phase(ctx, summary.PhaseAIPerf, j.aiperf)
-	}
-	j.accuracyPhase(ctx, summary.PhaseLMEval, len(j.res.Tasks) > 0, ok, j.lmeval)
-	j.accuracyPhase(ctx, summary.PhaseBFCL, j.res.BFCL != nil, ok, j.bfclPhase)
-
-	// Cleanup runs on its own clock: a cancelled ctx must not stop it.
-	// After a cancel it must fit in the agent's grace period.
-	budget, canceled := cleanupTimeout, ctx.Err() != nil
-	if canceled {
-		budget = CleanupBudget
-	}
-	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-	defer cancel()
-	j.teardown(cleanCtx, canceled)
-	if ctx.Err() == nil {
-		j.phase(ctx, summary.PhaseGate, j.gate)
-	} else {
-		j.notRun(ctx, summary.PhaseGate, "canceled")
-	}
-	j.writeProvenance(cleanCtx)
-	j.sum.Finished = j.now()
-	judged := j.verdict(ctx)
-	j.sum.Verdict, j.sum.Problems = judged.Verdict, judged.Problems
-	if ctx.Err() != nil {
-		j.sum.Canceled = context.Cause(ctx).Error()
-	}
-	j.sum.Failure = j.failure()
-	j.account()
-	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
-		fmt.Fprintf(j.log, "runner: write summary: %v\n", err)
-	}
-	j.phase(cleanCtx, summary.PhasePublish, j.publish)
+	judged := r.judged
 	j.finish(judged)
 	return Result{Summary: j.sum, Failed: j.sum.Verdict != summary.VerdictPass, Verdict: j.sum.Verdict, Exit: judged.Exit()}
 }

@@ -4,128 +4,27 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
 // plan is every process Run would start, in order, without starting
-// any: what a person checks in a PR. It is built from the same spec
-// functions Run calls.
+// any: what a person checks in a PR. It walks the script Run walks
+// (script.go), each phase listed from the spec functions it runs.
 //
 // Some processes get a note, where the argv does not say everything: the
 // settings a BFCL run reads from its config file.
 func (j *Job) plan() ([]proc.Spec, map[int]string, error) {
-	res, c := j.res, j.cfg
-	var specs []proc.Spec
-	notes := map[int]string{}
-	add := func(s proc.Spec, err error) error {
-		specs = append(specs, s)
-		return err
-	}
-	if j.runsAccuracy() {
-		install, err := j.toolsPlan()
-		if err != nil {
-			return nil, nil, err
+	p := &planList{notes: map[int]string{}}
+	for _, s := range script {
+		if s.plan == nil {
+			continue
 		}
-		specs = append(specs, install...)
-	}
-	if j.builds() {
-		if err := add(j.buildSpec()); err != nil {
+		if err := s.plan(j, p); err != nil {
 			return nil, nil, err
 		}
 	}
-	if c.BaseURL == "" {
-		serve, err := j.serveSpecs()
-		if err != nil {
-			return nil, nil, err
-		}
-		docker, err := j.env(childenv.Docker)
-		if err != nil {
-			return nil, nil, err
-		}
-		ps, err := j.pytestSpecs()
-		if err != nil {
-			return nil, nil, err
-		}
-		pytest := func() {
-			specs = append(specs, ps.probe, ps.install)
-			notes[len(specs)-1] = "only when the line above finds no importable pytest; the distributions of its lock that Python lacks arrive on stdin"
-		}
-		if len(serve) == 2 {
-			list, _, _ := staleContainerSpecs(docker)
-			specs = append(specs, list)
-			specs = append(specs, serve...)
-			pytest()
-			specs = append(specs, *ps.release)
-		} else {
-			pytest()
-			specs = append(specs, serve...)
-		}
-	}
-	// Whether the container still runs is asked once it is ready, and
-	// again before each accuracy phase.
-	alive := func() error {
-		if c.BaseURL != "" || res.Profile.Runtime != agents.Docker {
-			return nil
-		}
-		return add(j.inspectSpec())
-	}
-	if err := alive(); err != nil {
-		return nil, nil, err
-	}
-	for _, run := range res.BenchRuns {
-		for rep := 1; rep <= run.Repetitions; rep++ {
-			if err := add(j.benchSpec(run, rep)); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	if err := j.planAIPerf(add); err != nil {
-		return nil, nil, err
-	}
-	if j.runsAccuracy() && len(res.Tasks) > 0 {
-		if err := alive(); err != nil {
-			return nil, nil, err
-		}
-		for _, t := range j.taskEntries() {
-			if err := add(j.lmevalSpec(t.ResolvedTask, t.Dir)); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	if j.runsAccuracy() {
-		plans, err := j.bfclPlans()
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(plans) > 0 {
-			if err := alive(); err != nil {
-				return nil, nil, err
-			}
-		}
-		for _, p := range plans {
-			if err := add(j.bfclSpec(p)); err != nil {
-				return nil, nil, err
-			}
-			notes[len(specs)-1] = p.String()
-		}
-	}
-	if c.BaseURL == "" && res.Profile.Runtime == agents.Docker {
-		env, err := j.env(childenv.Docker)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, argv := range containerCleanup(containerName(res, j.getenv), c.Grace) {
-			specs = append(specs, proc.Spec{Argv: argv, Env: env})
-		}
-	}
-	specs = append(specs, j.provenanceSpecs()...)
-	publish, err := j.publishSpecs("success|warning|error", !coveredByStep(j.getenv, j.dir))
-	if err != nil {
-		return nil, nil, err
-	}
-	return append(specs, publish...), notes, nil
+	return p.specs, p.notes, nil
 }
 
 // WritePlan prints Plan for people: each process with its whole

@@ -10,12 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
-	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/ingest"
 	"github.com/benchkite/benchkite/runner/internal/proc"
@@ -36,18 +35,23 @@ func coveredByStep(getenv func(string) string, dir string) bool {
 	return false
 }
 
-// publishSpecs are the buildkite-agent calls that publish a run.
-func (j *Job) publishSpecs(style string, uploadArtifacts bool) ([]proc.Spec, error) {
-	env, err := j.env(childenv.Agent)
+// publishSpecs are the buildkite-agent calls that publish a run, run by
+// the agent they return. A second cancel kills every other process at
+// once; these carry what exists to the build and finish within its
+// deadline.
+func (j *Job) publishSpecs(style, body string, uploadArtifacts bool) ([]proc.Spec, buildkite.Agent, error) {
+	bk, err := j.buildkite()
 	if err != nil {
-		return nil, err
+		return nil, buildkite.Agent{}, err
 	}
+	a := bk.Agent
+	a.Spare, a.Log = true, j.log
 	var specs []proc.Spec
 	if uploadArtifacts {
-		specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "artifact", "upload", contract.ArtifactGlob(j.dir)}, Env: env})
+		specs = append(specs, a.UploadSpec(contract.ArtifactGlob(j.dir)))
 	}
-	specs = append(specs, proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", j.res.Recipe.Name, "--style", style}, Env: env})
-	return specs, nil
+	specs = append(specs, a.AnnotateSpec(j.res.Recipe.Name, style, "", body))
+	return specs, a, nil
 }
 
 // publish uploads the results and annotates the build. It runs also after
@@ -70,20 +74,12 @@ func (j *Job) publish(ctx context.Context) error {
 		fmt.Fprintf(j.log, "runner: the step's artifact_paths upload %s\n", contract.ArtifactGlob(j.dir))
 	}
 	var errs []error
-	specs, err := j.publishSpecs(gate.Style(j.sum), upload)
+	specs, agent, err := j.publishSpecs(gate.Style(j.sum), body, upload)
 	if err != nil {
 		return err
 	}
 	for _, spec := range specs {
-		spec.Stdout, spec.Stderr = j.log, j.log
-		// A second cancel kills every other process at once; these carry
-		// what exists to the build and finish within its deadline.
-		spec.Spare = true
-		if spec.Argv[1] == "annotate" {
-			spec.Stdin = strings.NewReader(body)
-		}
-		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
-		if err := j.procs.Run(ctx, spec); err != nil {
+		if err := agent.Run(ctx, spec); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -100,7 +96,12 @@ func (j *Job) ingest(ctx context.Context) {
 		fmt.Fprintf(j.log, "runner: not posted to %s: the run is %s (--ingest-nightly-only)\n", j.cfg.IngestURL, strings.Join(marks, ", "))
 		return
 	}
-	token, err := bkapi.TokenFromEnvOrSecret(ctx, j.getenv, j.secret, "BENCHKITE_INGEST_TOKEN", j.cfg.IngestSecret)
+	bk, err := j.buildkite()
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: ingest skipped: %v\n", err)
+		return
+	}
+	token, err := bk.Token(ctx, "BENCHKITE_INGEST_TOKEN", j.cfg.IngestSecret)
 	if err != nil {
 		fmt.Fprintf(j.log, "runner: warning: ingest skipped: %v\n", err)
 		return

@@ -213,7 +213,7 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []proc.Spec{{Argv: append(serveArgv, "--host", loopback), Env: env}}, nil
+		return []proc.Spec{{Argv: append(serveArgv, "--host", loopback), Env: env, Confine: j.modelCode()}}, nil
 	}
 	name := containerName(res, j.getenv)
 	argv := []string{"docker", "run", "-d", "--rm", "--name", name}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/internal/oci"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -144,7 +145,7 @@ func (b bisector) advance(ctx context.Context, sums []summary.Summary, state str
 		if st, err = st.Record(commit, b.build, probe.Value, probe.Bad, gpuh); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "runner: bisect %s: vLLM %s measured %.4g: %s (%s)\n", st.Recipe, commit, probe.Value, map[bool]string{true: "bad", false: "good"}[probe.Bad], probe.Why)
+		fmt.Fprintf(out, "runner: bisect %s: vLLM %s measured %s: %s (%s)\n", st.Recipe, commit, numfmt.Sig(probe.Value, 4), map[bool]string{true: "bad", false: "good"}[probe.Bad], probe.Why)
 	}
 	switch {
 	case st.Done():
@@ -185,16 +186,11 @@ func wantsBisect(build gate.Build) bool {
 // bisector is the API client of this pipeline, with the token the
 // history step uses, and the registry with the docker config's
 // credentials.
-func (c Config) bisector(ctx context.Context, getenv func(string) string, environ []string) (bisector, error) {
+func (c Config) bisector(getenv func(string) string, api func() (*bkapi.Client, error)) (bisector, error) {
 	if c.bisect != nil {
 		return *c.bisect, nil
 	}
-	token, err := bkapi.TokenFromEnvOrSecret(ctx, getenv, secretGetter(environ), c.API.TokenEnv, c.API.TokenSecret)
-	if err != nil {
-		return bisector{}, err
-	}
-	client, err := bkapi.New(bkapi.Config{BaseURL: c.API.URL, Token: token,
-		Org: getenv("BUILDKITE_ORGANIZATION_SLUG"), Pipeline: getenv("BUILDKITE_PIPELINE_SLUG")})
+	client, err := api()
 	if err != nil {
 		return bisector{}, err
 	}

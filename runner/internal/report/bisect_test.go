@@ -84,7 +84,7 @@ func TestReportBisectsARegressionToItsCommit(t *testing.T) {
 	var out strings.Builder
 	run := func(s summary.Summary, env map[string]string, build int) error {
 		out.Reset()
-		return Run(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: build}},
+		return runReport(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: build}},
 			cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(env), nil)
 	}
 	_ = run(night(vllmCommit(n-1), 900, &found), map[string]string{}, origin)
@@ -178,7 +178,7 @@ func TestReportStopsABisectJudgedInconclusiveTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 		out.Reset()
-		if err := Run(context.Background(), Config{Results: writeSummary(t, lostRun), bisect: &bisector{client: client, branch: "main", build: build}},
+		if err := runReport(context.Background(), Config{Results: writeSummary(t, lostRun), bisect: &bisector{client: client, branch: "main", build: build}},
 			cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(map[string]string{bisect.Env: state}), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func TestReportStartsNoBisectItCouldNotJudge(t *testing.T) {
 				LastGood: summary.NightRef{Build: 3, VLLMCommit: vllmCommit(0)}, FirstBad: summary.NightRef{Build: 4, VLLMCommit: vllmCommit(1)},
 				GoodRegime: &summary.Regime{Nights: []float64{100, 101, 99}, HigherIsBetter: true, FloorPct: 5}}}}}
 	var out strings.Builder
-	_ = Run(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: 5}},
+	_ = runReport(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: 5}},
 		cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(nil), nil)
 	if len(api.Created()) != 0 || !strings.Contains(out.String(), "runner: warning: bisect r-h200: no bisect: inconclusive: the good regime cannot judge a bisect build: first nights") {
 		t.Errorf("%d builds triggered; want none, and why:\n%s", len(api.Created()), out.String())

@@ -63,7 +63,7 @@ func FuzzReportFiles(f *testing.F) {
 			return map[string]JobState{"recipe:lost-b200": {State: "<b>expired</b>"}}, nil
 		}
 		var out, errs bytes.Buffer
-		err := Run(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &out, Stderr: &errs}, mapGetenv(env), nil)
+		err := runReport(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &out, Stderr: &errs}, mapGetenv(env), nil)
 		if err != nil && cliutil.ExitCode(err, "report", &errs) != 1 {
 			t.Fatalf("report: %v\n%s", err, errs.String())
 		}

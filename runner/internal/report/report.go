@@ -15,18 +15,21 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bisect"
+	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/classify"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/gputime"
-	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
@@ -96,27 +99,29 @@ func (s JobState) String() string {
 }
 
 // Run is `runner report`: it writes the build-wide annotation and fails
-// only for regressions it found.
-func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, environ []string) error {
+// only for regressions it found. The agent and the API are bk's.
+func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, bk buildkite.Door) error {
 	dir, download, states := &c.Results, &c.Download, c.states
 	selected, left := contract.ParseSelected(getenv(contract.SelectedEnv))
-	procs := proc.Exec{}
+	agent := bk.Agent
+	agent.Log = io.Stdout
+	// One API client, built when first needed, for the job states and
+	// the bisect: a build that needs neither needs no token.
+	api := sync.OnceValues(func() (*bkapi.Client, error) { return bk.API(ctx, c.API.URL, c.API.TokenEnv, c.API.TokenSecret) })
 	if *download {
-		downloadSummaries(ctx, procs, *dir, selected, left, environ, io)
+		downloadSummaries(ctx, agent, *dir, selected, left)
 	}
 	history := filepath.Join(*dir, "_history", "baselines.json")
 	if *download {
 		// The nights the recipes were judged against, for the trend page.
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", filepath.ToSlash(history), ".", "--step", contract.HistoryStepKey}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
-		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
-		if err := procs.Run(ctx, spec); err != nil {
+		if err := agent.Download(ctx, filepath.ToSlash(history), ".", contract.HistoryStepKey); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: download the history: %v; the trend page shows tonight only\n", err)
 		}
 	}
 	sums, problems := readSummaries(*dir)
 	if len(selected) > 0 || left > 0 {
 		if states == nil {
-			states = apiStates(c.API, getenv, environ)
+			states = apiStates(getenv, api)
 		}
 		jobs, err := states(ctx)
 		var missing []summary.Summary
@@ -124,7 +129,7 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		sums = withRetries(append(missing, sums...), jobs)
 	}
 	if *download {
-		downloadSamples(ctx, procs, *dir, sums, environ, io)
+		downloadSamples(ctx, agent, *dir, sums)
 	}
 	title := "benchkite: the nights of every recipe"
 	if n := getenv("BUILDKITE_BUILD_NUMBER"); n != "" {
@@ -154,19 +159,17 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 	body := annotate.Cap(renderReport(build, problems, skipped, getenv("BUILDKITE_BUILD_URL"))+renderBudget(budget)+renderLifecycle(sums), annotate.MaxBody)
 	fmt.Fprint(io.Stdout, body)
 	if buildlog.InBuildkite(getenv) {
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "annotate", "--context", Context, "--style", build.Style, "--priority", Priority}, Env: environ, Stdin: strings.NewReader(body), Stdout: io.Stdout, Stderr: io.Stdout}
-		if err := procs.Run(ctx, spec); err != nil {
+		if err := agent.Annotate(ctx, Context, build.Style, Priority, body); err != nil {
 			fmt.Fprintf(io.Stdout, "runner: annotate: %v\n", err)
 		}
 		if page != "" {
-			spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "upload", filepath.ToSlash(page)}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
-			if err := procs.Run(ctx, spec); err != nil {
+			if err := agent.Upload(ctx, filepath.ToSlash(page)); err != nil {
 				fmt.Fprintf(io.Stdout, "runner: upload the trend page: %v\n", err)
 			}
 		}
 	}
 	if state := getenv(bisect.Env); state != "" || wantsBisect(build) {
-		b, err := c.bisector(ctx, getenv, environ)
+		b, err := c.bisector(getenv, api)
 		if err != nil {
 			fmt.Fprintf(io.Stdout, "runner: warning: bisect: %v\n", err)
 		} else {
@@ -212,10 +215,10 @@ func renderBudget(b gate.Budget) string {
 			fails++
 		}
 		if t.Flagged && !t.Fails {
-			released = append(released, fmt.Sprintf("%s %s (p = %.2g)", annotate.InlineCode(t.Recipe), annotate.Text(t.Subject+" "+t.Metric), t.P))
+			released = append(released, fmt.Sprintf("%s %s (p %s)", annotate.InlineCode(t.Recipe), annotate.Text(t.Subject+" "+t.Metric), numfmt.P(t.P)))
 		}
 	}
-	fmt.Fprintf(&w, "False-alarm budget: Benjamini–Hochberg at %g%% over %d regression tests: %d flagged, %d fail the build", b.Q*100, len(b.Tests), flagged, fails)
+	fmt.Fprintf(&w, "False-alarm budget: Benjamini–Hochberg at %s%% over %d regression tests: %d flagged, %d fail the build", numfmt.Exact(b.Q*100), len(b.Tests), flagged, fails)
 	if len(released) > 0 {
 		fmt.Fprintf(&w, "; within the budget, not failures: %s", strings.Join(released, ", "))
 	}
@@ -249,13 +252,17 @@ func renderLifecycle(sums []summary.Summary) string {
 }
 
 // readSummaries reads dir/*/summary.json; unreadable ones are reported,
-// not fatal.
+// not fatal. Directories an earlier run's results were moved aside to
+// (<recipe>.old-<timestamp>) are not recipes and are skipped.
 func readSummaries(dir string) ([]summary.Summary, []string) {
 	var out []summary.Summary
 	var problems []string
 	matches, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json"))
 	sort.Strings(matches)
 	for _, m := range matches {
+		if summary.IsSetAside(filepath.Dir(m)) {
+			continue
+		}
 		s, err := summary.ReadFile(m)
 		if err != nil {
 			problems = append(problems, err.Error())
@@ -361,6 +368,9 @@ func rowsOf(b gate.Build) []row {
 		r := row{s: s, verdict: gr.Verdict, reason: annotate.Reason(s)}
 		if s.Failure != nil && s.Failure.Class != "" {
 			r.reason = strings.TrimSpace(annotate.ClassTag(s.Failure)) + " " + r.reason
+		}
+		if len(gr.Released) > 0 && (gr.Verdict == summary.VerdictPass || gr.Verdict == summary.VerdictUnverified) {
+			r.reason = "within the build's false-alarm budget, not a failure: " + r.reason
 		}
 		if c := gr.SameBuild; c != nil {
 			r.reason = fmt.Sprintf("same-build comparison: %s %s %s vs %s %s (below)", annotate.Text(c.Task), annotate.Num(c.Value, annotate.Score),

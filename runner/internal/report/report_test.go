@@ -15,6 +15,7 @@ import (
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/google/go-cmp/cmp"
 )
@@ -61,6 +62,39 @@ func TestReadSummaries(t *testing.T) {
 	if len(problems) != 2 || !strings.Contains(problems[0], "broken/summary.json") || !strings.Contains(problems[1], "future/summary.json") ||
 		!strings.Contains(problems[1], summary.ErrUnsupportedSchema.Error()) {
 		t.Errorf("problems = %q, want the truncated and the newer summary named", problems)
+	}
+}
+
+// A results directory an earlier run was moved aside to is not a recipe:
+// one recipe run three times on one machine is one recipe in the report.
+func TestReadSummariesSkipsSetAside(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(filepath.Join(reportResults, "gpt_oss_120b-h200", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	recipe := filepath.Join(dir, "gpt_oss_120b-h200")
+	at := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	for _, d := range []string{recipe, summary.SetAsideName(recipe, at), summary.SetAsideName(recipe, at.Add(time.Hour))} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "summary.json"), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sums, problems := readSummaries(dir)
+	var names []string
+	for _, s := range sums {
+		names = append(names, s.Recipe)
+	}
+	if diff := cmp.Diff(names, []string{"gpt_oss_120b-h200"}); diff != "" || len(problems) > 0 {
+		t.Errorf("readSummaries() recipes diff (-got +want):\n%s\nproblems: %q", diff, problems)
+	}
+	got := renderSums(sums, sameBuildComparisons(sums, dir), problems, contract.ParseSkipped(""), "")
+	if !strings.Contains(got, "of 1 recipe(s)") {
+		t.Errorf("report headline counts more than the one recipe:\n%s", got)
 	}
 }
 
@@ -136,7 +170,7 @@ func TestRunReportExitCode(t *testing.T) {
 			}
 			env := map[string]string{"BUILDKITE_BUILD_URL": "https://buildkite.com/benchkite/nightly/builds/812"}
 			var stdout, stderr strings.Builder
-			code := cliutil.ExitCode(Run(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil), "runner report", &stderr)
+			code := cliutil.ExitCode(runReport(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil), "runner report", &stderr)
 			if code != tt.wantCode {
 				t.Errorf("report exit = %d, want %d; stdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout.String(), stderr.String())
 			}
@@ -156,6 +190,12 @@ func mapGetenv(env map[string]string) func(string) string {
 	return func(k string) string { return env[k] }
 }
 
+// runReport is Run as the CLI calls it: the process's environment, read
+// through getenv, for the agent and the API too.
+func runReport(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	return Run(ctx, c, io, getenv, buildkite.New(nil, getenv, environ))
+}
+
 // A selected recipe whose job left no summary (a pod that never started,
 // an OOM-killed job, a lost agent) is an error row, first, with its
 // step's state; the counts match the rows.
@@ -168,7 +208,7 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 		return map[string]JobState{"recipe:gpt_oss_120b-h200": {State: "passed", ExitStatus: &zero}, "recipe:kimi_k2_5-b200": {State: "expired"}, "recipe:lost-mi355x": {State: "failed", ExitStatus: &lostAgent}}, nil
 	}
 	var stdout, stderr strings.Builder
-	err := Run(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil)
+	err := runReport(context.Background(), Config{Results: dir, states: states}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil)
 	if err != nil {
 		t.Fatalf("report: %v\n%s", err, stderr.String())
 	}
@@ -194,7 +234,7 @@ func TestReportListsSelectedRecipesWithoutSummary(t *testing.T) {
 	// Without an API answer the state is unknown, and the report says why.
 	stdout.Reset()
 	noAPI := func(context.Context) (map[string]JobState, error) { return nil, errors.New("no Buildkite API token") }
-	if err := Run(context.Background(), Config{Results: dir, states: noAPI}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil); err != nil {
+	if err := runReport(context.Background(), Config{Results: dir, states: noAPI}, cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, mapGetenv(env), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"no summary.json: the step is unknown", "the state of steps without a summary is not known: no Buildkite API token"} {
@@ -296,7 +336,7 @@ func TestReportCountsRetriedTries(t *testing.T) {
 	env := map[string]string{contract.SelectedEnv: contract.EncodeSelected([]string{"a-h200", "b-mi355x"}), "BUILDKITE_BUILD_NUMBER": "900",
 		"BUILDKITE_ORGANIZATION_SLUG": "org", "BUILDKITE_PIPELINE_SLUG": "nightly", "BK_TOKEN": "tok"}
 	var stdout strings.Builder
-	err := Run(context.Background(), Config{Results: dir, API: baseline.APIConfig{URL: api.URL, TokenEnv: "BK_TOKEN"}},
+	err := runReport(context.Background(), Config{Results: dir, API: baseline.APIConfig{URL: api.URL, TokenEnv: "BK_TOKEN"}},
 		cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, mapGetenv(env), nil)
 	if err != nil {
 		t.Fatalf("report: %v\n%s", err, stdout.String())

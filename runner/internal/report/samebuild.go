@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/gate"
-	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -27,13 +27,11 @@ func samplePatterns(sums []summary.Summary, dir string) [][2]string {
 
 // downloadSamples fetches those files with buildkite-agent; a missing one
 // leaves that comparison to the means.
-func downloadSamples(ctx context.Context, procs proc.Exec, dir string, sums []summary.Summary, environ []string, io cliutil.Streams) {
+func downloadSamples(ctx context.Context, agent buildkite.Agent, dir string, sums []summary.Summary) {
 	for _, p := range samplePatterns(sums, dir) {
 		// From the recipe's own step only.
-		spec := proc.Spec{Argv: []string{"buildkite-agent", "artifact", "download", p[0], ".", "--step", p[1]}, Env: environ, Stdout: io.Stdout, Stderr: io.Stdout}
-		fmt.Fprintf(io.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
-		if err := procs.Run(ctx, spec); err != nil {
-			fmt.Fprintf(io.Stdout, "runner: download samples: %v\n", err)
+		if err := agent.Download(ctx, p[0], ".", p[1]); err != nil {
+			fmt.Fprintf(agent.Log, "runner: download samples: %v\n", err)
 		}
 	}
 }
@@ -49,10 +47,10 @@ func writeSameBuild(b *strings.Builder, cs []sameBuild) {
 		verdict := c.Verdict
 		perQ := "– (means)"
 		if r := c.Paired; r != nil {
-			perQ = fmt.Sprintf("%d pairs, %.1f%% agree, b %d, c %d, p %.3g", r.Pairs, r.OutcomeAgreement*100, r.B, r.C, r.P)
+			perQ = fmt.Sprintf("%d pairs, %.1f%% agree, b %d, c %d, p %s", r.Pairs, r.OutcomeAgreement*100, r.B, r.C, numfmt.P(r.P))
 		}
-		fmt.Fprintf(b, "| %s %s | `%s` | %s | `%s` | %.4f | `%s` | %.4f | %+.4f | %g | %s |\n", annotate.VerdictMark(verdict), verdict,
-			annotate.Text(c.Recipe), annotate.Text(c.Task), annotate.Text(c.Metric), c.Value, annotate.Text(c.From), c.Other, c.Value-c.Other, c.Tolerance, perQ)
+		fmt.Fprintf(b, "| %s %s | `%s` | %s | `%s` | %.4f | `%s` | %.4f | %+.4f | %s | %s |\n", annotate.VerdictMark(verdict), verdict,
+			annotate.Text(c.Recipe), annotate.Text(c.Task), annotate.Text(c.Metric), c.Value, annotate.Text(c.From), c.Other, c.Value-c.Other, numfmt.Exact(c.Tolerance), perQ)
 	}
 	b.WriteString("\n")
 	for _, c := range cs {

@@ -3,7 +3,6 @@ package report
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -11,11 +10,9 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/internal/bkapi"
-	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
-	"github.com/benchkite/benchkite/runner/internal/baseline"
+	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/classify"
-	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -23,21 +20,19 @@ import (
 // step (--step): a summary another step of the build uploaded under a
 // recipe's path is not that recipe's. Without the list (a build whose
 // list was cut) it falls back to every summary of the build.
-func downloadSummaries(ctx context.Context, procs proc.Exec, dir string, selected []string, left int, environ []string, streams cliutil.Streams) {
-	get := func(argv ...string) {
-		spec := proc.Spec{Argv: append([]string{"buildkite-agent", "artifact", "download"}, argv...), Env: environ, Stdout: streams.Stdout, Stderr: streams.Stdout}
-		fmt.Fprintf(streams.Stdout, "$ %s\n", proc.FormatArgv(spec.Argv))
-		if err := procs.Run(ctx, spec); err != nil {
+func downloadSummaries(ctx context.Context, agent buildkite.Agent, dir string, selected []string, left int) {
+	get := func(query, step string) {
+		if err := agent.Download(ctx, query, ".", step); err != nil {
 			// A lost job leaves none; the report lists it.
-			fmt.Fprintf(streams.Stdout, "runner: download summaries: %v\n", err)
+			fmt.Fprintf(agent.Log, "runner: download summaries: %v\n", err)
 		}
 	}
 	if len(selected) == 0 || left > 0 {
-		get(filepath.ToSlash(dir)+"/*/summary.json", ".")
+		get(filepath.ToSlash(dir)+"/*/summary.json", "")
 		return
 	}
 	for _, name := range selected {
-		get(filepath.ToSlash(dir)+"/"+name+"/summary.json", ".", "--step", contract.StepKey(name))
+		get(filepath.ToSlash(dir)+"/"+name+"/summary.json", contract.StepKey(name))
 	}
 }
 
@@ -88,18 +83,13 @@ func lost(selected []string, left int, sums []summary.Summary, jobs map[string]J
 
 // apiStates asks the Buildkite API for this build's jobs, with the token
 // the history step uses.
-func apiStates(c baseline.APIConfig, getenv func(string) string, environ []string) JobStates {
+func apiStates(getenv func(string) string, api func() (*bkapi.Client, error)) JobStates {
 	return func(ctx context.Context) (map[string]JobState, error) {
 		number, err := strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
 		if err != nil {
 			return nil, fmt.Errorf("no build number (BUILDKITE_BUILD_NUMBER=%q)", getenv("BUILDKITE_BUILD_NUMBER"))
 		}
-		token, err := bkapi.TokenFromEnvOrSecret(ctx, getenv, secretGetter(environ), c.TokenEnv, c.TokenSecret)
-		if err != nil {
-			return nil, err
-		}
-		client, err := bkapi.New(bkapi.Config{BaseURL: c.URL, Token: token,
-			Org: getenv("BUILDKITE_ORGANIZATION_SLUG"), Pipeline: getenv("BUILDKITE_PIPELINE_SLUG")})
+		client, err := api()
 		if err != nil {
 			return nil, err
 		}
@@ -108,16 +98,6 @@ func apiStates(c baseline.APIConfig, getenv func(string) string, environ []strin
 			return nil, err
 		}
 		return jobStates(b.Jobs), nil
-	}
-}
-
-// secretGetter reads a Buildkite secret with `buildkite-agent secret get`;
-// the agent redacts the value from the log.
-func secretGetter(environ []string) func(ctx context.Context, name string) (string, error) {
-	return func(ctx context.Context, name string) (string, error) {
-		var out strings.Builder
-		err := proc.Exec{}.Run(ctx, proc.Spec{Argv: []string{"buildkite-agent", "secret", "get", name}, Env: environ, Stdout: &out, Stderr: io.Discard})
-		return out.String(), err
 	}
 }
 

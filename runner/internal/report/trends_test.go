@@ -328,7 +328,7 @@ func TestRunInBuildkite(t *testing.T) {
 		environ = append(environ, k+"="+v)
 	}
 	var out strings.Builder
-	err := Run(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &out, Stderr: &out}, func(k string) string { return env[k] }, environ)
+	err := runReport(context.Background(), Config{Results: dir}, cliutil.Streams{Stdout: &out, Stderr: &out}, func(k string) string { return env[k] }, environ)
 	var ee *cliutil.ExitError
 	if !errors.As(err, &ee) || ee.Code != 1 {
 		t.Fatalf("Run() = %v, want exit 1 for the regression\n%s", err, out.String())

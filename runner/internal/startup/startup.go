@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -102,7 +103,7 @@ func (p *Parser) Times() summary.Startup {
 // them: "ready in 132.0 s: weights 0.01 s, model loading 1.81 s,
 // torch.compile 12.01 s, CUDA graphs 1 s, engine init 107.59 s".
 func Describe(s summary.Startup) string {
-	out := "ready in " + strconv.FormatFloat(s.ReadySeconds, 'f', 1, 64) + " s"
+	out := "ready in " + numfmt.Thousands(s.ReadySeconds, 1) + " s"
 	var parts []string
 	for _, p := range []struct {
 		name string
@@ -112,7 +113,8 @@ func Describe(s summary.Startup) string {
 		{"CUDA graphs", s.CUDAGraphsSeconds}, {"engine init", s.EngineInitSeconds},
 	} {
 		if p.v != nil {
-			parts = append(parts, p.name+" "+strconv.FormatFloat(*p.v, 'f', -1, 64)+" s")
+			// As vLLM's log wrote it.
+			parts = append(parts, p.name+" "+numfmt.Exact(*p.v)+" s")
 		}
 	}
 	if len(parts) == 0 {

@@ -81,7 +81,18 @@ func truncate(s string, n int) string {
 	if n <= 1 {
 		return "…"
 	}
-	return string([]rune(s)[:n-1]) + "…"
+	rs := []rune(s)[:n-1]
+	// Cut at a word's end when one is in the second half, so a title
+	// reads "p99 TTFT of the…" rather than "p99 TTFT of th…".
+	if rs[len(rs)-1] != ' ' && (n-1 >= len([]rune(s)) || []rune(s)[n-1] != ' ') {
+		for i := len(rs) - 1; i >= (n-1)/2; i-- {
+			if rs[i] == ' ' {
+				rs = rs[:i]
+				break
+			}
+		}
+	}
+	return strings.TrimRight(string(rs), " ,;:·-") + "…"
 }
 
 // Average advance of sans-serif glyphs per em. Real fonts vary; these err

@@ -84,6 +84,13 @@
 //	FAKE_VLLM_PLANT_FROM, _INTO        a hostile server: from its first request on, copy every file
 //	                                   of the folder _FROM into every folder under _INTO
 //	                                   (a planted results_2099-….json, bench JSON).
+//	FAKE_VLLM_REWRITE_INTO, _SCORE     a hostile server: rewrite the exact_match scores of
+//	                                   every lm_eval results_*.json under _INTO to _SCORE, in
+//	                                   place, putting its modification time back.
+//	FAKE_PROC_SCAN_DIR                 vllm (serve, bench) and lm_eval, at start, write what
+//	                                   model code could read of other processes: every
+//	                                   /proc/*/environ they can read, every /proc/*/mem they
+//	                                   can open (package procscan).
 //	FAKE_VLLM_ARGV_LOG                 file to which each start appends its argv as a
 //	                                   JSON array: ["vllm", "serve", MODEL, flags...].
 //
@@ -113,6 +120,9 @@
 //	                                   the results file: nan, inf (bare tokens, as
 //	                                   Python writes them), string:TEXT, or missing.
 //	FAKE_LMEVAL_NO_OUTPUT              true: exit 0 without writing --output_path.
+//	FAKE_LMEVAL_EXIT_DELAY             a duration to wait after writing the results,
+//	                                   before printing the table and exiting (real
+//	                                   lm_eval writes the samples meanwhile).
 //
 // The test problems are chosen so that the exact match of any prefix of the
 // set tracks the server's FAKE_VLLM_ACCURACY within a few percent.

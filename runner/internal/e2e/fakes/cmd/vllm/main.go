@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/procscan"
 )
 
 func main() {
@@ -31,6 +32,7 @@ func main() {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	execlog.Record()
+	procscan.Record()
 	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
 	if ignore {
 		signals = signals[:1]

@@ -125,6 +125,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer srv.Close()
 	go plant(ctx, getenv(envPlantFrom), getenv(envPlantInto), func() bool { return srv.Stats().Requests > 0 })
+	go rewrite(ctx, getenv(envRewriteInto), getenv(envRewriteScore))
 	log.info("api_server.py:673", "Supported tasks: ['generate']")
 	log.info("api_server.py:677", "Starting vLLM server on http://%s", srv.Addr())
 	log.info("launcher.py:37", "Available routes are:")

@@ -64,6 +64,7 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 		}},
 		{Name: "startup_timeout_s", Decode: func(k, val *yaml.Node) { l.decodeStartupTimeout(k, val, v) }},
 		{Name: "startup_timeout", Decode: func(k, val *yaml.Node) { l.decodeStartupTimeout(k, val, v) }},
+		{Name: "startup_regression", Decode: func(_, val *yaml.Node) { v.StartupRegression = l.decodeStartupRegression(val) }},
 		{Name: "build", Decode: func(_, val *yaml.Node) { v.Build = l.decodeBuild(val) }},
 	})
 	if !hasModel && n.Kind == yaml.MappingNode {

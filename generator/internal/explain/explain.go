@@ -63,10 +63,13 @@ type Explanation struct {
 	StartupTimeoutS int `json:"startup_timeout_s"`
 	// EngineReadyTimeoutS is the recipe's own VLLM_ENGINE_READY_TIMEOUT_S,
 	// which vLLM gets instead of StartupTimeoutS; 0 when unset.
-	EngineReadyTimeoutS int               `json:"engine_ready_timeout_s,omitempty"`
-	AgentTags           map[string]string `json:"agent_tags,omitempty"`
-	Build               *buildExpl        `json:"build,omitempty"`
-	AIPerf              []aiperfExpl      `json:"aiperf,omitempty"`
+	EngineReadyTimeoutS int `json:"engine_ready_timeout_s,omitempty"`
+	// StartupGates are vllm.startup_regression's gates, as a reviewer
+	// reads them.
+	StartupGates []string          `json:"startup_gates,omitempty"`
+	AgentTags    map[string]string `json:"agent_tags,omitempty"`
+	Build        *buildExpl        `json:"build,omitempty"`
+	AIPerf       []aiperfExpl      `json:"aiperf,omitempty"`
 }
 
 type specExplanation struct {
@@ -146,6 +149,7 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 	if r.Bench != nil {
 		ex.BenchGates = benchGates(r.Bench)
 	}
+	ex.StartupGates = startupGates(r.VLLM.StartupRegression)
 	for _, t := range res.Tasks {
 		te := taskExpl{Name: t.Name, NumFewshot: t.NumFewshot, ModelArgs: modelArgsString(t.ModelArgs)}
 		for _, e := range t.Expect {
@@ -257,6 +261,20 @@ func benchGates(b *workloads.Bench) []string {
 			out = append(out, fmt.Sprintf("%s: %s flagged when over %g%% worse and beyond the noise of the last %d comparable nights (%s is better; judged from %d nights)",
 				c.Name, m.Metric, m.MaxDropPct, policy.Nights, dir, policy.Nights-policy.MaxMissing))
 		}
+	}
+	return out
+}
+
+// startupGates describes vllm.startup_regression: each start-up time,
+// judged by the detector against past nights.
+func startupGates(policy *workloads.Regression) []string {
+	if policy == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range policy.Metrics {
+		out = append(out, fmt.Sprintf("%s: %s flagged when over %g%% longer and beyond the noise of the last %d comparable nights (lower is better; judged from %d nights)",
+			workloads.StartupSubject, m.Metric, m.MaxDropPct, policy.Nights, policy.Nights-policy.MaxMissing))
 	}
 	return out
 }

@@ -90,6 +90,9 @@ func (ex *Explanation) parityRows(row func(k, v string)) {
 	} else {
 		row("startup", fmt.Sprintf("%d s (health wait and VLLM_ENGINE_READY_TIMEOUT_S)", ex.StartupTimeoutS))
 	}
+	for _, g := range ex.StartupGates {
+		row("startup gate", g)
+	}
 	if len(ex.AgentTags) > 0 {
 		var tags []string
 		for k, v := range ex.AgentTags {

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/benchkite/benchkite/runner/internal/startup"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -56,10 +57,13 @@ func CutUTF8(s string, n int) string {
 // failure is said once.
 func Render(s summary.Summary, trendArtifact string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s %s: %s%s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), Text(s.Verdict), ClassTag(s.Failure), Reason(s))
+	fmt.Fprintf(&b, "### %s %s: %s%s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), VerdictWords(s), ClassTag(s.Failure), Reason(s))
 	writeContext(&b, s)
 	if line := modelCacheLine(s.ModelCache); line != "" {
 		b.WriteString(line + "\n\n")
+	}
+	if s.Startup != nil {
+		b.WriteString("**Start-up:** " + Text(startup.Describe(*s.Startup)) + " (as vLLM logged it)\n\n")
 	}
 	if s.Series != "" {
 		fmt.Fprintf(&b, "**Recipe changed:** %s. A known change point: tonight is still judged against the nights before it, but for a bench run whose own shape changed.\n\n", Text(s.Series))
@@ -81,6 +85,15 @@ func Render(s summary.Summary, trendArtifact string) string {
 	}
 	b.WriteString("</details>\n")
 	return Cap(b.String(), MaxBody)
+}
+
+// VerdictWords is the verdict as the headline says it: a canceled run
+// says so there ("error: canceled"), not only in its details.
+func VerdictWords(s summary.Summary) string {
+	if s.Canceled != "" {
+		return Text(s.Verdict) + ": canceled"
+	}
+	return Text(s.Verdict)
 }
 
 // ClassTag names a red night's class and signature after its verdict,

@@ -246,7 +246,7 @@ func TestDrill(t *testing.T) {
 		"### benchkite: 2 could not be judged, 1 regressed of 3 recipe(s)",
 		"Red nights by class: infra 1 · vllm 1 · perf 1.",
 		"(infra: agent stopped: job failed (agent_stop))",
-		"(vllm: gpu-oom) **ready** failed: torch.OutOfMemoryError",
+		"(vllm: gpu-oom) **ready** failed: (EngineCore pid=", ") torch.OutOfMemoryError",
 		"held by 2 retried tries (infra 2)",
 		"; cost ",
 	} {

@@ -518,6 +518,9 @@ func (e *e2e) serverStarts() [][]string {
 	}
 	var out [][]string
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue // created, its first line not written yet
+		}
 		var argv []string
 		if err := json.Unmarshal([]byte(line), &argv); err != nil {
 			e.t.Fatalf("vllm argv log line %q: %v", line, err)

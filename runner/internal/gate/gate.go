@@ -32,7 +32,8 @@ type Gater struct {
 }
 
 // Apply judges sum by every gate of the recipe: accuracy bounds, bench
-// assertions and perf regressions against past nights.
+// assertions and perf regressions against past nights (the server's
+// start-up among them, when the recipe opts in).
 func (g Gater) Apply(ctx context.Context, sum *summary.Summary) []summary.GateResult {
 	out := []summary.GateResult{}
 	out = append(out, g.accuracy(ctx, sum)...)
@@ -40,6 +41,7 @@ func (g Gater) Apply(ctx context.Context, sum *summary.Summary) []summary.GateRe
 	out = append(out, g.regressions(ctx, sum)...)
 	out = append(out, g.aiperfAssertions(sum)...)
 	out = append(out, g.aiperfRegressions(ctx, sum)...)
+	out = append(out, g.startupRegressions(ctx, sum)...)
 	out = append(out, g.specDecode(sum)...)
 	return out
 }

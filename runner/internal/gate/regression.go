@@ -275,7 +275,7 @@ func pastValues(r baseline.Nights, run, metric, key string, tonight *summary.Fin
 			note = fmt.Sprintf("the bench config of %s changed after #%d: the nights before measured another workload and are not compared", run, n.BuildNumber)
 			break
 		}
-		for _, b := range n.Summary.Bench {
+		for _, b := range nightRuns(n.Summary, run) {
 			if b.Name != run || b.Status != summary.StatusOK {
 				continue
 			}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/rootcause"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
 	"github.com/benchkite/benchkite/workloads"
@@ -361,8 +361,11 @@ func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) e
 			p.Status = summary.StatusCanceled
 		}
 		p.Error = err.Error()
-		if j.cause == "" {
-			j.cause = j.serverCause()
+		// A server that died while the phase ran took it down: its death
+		// comes first, before what the phase's own process said of it
+		// (a bench's "connection refused").
+		if c := j.serverCause(); c != "" {
+			j.cause = c
 		}
 		p.Cause = j.cause
 		fmt.Fprintf(j.log, "runner: %s %s: %v\n", name, p.Status, err)
@@ -380,8 +383,17 @@ func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) e
 // record; the first failure of a phase is kept.
 func (j *Job) noteCause(tail *proc.Tail) {
 	if j.cause == "" && tail != nil {
-		j.cause = tail.Cause()
+		j.cause = causeOf(tail)
 	}
+}
+
+// causeOf is a failed process's cause: the innermost exception of its
+// last traceback, else its last error lines (proc.Tail.Cause).
+func causeOf(tail *proc.Tail) string {
+	if c := rootcause.Of(tail.Lines()); c != "" {
+		return c
+	}
+	return tail.Cause()
 }
 
 // skip records a phase this run does not plan (bench only, an attached
@@ -467,7 +479,13 @@ func (j *Job) verdict(ctx context.Context) gate.Judgement {
 // finish prints the closing lines: the verdict, and every problem and
 // failed gate with its reason, so the end of the log says what went wrong.
 func (j *Job) finish(judged gate.Judgement) {
-	lines := slices.Clone(j.sum.Problems)
+	var lines []string
+	// What happened first leads: a server that died took down what
+	// failed after it.
+	if j.sum.Verdict != summary.VerdictPass && j.serverExit != "" {
+		lines = append(lines, "server exited during the run: "+j.serverExit)
+	}
+	lines = append(lines, j.sum.Problems...)
 	for _, g := range j.sum.Gates {
 		if g.Verdict == summary.VerdictFail {
 			lines = append(lines, "gate failed: "+g.Message)
@@ -475,9 +493,6 @@ func (j *Job) finish(judged gate.Judgement) {
 	}
 	if p := j.sum.Phase(summary.PhasePublish); p != nil && p.Status == summary.StatusFailed {
 		lines = append(lines, "publish failed: "+firstLine(p.Error))
-	}
-	if j.sum.Verdict != summary.VerdictPass && j.serverExit != "" {
-		lines = append(lines, "server exited during the run: "+j.serverExit)
 	}
 	switch j.sum.Verdict {
 	case summary.VerdictPass:
@@ -492,6 +507,11 @@ func (j *Job) finish(judged gate.Judgement) {
 		}
 		fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
 	default:
+		if j.sum.Canceled != "" {
+			// A cancel is what a person did, not what the run found.
+			fmt.Fprintf(j.log, "+++ :x: %s: %s: canceled (%s)\n", j.res.Recipe.Name, j.sum.Verdict, j.sum.Canceled)
+			break
+		}
 		fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
 	}
 	for _, l := range lines {

@@ -147,8 +147,8 @@ func orNoNights(err error) error {
 	return err
 }
 
-// trendPanels are the output throughput per GPU of every bench run and the main
-// score of every task, oldest night first with the nights whose job
+// trendPanels are the output throughput per GPU of every bench run, the
+// server's time to ready and the main score of every task, oldest night first with the nights whose job
 // failed marked, tonight last and highlighted, and a line where the
 // recipe last changed (a known change point: the nights before it are
 // still compared).
@@ -182,6 +182,22 @@ func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 			p.Points = append(p.Points, pt)
 		}
 		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: run.OutputThroughputPerGPU, Highlight: true})
+		panels = append(panels, p)
+	}
+	if s.Startup != nil && s.Startup.ReadySeconds > 0 {
+		// The server's time to ready: what every night pays before it
+		// measures anything.
+		p := trend.Panel{Title: "server time to ready", Unit: "s", Marks: marks}
+		for i, ps := range pasts {
+			v := math.NaN()
+			if ps.Startup != nil && ps.Startup.ReadySeconds > 0 {
+				v = ps.Startup.ReadySeconds
+			}
+			pt := nights[i]
+			pt.Value = v
+			p.Points = append(p.Points, pt)
+		}
+		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: s.Startup.ReadySeconds, Highlight: true})
 		panels = append(panels, p)
 	}
 	for _, t := range s.Accuracy {

@@ -305,6 +305,9 @@ func (j *Job) runSummary(ctx context.Context, r *running) {
 	j.sum.Finished = j.now()
 	r.judged = j.verdict(ctx)
 	j.sum.Verdict, j.sum.Problems = r.judged.Verdict, r.judged.Problems
+	if ctx.Err() != nil {
+		j.sum.Canceled = context.Cause(ctx).Error()
+	}
 	j.sum.Failure = j.failure()
 	j.account()
 	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {

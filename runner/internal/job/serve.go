@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/ready"
+	"github.com/benchkite/benchkite/runner/internal/rootcause"
+	"github.com/benchkite/benchkite/runner/internal/startup"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
@@ -36,6 +39,26 @@ type server struct {
 	prefix    *proc.PrefixWriter
 	view      *serverLogView // what of the output the job log shows
 	tail      *proc.Tail
+	// causes follows the tracebacks in all of the output: a root cause
+	// may be far above the tail (the engine's, before the API server's).
+	causes *rootcause.Tracker
+	// startup reads vLLM's start-up times from the output; started is
+	// when the server's process (or container) started.
+	startup *startup.Parser
+	started time.Time
+}
+
+// rootException is the innermost exception of the server's process that
+// died first, when it printed one.
+func (s *server) rootException() (rootcause.Exception, bool) {
+	if s.causes != nil {
+		return s.causes.Root()
+	}
+	var t rootcause.Tracker
+	if s.tail != nil {
+		io.WriteString(&t, s.tail.String())
+	}
+	return t.Root()
 }
 
 func (s *server) done() <-chan struct{} { return s.proc.Done() }
@@ -44,9 +67,9 @@ func (s *server) done() <-chan struct{} { return s.proc.Done() }
 // server.log (f), what the job log shows of it to log, and its last lines
 // kept for a failure's cause; out is the writer for its stdout and stderr.
 func newServerOutput(log io.Writer, f *os.File) (s *server, out io.Writer) {
-	s = &server{logFile: f, prefix: proc.NewPrefixWriter(log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
+	s = &server{logFile: f, prefix: proc.NewPrefixWriter(log, "[vllm] "), tail: proc.NewTail(serverLogTail), causes: &rootcause.Tracker{}, startup: &startup.Parser{}}
 	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
-	return s, io.MultiWriter(s.view, f, s.tail)
+	return s, io.MultiWriter(s.view, f, s.tail, s.causes, s.startup)
 }
 
 // containerName is unique per job so that concurrent jobs on one host and
@@ -337,6 +360,7 @@ func (j *Job) serve(ctx context.Context) error {
 		}
 	}
 	s, out := newServerOutput(j.log, f)
+	s.started = j.now()
 	last := specs[len(specs)-1]
 	if len(specs) == 2 {
 		s.container = containerName(j.res, j.getenv)
@@ -375,6 +399,7 @@ func (j *Job) serve(ctx context.Context) error {
 		if err := j.procs.Run(ctx, rel); err != nil {
 			return fmt.Errorf("start the server in container %s: %w", s.container, err)
 		}
+		s.started = j.now() // vLLM starts once released
 	}
 	return nil
 }
@@ -400,16 +425,17 @@ func (j *Job) ready(ctx context.Context) error {
 	}
 	if err == nil {
 		fmt.Fprintf(j.log, "runner: server ready after %s\n", j.now().Sub(start).Round(time.Millisecond))
+		j.noteStartup()
 		return nil
 	}
 	if j.server != nil && (errors.Is(err, ready.ErrServerExited) || errors.Is(err, ready.ErrTimeout)) {
-		if errors.Is(err, ready.ErrTimeout) {
-			// Still running: only an error it printed is a cause.
-			if j.cause == "" {
-				j.cause = j.server.tail.ErrorCause()
+		if j.cause == "" {
+			if errors.Is(err, ready.ErrTimeout) {
+				// Still running: only an error it printed is a cause.
+				j.cause = j.serverError()
+			} else {
+				j.cause = j.serverDeath()
 			}
-		} else {
-			j.noteCause(j.server.tail)
 		}
 		fmt.Fprintf(j.log, "+++ :warning: last %d lines of the server log\n", serverLogTail)
 		for _, line := range j.server.tail.Lines() {
@@ -417,6 +443,19 @@ func (j *Job) ready(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// noteStartup records the server's start-up, now that it is ready: its
+// time to ready and the parts vLLM's log gave.
+func (j *Job) noteStartup() {
+	s := j.server
+	if s == nil || s.startup == nil || s.started.IsZero() {
+		return
+	}
+	st := s.startup.Times()
+	st.ReadySeconds = math.Round(j.now().Sub(s.started).Seconds()*1000) / 1000
+	j.sum.Startup = &st
+	fmt.Fprintf(j.log, "runner: start-up: %s\n", startup.Describe(st))
 }
 
 // servingCheckTimeout bounds stillServing: a server that answers at all
@@ -507,7 +546,52 @@ func (j *Job) serverCause() string {
 	if j.tornDown || !j.serverGone() || j.server.tail == nil {
 		return ""
 	}
-	return j.server.tail.Cause()
+	return j.serverDeath()
+}
+
+// serverError is what the server printed about a failure: the innermost
+// exception of its process that died first (the EngineCore's, not the
+// API server's "See root cause above"), else its last error lines; never
+// a warning. "" when it printed none.
+func (j *Job) serverError() string {
+	if e, ok := j.server.rootException(); ok {
+		return e.String()
+	}
+	return j.server.tail.ErrorCause()
+}
+
+// serverDeath is why the server ended, for a server that has: what it
+// printed about it (serverError), else how its process ended, naming the
+// API server. A server killed by a signal (SIGKILL, the OOM killer)
+// printed nothing about its end; what it printed before is no cause.
+func (j *Job) serverDeath() string {
+	s := j.server
+	if e, ok := s.rootException(); ok {
+		return e.String()
+	}
+	var exit *proc.ExitError
+	err := s.proc.Wait()
+	signaled := errors.As(err, &exit) && exit.Signal != 0
+	if !signaled {
+		if c := s.tail.ErrorCause(); c != "" {
+			return c
+		}
+	}
+	if s.container != "" {
+		// `docker logs -f` ended with the container; its status says
+		// nothing of the server's.
+		return "the server's container " + s.container + " ended"
+	}
+	why := "exited with code 0"
+	if err != nil {
+		why = err.Error()
+	}
+	if exit != nil && s.causes != nil {
+		if api := s.causes.Prefix("APIServer"); api != "" && strings.HasPrefix(why, exit.Name+" ") {
+			why = exit.Name + " " + api + why[len(exit.Name):]
+		}
+	}
+	return "the server died: " + why
 }
 
 // containerCleanup stops the container, giving the server the grace

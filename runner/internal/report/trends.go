@@ -74,7 +74,8 @@ type metricSeries struct {
 }
 
 // pagePanels are a recipe's charts: throughput per GPU, TPOT, TTFT, EAGLE
-// acceptance of its first bench run, and its headline accuracy score.
+// acceptance of its first bench run, its headline accuracy score, and
+// the server's time to ready.
 func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 	var series []metricSeries
 	if run, task, metric := headline(s); run != nil || task != nil {
@@ -159,6 +160,17 @@ func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 					}
 				}
 				return math.NaN()
+			}})
+	}
+	if s.Startup != nil && s.Startup.ReadySeconds > 0 {
+		// What every night pays before it measures; its gate's band when
+		// the recipe judges it (vllm.startup_regression).
+		series = append(series, metricSeries{title: "Server time to ready", unit: "s", gateMetric: "ready_s", subject: workloads.StartupSubject,
+			value: func(s summary.Summary) float64 {
+				if s.Startup == nil || s.Startup.ReadySeconds <= 0 {
+					return math.NaN()
+				}
+				return s.Startup.ReadySeconds
 			}})
 	}
 	var panels []trend.Panel

@@ -23,6 +23,9 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/runner/internal/trend"
+	"github.com/benchkite/benchkite/workloads"
+	"github.com/google/go-cmp/cmp"
 )
 
 // trendFixture is the report's test build (testdata/report/results) with
@@ -377,5 +380,38 @@ func TestRunInBuildkite(t *testing.T) {
 	})
 	if stored != 1 {
 		t.Errorf("the artifact store holds %d trend pages, want 1", stored)
+	}
+}
+
+// The page charts the server's time to ready, with the start-up gate's
+// limit when the recipe judges it.
+func TestTrendPageStartup(t *testing.T) {
+	t.Parallel()
+	base := 120.0
+	tonight := summary.Summary{Recipe: "r", NumGPUs: 1, Startup: &summary.Startup{ReadySeconds: 180},
+		Gates: []summary.GateResult{{Kind: summary.GateRegression, Subject: workloads.StartupSubject, Metric: "ready_s", Verdict: summary.VerdictFail,
+			Baseline: &base, Detector: &summary.Detector{ThresholdPct: 25, NoiseCVPct: 2}}}}
+	past := baseline.Nights{Nights: []baseline.Past{
+		{Night: baseline.Night{BuildNumber: 2}, Summary: summary.Summary{Startup: &summary.Startup{ReadySeconds: 121}}},
+		{Night: baseline.Night{BuildNumber: 1}, Summary: summary.Summary{}},
+	}}
+	var got *trend.Panel
+	for _, p := range pagePanels(tonight, past) {
+		if p.Title == "Server time to ready" {
+			got = &p
+		}
+	}
+	if got == nil {
+		t.Fatal("no time-to-ready panel")
+	}
+	var values []string
+	for _, pt := range got.Points {
+		values = append(values, fmt.Sprint(pt.Value))
+	}
+	if diff := cmp.Diff([]string{"NaN", "121", "180"}, values); diff != "" {
+		t.Errorf("points (-want +got):\n%s", diff)
+	}
+	if got.HigherIsBetter || got.Limit == nil || *got.Limit != 150 {
+		t.Errorf("panel %+v: want lower is better and the gate's limit 150 s", got)
 	}
 }

@@ -96,12 +96,18 @@ type Summary struct {
 	Buildkite  *BuildkiteInfo `json:"buildkite,omitempty"`
 	Tools      *Tools         `json:"tools,omitempty"`
 	ModelCache *ModelCache    `json:"model_cache,omitempty"`
+	// Startup is the server's start-up, split as vLLM logs it; absent for
+	// an attached server and one that never became ready.
+	Startup *Startup `json:"startup,omitempty"`
 	// ServerPytest is the pytest step before the server started.
 	ServerPytest *ServerPytest `json:"server_pytest,omitempty"`
 
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Verdict  string    `json:"verdict"`
+	// Canceled is why the run was stopped before its end ("received
+	// terminated"); "" when it was not. A canceled run's verdict is error.
+	Canceled string `json:"canceled,omitempty"`
 	// Problems are what kept the verdict from pass other than a failed
 	// gate: each names the phase, metric, file or key; optional.
 	Problems []string `json:"problems,omitempty"`
@@ -191,6 +197,45 @@ type ModelCache struct {
 	DownloadedBytes int64 `json:"downloaded_bytes"`
 	// ReadySeconds is the server's start to ready, the download included.
 	ReadySeconds float64 `json:"ready_seconds,omitempty"`
+}
+
+// Startup is the server's time to ready, split as vLLM's log says it.
+// Each part is absent when the log did not say it (an older vLLM, a part
+// the model skipped: no torch.compile under --enforce-eager).
+type Startup struct {
+	// ReadySeconds is from the server's process start to /health and
+	// /v1/models answering, on the runner's clock.
+	ReadySeconds float64 `json:"ready_s"`
+	// WeightsSeconds: "Loading weights took X seconds".
+	WeightsSeconds *float64 `json:"weights_load_s,omitempty"`
+	// ModelLoadSeconds: "Model loading took … GiB and X seconds" (the
+	// weights included).
+	ModelLoadSeconds *float64 `json:"model_load_s,omitempty"`
+	// TorchCompileSeconds: "torch.compile took X s in total".
+	TorchCompileSeconds *float64 `json:"torch_compile_s,omitempty"`
+	// CUDAGraphsSeconds: "Graph capturing finished in X secs".
+	CUDAGraphsSeconds *float64 `json:"cuda_graphs_s,omitempty"`
+	// EngineInitSeconds: "init engine (profile, create kv cache, warmup
+	// model) took X s" (torch.compile and the graphs included).
+	EngineInitSeconds *float64 `json:"engine_init_s,omitempty"`
+}
+
+// Metrics are the values s has, by key (workloads.StartupMetrics).
+func (s *Startup) Metrics() map[string]float64 {
+	out := map[string]float64{}
+	if s == nil {
+		return out
+	}
+	if s.ReadySeconds > 0 {
+		out["ready_s"] = s.ReadySeconds
+	}
+	for k, v := range map[string]*float64{"weights_load_s": s.WeightsSeconds, "model_load_s": s.ModelLoadSeconds,
+		"torch_compile_s": s.TorchCompileSeconds, "cuda_graphs_s": s.CUDAGraphsSeconds, "engine_init_s": s.EngineInitSeconds} {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	return out
 }
 
 // ServerPytest is pytest in the server's Python, which torch.compile

@@ -167,7 +167,11 @@ func (d *Decoder) syntax(err error) {
 		if strings.HasPrefix(msg, "did not find expected") {
 			line++
 			if l, ok := firstFailingLine(d.Src, line, err.Error()); ok {
-				line, col = l, indentCol(d.Src, l)
+				line = l
+				// A key or item out of place is the line's first token.
+				if strings.HasSuffix(msg, "key") || strings.HasSuffix(msg, "indicator") {
+					col = indentCol(d.Src, l)
+				}
 			}
 		}
 	}

@@ -26,9 +26,9 @@ func sha256Hex(b []byte) string {
 // replayPlan is what `runner replay` decided from a manifest: the recipe
 // copy to run, the image to pin, and what a person must know.
 type replayPlan struct {
-	recipe   string
-	name     string
-	image    string // VLLM_IMAGE for the run; "" for a rebuilt image
+	recipe string
+	name   string
+	image  string // VLLM_IMAGE for the run; "" for a rebuilt image
 	// pod: the run was native, on its pod's image, which a replay cannot
 	// choose: it runs on its own pod's, VLLM_IMAGE left as the job has it.
 	pod      bool

@@ -102,6 +102,12 @@ func TestBuild(t *testing.T) {
 				`r.yaml:9:38: vllm.build.context "/src": absolute; paths are relative to the checkout and may not leave it`,
 				`r.yaml:9:51: build arg name "1X" must match [A-Za-z_][A-Za-z0-9_]*`,
 			}},
+		// The job's tokens go to no build: lint refuses what the runner would.
+		{name: "token-named build args", src: recipe("H200", "  image: v:t\n  build: {dockerfile: D, args: {BUILDKITE_AGENT_ACCESS_TOKEN: null, BENCHKITE_INGEST_TOKEN: x, HF_TOKEN: null}}\n"),
+			errs: []string{
+				`r.yaml:9:33: build arg BUILDKITE_AGENT_ACCESS_TOKEN may not be passed: it is a Buildkite or runner setting, whose tokens the runner passes to no build`,
+				`r.yaml:9:69: build arg BENCHKITE_INGEST_TOKEN may not be passed: it is a Buildkite or runner setting, whose tokens the runner passes to no build`,
+			}},
 		{name: "no dockerfile", src: recipe("H200", "  image: v:t\n  build: {context: a/../..}\n"),
 			errs: []string{
 				`r.yaml:9:10: vllm.build needs dockerfile`,

@@ -232,3 +232,34 @@ func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// A native run's image is its pod's: a replay cannot switch to the
+// recorded digest, so it neither pretends to (its provenance records the
+// image its own pod names) nor stays quiet about it (it warns which image
+// the run had).
+func TestE2ENativeReplayRunsOnItsPodsImage(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-replay-native"
+	const runImage = "rocm/vllm-dev@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const podImage = "rocm/vllm-dev@sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	e := newE2E(t, name, tinyRecipe(name, 1))
+	e.setenv("VLLM_IMAGE", runImage)
+	checkCode(t, e.run(), 0)
+	manifest := e.results("provenance", "manifest.json")
+	p := readProvenance(t, manifest)
+	if p.Runtime != "native" || len(p.Image.RepoDigests) != 1 || p.Image.RepoDigests[0] != runImage {
+		t.Fatalf("manifest image = %+v on %s, want the pod's digest %s", p.Image, p.Runtime, runImage)
+	}
+	e.setenv("VLLM_IMAGE", podImage)
+	code, stdout, stderr := e.runnerCmd(nil, "replay", manifest, "--port", strconv.Itoa(e.port))
+	if code != 0 {
+		t.Fatalf("replay exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "the run was native, on its pod's image "+runImage+"; the replay runs on this pod's ("+podImage+")") {
+		t.Errorf("the replay does not say it runs on another image:\n%s", stderr)
+	}
+	rp := readProvenance(t, filepath.Join(e.dir, "results", name+"-replay", "provenance", "manifest.json"))
+	if len(rp.Image.RepoDigests) != 1 || rp.Image.RepoDigests[0] != podImage {
+		t.Errorf("the replay's provenance records %+v, want the image its pod names, %s", rp.Image, podImage)
+	}
+}

@@ -25,6 +25,8 @@ type bisector struct {
 	registry *oci.Client
 	branch   string
 	build    int
+	// timeout bounds the step's bisect calls; bisectTimeout when zero.
+	timeout time.Duration
 }
 
 // bisectStep goes on with the bisect this build belongs to (its env
@@ -35,7 +37,11 @@ type bisector struct {
 // verdict does not depend on it. Cancelling a bisect build stops the
 // chain: its report step is what triggers the next.
 func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summary.Summary, state, mac string, out io.Writer) {
-	ctx, cancel := context.WithTimeout(ctx, bisectTimeout)
+	timeout := b.timeout
+	if timeout <= 0 {
+		timeout = bisectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if state != "" {
 		if err := bisect.Authentic(b.client, state, mac); err != nil {

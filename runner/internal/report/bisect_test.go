@@ -5,6 +5,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/oci"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -267,5 +270,45 @@ func TestReportIgnoresABisectStateItDidNotWrite(t *testing.T) {
 		if len(api.Created()) != 0 || len(api.Annotations()) != 0 || !strings.Contains(out.String(), "not a bisect build this pipeline triggered; ignored") {
 			t.Errorf("MAC %q: %d build(s) triggered, %d annotation(s); want none and a warning:\n%s", mac, len(api.Created()), len(api.Annotations()), out.String())
 		}
+	}
+}
+
+// A registry that never answers holds the report step no longer than
+// the bisect's bound: the step warns and ends, its report written.
+func TestReportBisectIsBoundedInTime(t *testing.T) {
+	t.Parallel()
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+	}))
+	t.Cleanup(silent.Close)
+	api := bkapitest.NewServer(t, "org", "nightly", "tok")
+	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var good []float64
+	for i := range 20 {
+		good = append(good, 1000+float64(i%3))
+	}
+	v := 900.0
+	s := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r-h200", Verdict: summary.VerdictFail, VLLMCommit: vllmCommit(2),
+		Image: strings.TrimPrefix(silent.URL, "http://") + "/vllm/vllm-openai:nightly-" + vllmCommit(2), GPUTime: &summary.GPUTime{GPUs: 8, Total: 3600, BisectBudget: 10},
+		Gates: []summary.GateResult{{Kind: summary.GateRegression, Subject: "sweep", Metric: "output_throughput", Value: &v, Verdict: summary.VerdictFail,
+			ChangePoint: &summary.ChangePoint{Found: true, Before: 1000, After: 900,
+				LastGood: summary.NightRef{Build: 3, VLLMCommit: vllmCommit(0)}, FirstBad: summary.NightRef{Build: 4, VLLMCommit: vllmCommit(1)},
+				GoodRegime: &summary.Regime{Nights: good, HigherIsBetter: true, FloorPct: 5}}}}}
+	var out strings.Builder
+	start := time.Now()
+	_ = Run(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: 5,
+		registry: &oci.Client{Timeout: time.Minute}, timeout: 300 * time.Millisecond}},
+		cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(nil), nil)
+	if took := time.Since(start); took > 10*time.Second || !strings.Contains(out.String(), "runner: warning: bisect r-h200:") || !strings.Contains(out.String(), "context deadline exceeded") {
+		t.Errorf("report took %s against a silent registry, want the bisect's bound and a warning:\n%s", took, out.String())
+	}
+	if len(api.Created()) != 0 {
+		t.Errorf("%d builds triggered", len(api.Created()))
 	}
 }

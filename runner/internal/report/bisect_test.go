@@ -302,7 +302,7 @@ func TestReportBisectIsBoundedInTime(t *testing.T) {
 				GoodRegime: &summary.Regime{Nights: good, HigherIsBetter: true, FloorPct: 5}}}}}
 	var out strings.Builder
 	start := time.Now()
-	_ = Run(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: 5,
+	_ = runReport(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: 5,
 		registry: &oci.Client{Timeout: time.Minute}, timeout: 300 * time.Millisecond}},
 		cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(nil), nil)
 	if took := time.Since(start); took > 10*time.Second || !strings.Contains(out.String(), "runner: warning: bisect r-h200:") || !strings.Contains(out.String(), "context deadline exceeded") {

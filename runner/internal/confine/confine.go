@@ -27,10 +27,13 @@
 package confine
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -51,6 +54,32 @@ func init() {
 	}
 }
 
+// probePath in place of a command's path makes the shim end once the
+// namespaces and mounts are made (Probe).
+const probePath = "--probe"
+
+// Probe makes what a confined process under p gets, and runs nothing in
+// it: an error says the host cannot confine (StartError explains it).
+// The job asks before it loads a model.
+func Probe(ctx context.Context, p Policy) error {
+	attr := &syscall.SysProcAttr{}
+	exe, argv, err := Wrap(probePath, nil, p, attr)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Args, cmd.Env, cmd.SysProcAttr = argv, []string{}, attr
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return StartError(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(out.Bytes()))
+	}
+	return nil
+}
+
 // ErrUnavailable marks a host where user namespaces cannot be made.
 var ErrUnavailable = errors.New("user namespaces are unavailable")
 
@@ -68,7 +97,8 @@ func StartError(err error) error {
 // shim runs inside the new namespaces as root of its user namespace:
 // args are the policy, the command's path and its argv.
 func shim(args []string) int {
-	if len(args) < 3 {
+	probe := len(args) == 2 && args[1] == probePath
+	if len(args) < 3 && !probe {
 		fmt.Fprintf(os.Stderr, "%s: want a policy, a path and an argv\n", shimName)
 		return 126
 	}
@@ -80,6 +110,9 @@ func shim(args []string) int {
 	if err := setup(p); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", shimName, err)
 		return 126
+	}
+	if probe {
+		return 0
 	}
 	err := syscall.Exec(args[1], args[2:], os.Environ())
 	fmt.Fprintf(os.Stderr, "%s: exec %s: %v\n", shimName, args[1], err)

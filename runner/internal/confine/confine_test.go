@@ -217,3 +217,17 @@ func TestConfinedSeesNoParent(t *testing.T) {
 		})
 	}
 }
+
+// Probe makes the namespaces and the read-only mount and runs nothing;
+// a read-only path that is not absolute is refused there, before any
+// command would start.
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	if err := confine.Probe(context.Background(), confine.Policy{ReadOnly: []string{t.TempDir()}}); err != nil {
+		t.Fatalf("Probe() = %v", err)
+	}
+	err := confine.Probe(context.Background(), confine.Policy{ReadOnly: []string{"relative/dir"}})
+	if err == nil || !strings.Contains(err.Error(), `read-only path "relative/dir" is not absolute`) {
+		t.Errorf("Probe(relative) = %v, want the path refused", err)
+	}
+}

@@ -75,10 +75,18 @@ func Probe(ctx context.Context, p Policy) error {
 		return StartError(err)
 	}
 	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(out.Bytes()))
+		// The namespace was made but gives no capability inside (Ubuntu's
+		// kernel.apparmor_restrict_unprivileged_userns does this).
+		return fmt.Errorf("%w: %s (%v): %s", ErrUnavailable, bytes.TrimSpace(out.Bytes()), err, hint)
 	}
 	return nil
 }
+
+// hint is what to change where the kernel refuses.
+const hint = "the processes that run model code start only in a user namespace of their own; " +
+	"allow unprivileged user namespaces (user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1, " +
+	"kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for the runner, a seccomp profile that permits clone(CLONE_NEWUSER)) " +
+	"or run with --unconfined (BENCHKITE_UNCONFINED=1), which lets them read every process of the runner's uid"
 
 // ErrUnavailable marks a host where user namespaces cannot be made.
 var ErrUnavailable = errors.New("user namespaces are unavailable")
@@ -87,9 +95,7 @@ var ErrUnavailable = errors.New("user namespaces are unavailable")
 // kernel refuses a user namespace, the message says so and what to do.
 func StartError(err error) error {
 	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EACCES) {
-		return fmt.Errorf("%w (%w): the processes that run model code start only in a user namespace of their own; "+
-			"allow unprivileged user namespaces (user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1, "+
-			"an AppArmor or seccomp profile that permits clone(CLONE_NEWUSER)) or run with --unconfined (BENCHKITE_UNCONFINED=1), which lets them read every process of the runner's uid", ErrUnavailable, err)
+		return fmt.Errorf("%w (%w): %s", ErrUnavailable, err, hint)
 	}
 	return err
 }

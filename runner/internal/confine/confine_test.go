@@ -41,6 +41,12 @@ func TestMain(m *testing.M) {
 		os.Exit(parent())
 	case "scanner":
 		os.Exit(scan())
+	case "probe":
+		if err := confine.Probe(context.Background(), confine.Policy{}); err != nil {
+			fmt.Println("probe:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -229,5 +235,26 @@ func TestProbe(t *testing.T) {
 	err := confine.Probe(context.Background(), confine.Policy{ReadOnly: []string{"relative/dir"}})
 	if err == nil || !strings.Contains(err.Error(), `read-only path "relative/dir" is not absolute`) {
 		t.Errorf("Probe(relative) = %v, want the path refused", err)
+	}
+}
+
+// Where the kernel refuses a user namespace (here: the process's uid is
+// mapped in none above it, so clone(CLONE_NEWUSER) fails with EPERM),
+// Probe fails and says what to change; the job then stops before any
+// model loads.
+func TestProbeRefusedWhereNoUserNamespace(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", roleEnv + "=probe"}
+	// A user namespace without a uid map: nothing can be nested in it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("Probe succeeded where the kernel refuses a user namespace:\n%s", out)
+	}
+	for _, want := range []string{"user namespaces are unavailable", "operation not permitted", "--unconfined"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("Probe's error lacks %q:\n%s", want, out)
+		}
 	}
 }

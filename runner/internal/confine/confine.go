@@ -27,10 +27,13 @@
 package confine
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -51,6 +54,40 @@ func init() {
 	}
 }
 
+// probePath in place of a command's path makes the shim end once the
+// namespaces and mounts are made (Probe).
+const probePath = "--probe"
+
+// Probe makes what a confined process under p gets, and runs nothing in
+// it: an error says the host cannot confine (StartError explains it).
+// The job asks before it loads a model.
+func Probe(ctx context.Context, p Policy) error {
+	attr := &syscall.SysProcAttr{}
+	exe, argv, err := Wrap(probePath, nil, p, attr)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Args, cmd.Env, cmd.SysProcAttr = argv, []string{}, attr
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return StartError(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		// The namespace was made but gives no capability inside (Ubuntu's
+		// kernel.apparmor_restrict_unprivileged_userns does this).
+		return fmt.Errorf("%w: %s (%v): %s", ErrUnavailable, bytes.TrimSpace(out.Bytes()), err, hint)
+	}
+	return nil
+}
+
+// hint is what to change where the kernel refuses.
+const hint = "the processes that run model code start only in a user namespace of their own; " +
+	"allow unprivileged user namespaces (user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1, " +
+	"kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for the runner, a seccomp profile that permits clone(CLONE_NEWUSER)) " +
+	"or run with --unconfined (BENCHKITE_UNCONFINED=1), which lets them read every process of the runner's uid"
+
 // ErrUnavailable marks a host where user namespaces cannot be made.
 var ErrUnavailable = errors.New("user namespaces are unavailable")
 
@@ -58,9 +95,7 @@ var ErrUnavailable = errors.New("user namespaces are unavailable")
 // kernel refuses a user namespace, the message says so and what to do.
 func StartError(err error) error {
 	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EACCES) {
-		return fmt.Errorf("%w (%w): the processes that run model code start only in a user namespace of their own; "+
-			"allow unprivileged user namespaces (user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1, "+
-			"an AppArmor or seccomp profile that permits clone(CLONE_NEWUSER)) or run with --unconfined (BENCHKITE_UNCONFINED=1), which lets them read every process of the runner's uid", ErrUnavailable, err)
+		return fmt.Errorf("%w (%w): %s", ErrUnavailable, err, hint)
 	}
 	return err
 }
@@ -68,7 +103,8 @@ func StartError(err error) error {
 // shim runs inside the new namespaces as root of its user namespace:
 // args are the policy, the command's path and its argv.
 func shim(args []string) int {
-	if len(args) < 3 {
+	probe := len(args) == 2 && args[1] == probePath
+	if len(args) < 3 && !probe {
 		fmt.Fprintf(os.Stderr, "%s: want a policy, a path and an argv\n", shimName)
 		return 126
 	}
@@ -80,6 +116,9 @@ func shim(args []string) int {
 	if err := setup(p); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", shimName, err)
 		return 126
+	}
+	if probe {
+		return 0
 	}
 	err := syscall.Exec(args[1], args[2:], os.Environ())
 	fmt.Fprintf(os.Stderr, "%s: exec %s: %v\n", shimName, args[1], err)

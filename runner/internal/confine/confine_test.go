@@ -41,6 +41,12 @@ func TestMain(m *testing.M) {
 		os.Exit(parent())
 	case "scanner":
 		os.Exit(scan())
+	case "probe":
+		if err := confine.Probe(context.Background(), confine.Policy{}); err != nil {
+			fmt.Println("probe:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -215,5 +221,40 @@ func TestConfinedSeesNoParent(t *testing.T) {
 				t.Errorf("unconfined, the child cannot write the directory: the read-only check shows nothing:\n%s", control)
 			}
 		})
+	}
+}
+
+// Probe makes the namespaces and the read-only mount and runs nothing;
+// a read-only path that is not absolute is refused there, before any
+// command would start.
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	if err := confine.Probe(context.Background(), confine.Policy{ReadOnly: []string{t.TempDir()}}); err != nil {
+		t.Fatalf("Probe() = %v", err)
+	}
+	err := confine.Probe(context.Background(), confine.Policy{ReadOnly: []string{"relative/dir"}})
+	if err == nil || !strings.Contains(err.Error(), `read-only path "relative/dir" is not absolute`) {
+		t.Errorf("Probe(relative) = %v, want the path refused", err)
+	}
+}
+
+// Where the kernel refuses a user namespace (here: the process's uid is
+// mapped in none above it, so clone(CLONE_NEWUSER) fails with EPERM),
+// Probe fails and says what to change; the job then stops before any
+// model loads.
+func TestProbeRefusedWhereNoUserNamespace(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", roleEnv + "=probe"}
+	// A user namespace without a uid map: nothing can be nested in it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("Probe succeeded where the kernel refuses a user namespace:\n%s", out)
+	}
+	for _, want := range []string{"user namespaces are unavailable", "operation not permitted", "--unconfined"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("Probe's error lacks %q:\n%s", want, out)
+		}
 	}
 }

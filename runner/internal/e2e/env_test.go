@@ -217,9 +217,10 @@ func TestPipelineModelCodeReadsNoToken(t *testing.T) {
 		"BENCHKITE_INGEST_TOKEN":       "ingest-token-t3s2",
 		"SECOND_API_TOKEN":             "second-api-token-r1q0",
 	}
-	run := func(t *testing.T, name string, extra ...string) (scans map[string]string, parentPid int) {
+	native := func(t *testing.T, name string) *e2e { return newE2E(t, name, tinyRecipe(name, 1)) }
+	run := func(t *testing.T, name string, newJob func(*testing.T, string) *e2e, extra ...string) (scans map[string]string, parentPid int) {
 		t.Helper()
-		e := newE2E(t, name, tinyRecipe(name, 1))
+		e := newJob(t, name)
 		for k, v := range tokens {
 			e.setenv(k, v)
 		}
@@ -262,36 +263,48 @@ func TestPipelineModelCodeReadsNoToken(t *testing.T) {
 		return first
 	}
 
-	scans, _ := run(t, "e2e-confined")
-	seen := map[string]bool{}
-	for file, scan := range scans {
-		prog := progOf(scan)
-		seen[prog] = true
-		for k, v := range tokens {
-			if strings.Contains(scan, v) {
-				t.Errorf("%s (%s) read %s from another process", prog, file, k)
+	check := func(t *testing.T, scans map[string]string, want ...string) {
+		t.Helper()
+		seen := map[string]bool{}
+		for file, scan := range scans {
+			prog := progOf(scan)
+			seen[prog] = true
+			for k, v := range tokens {
+				if strings.Contains(scan, v) {
+					t.Errorf("%s (%s) read %s from another process", prog, file, k)
+				}
+			}
+			if strings.Contains(scan, "\nmem ") {
+				t.Errorf("%s (%s) opened another process's memory:\n%s", prog, file, scan)
+			}
+			self := ""
+			for _, l := range strings.Split(scan, "\n") {
+				if s, ok := strings.CutPrefix(l, "self "); ok {
+					self = s
+				}
+			}
+			if self == "" || !strings.Contains(scan, "\nenviron "+self+" ") {
+				t.Errorf("%s (%s) could not read even its own environ: the scan shows nothing\n%s", prog, file, scan)
 			}
 		}
-		if strings.Contains(scan, "\nmem ") {
-			t.Errorf("%s (%s) opened another process's memory:\n%s", prog, file, scan)
-		}
-		self := ""
-		for _, l := range strings.Split(scan, "\n") {
-			if s, ok := strings.CutPrefix(l, "self "); ok {
-				self = s
+		for _, w := range want {
+			if !seen[w] {
+				t.Errorf("no scan by %s among %v", w, seen)
 			}
 		}
-		if self == "" || !strings.Contains(scan, "\nenviron "+self+" ") {
-			t.Errorf("%s (%s) could not read even its own environ: the scan shows nothing\n%s", prog, file, scan)
-		}
 	}
-	for _, want := range []string{"vllm serve", "vllm bench", "lm_eval"} {
-		if !seen[want] {
-			t.Errorf("no scan by %s among %v", want, seen)
-		}
-	}
+	scans, _ := run(t, "e2e-confined", native)
+	check(t, scans, "vllm serve", "vllm bench", "lm_eval")
+	// On a docker host the server and the bench run in the container
+	// (the stand-in's, which does not isolate: it gets no scan knob);
+	// lm_eval runs on the host, confined.
+	dockerScans, _ := run(t, "e2e-confined-docker", func(t *testing.T, name string) *e2e {
+		e, _ := newDockerE2E(t, name, 1)
+		return e
+	})
+	check(t, dockerScans, "lm_eval")
 
-	control, parent := run(t, "e2e-unconfined", "--unconfined")
+	control, parent := run(t, "e2e-unconfined", native, "--unconfined")
 	for k := range tokens {
 		found := false
 		for _, scan := range control {

@@ -2,6 +2,7 @@ package job
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/benchkite/benchkite/runner/internal/confine"
 	"github.com/benchkite/benchkite/runner/internal/tools"
@@ -28,4 +29,11 @@ func (j *Job) modelCode() *confine.Policy {
 		}
 	}
 	return p
+}
+
+func pathsOrNothing(paths []string) string {
+	if len(paths) == 0 {
+		return "nothing"
+	}
+	return strings.Join(paths, ", ")
 }

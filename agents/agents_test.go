@@ -583,7 +583,7 @@ M:
 		{
 			name: "syntax error",
 			src:  "H200:\n  queue: [h200\n",
-			want: []string{"p.yaml:2:3: YAML syntax: did not find expected ',' or ']'"},
+			want: []string{"p.yaml:2:1: YAML syntax: did not find expected ',' or ']'"},
 		},
 		{
 			name: "merge key",

@@ -179,6 +179,43 @@ func TestPlanContents(t *testing.T) {
 			wantNot: []string{"-p 127.0.0.1", "--port 8000", "0.0.0.0"},
 		},
 		{
+			// As every generated GPU step runs it: the bench's alarm reads
+			// the recipe's past nights from the history step (looking at its
+			// state when the file is not there yet) and may re-run the
+			// bench; the gates then read the twin's (baseline_from); the
+			// ingest token is the agent's secret.
+			name: "history step and ingest: the agent's downloads, state looks, re-runs and secret",
+			args: []string{seedRecipe, "--history-step", "history", "--ingest-url", "https://dash.example/ingest", "--ingest-nightly-only"},
+			want: []string{
+				"8. vllm bench serve ", "bench-8k-in-1k-out-conc-128.json\n",
+				"9. buildkite-agent artifact download results/_history/recipes/minimax_m3-mi355x.json . --step history\n",
+				"     # minimax_m3-mi355x's past nights, when first asked for\n",
+				"     env BUILDKITE_AGENT_ACCESS_TOKEN=***\n",
+				"10. buildkite-agent step get state --step history\n",
+				"     # only when the line above finds no file",
+				"11. vllm bench serve ", "bench-8k-in-1k-out-conc-128-rerun-1.json\n",
+				"     # only when the regression gate raises the alarm on the repetitions above\n",
+				"12. vllm bench serve ", "bench-8k-in-1k-out-conc-128-rerun-2.json\n",
+				"13. ", "/bin/lm_eval --model",
+				"14. buildkite-agent artifact download results/_history/recipes/minimax_m3-nospec-mi355x.json . --step history\n",
+				"     # minimax_m3-nospec-mi355x's past nights, when first asked for\n",
+				"15. buildkite-agent step get state --step history\n",
+				"16. buildkite-agent artifact upload",
+				"17. buildkite-agent annotate --context minimax_m3-mi355x",
+				"18. buildkite-agent secret get BENCHKITE_INGEST_TOKEN\n",
+				"     # only for a scheduled night that did not fail and ran its own server (--ingest-nightly-only)\n",
+				"     env BUILDKITE_AGENT_ACCESS_TOKEN=***\n",
+			},
+			env:     map[string]string{"BUILDKITE_AGENT_ACCESS_TOKEN": "agent-token-1"},
+			wantNot: []string{"agent-token-1"},
+		},
+		{
+			name:    "an ingest token in the environment: no secret to read",
+			args:    []string{seedRecipe, "--ingest-url", "https://dash.example/ingest"},
+			env:     map[string]string{"BENCHKITE_INGEST_TOKEN": "ingest-token-1"},
+			wantNot: []string{"secret get", "artifact download", "step get", "ingest-token-1"},
+		},
+		{
 			name: "aiperf natively: its own venv, then one run per config with the recipe's flags after the runner's",
 			args: []string{"testdata/recipes/aiperf_mi300x.yaml"},
 			want: []string{

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/benchkite/benchkite/agents"
@@ -19,6 +18,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/buildlog"
 	"github.com/benchkite/benchkite/runner/internal/calibrate"
+	"github.com/benchkite/benchkite/runner/internal/cancel"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/history"
@@ -75,19 +75,6 @@ func usage() string {
 	}
 	b.WriteString("\nRun \"runner COMMAND -h\" for its flags. Every flag also reads the\nenvironment variable named in its help; a flag on the command line wins.\nExit codes are listed in the README.\n")
 	return b.String()
-}
-
-// signalError is the cancel cause of a run stopped by a signal.
-type signalError struct{ sig os.Signal }
-
-func (e signalError) Error() string { return "received " + e.sig.String() }
-
-// signalNumber is the signal's number, for the 128+N exit status.
-func signalNumber(s os.Signal) int {
-	if n, ok := s.(syscall.Signal); ok {
-		return int(n)
-	}
-	return 1
 }
 
 // run is main without the process: tests call it.
@@ -392,9 +379,9 @@ func exitError(ctx context.Context, r job.Result) error {
 		}
 		return cliutil.Exit(r.Exit)
 	}
-	var sig signalError
+	var sig cancel.SignalError
 	if errors.As(context.Cause(ctx), &sig) {
-		return cliutil.Exit(128 + signalNumber(sig.sig))
+		return cliutil.Exit(128 + cancel.SignalNumber(sig.Sig))
 	}
 	return cliutil.Exit(130)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/agents/podspec"
 	"github.com/benchkite/benchkite/generator/internal/imagepin"
+	"github.com/benchkite/benchkite/generator/internal/recipeimage"
 	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
@@ -45,9 +46,9 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	if err != nil {
 		return err
 	}
-	pins := pinImages(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
-	sel.Notes = append(sel.Notes, pinNotes(pins)...)
-	sel.Notes = append(sel.Notes, imageNotes(sel, profiles, getenv)...)
+	pins := recipeimage.Resolve(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
+	sel.Notes = append(sel.Notes, recipeimage.PinNotes(pins)...)
+	sel.Notes = append(sel.Notes, recipeimage.SourceNotes(sel, profiles, getenv)...)
 	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins})
 	if err != nil {
 		return err
@@ -174,17 +175,17 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 	if err != nil {
 		return steps.CommandStep{}, err
 	}
-	pin := pinFor(opt.pins, res)
-	if pin.err != nil {
-		return imageFailedStep(r.Name, pin.err, opt.cpuQueue), nil
+	pin := recipeimage.For(opt.pins, res)
+	if pin.Err != nil {
+		return imageFailedStep(r.Name, pin.Err, opt.cpuQueue), nil
 	}
-	env := map[string]string{"VLLM_IMAGE": pin.image}
+	env := map[string]string{"VLLM_IMAGE": pin.Image}
 	if r.VLLM.Build != nil {
 		// The job builds the image; no registry knows it.
 		delete(env, "VLLM_IMAGE")
 	}
-	if pin.commit != "" {
-		env["VLLM_COMMIT"] = pin.commit
+	if pin.Commit != "" {
+		env["VLLM_COMMIT"] = pin.Commit
 	}
 	if sel.BenchOff || r.BenchOnly {
 		env["BENCH_ONLY"] = "1"
@@ -220,7 +221,7 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		s.SoftFail = steps.ExitStatuses{Any: true}
 	}
 	if res.Profile.Runtime == agents.Native {
-		plugin, err := podSpec(res, pin.pull, opt.getenv)
+		plugin, err := podSpec(res, pin.Pull, opt.getenv)
 		if err != nil {
 			return s, fmt.Errorf("recipe %s: %w", r.Name, err)
 		}

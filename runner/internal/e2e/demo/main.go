@@ -56,9 +56,9 @@ func run(nights, questions int, withBFCL bool) error {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	runner := filepath.Join(work, "runner")
-	if out, err := exec.Command("go", "build", "-o", runner, "./runner").CombinedOutput(); err != nil {
-		return fmt.Errorf("build the runner: %w\n%s", err, out)
+	runner, err := buildRunner(work)
+	if err != nil {
+		return err
 	}
 	fakes, err := fakebin.Dir()
 	if err != nil {
@@ -79,20 +79,9 @@ func run(nights, questions int, withBFCL bool) error {
 	if err != nil {
 		return err
 	}
-	cache, err := os.UserCacheDir()
+	tools, pass, bfclEnv, err := standInEnv(withBFCL)
 	if err != nil {
 		return err
-	}
-	tools := filepath.Join(cache, "benchkite", "test-tools")
-	pass := "FAKE_VLLM_ACCURACY"
-	var bfclEnv []string
-	if withBFCL {
-		data, err := bfclData(tools)
-		if err != nil {
-			return err
-		}
-		bfclEnv = []string{"FAKE_VLLM_BFCL_DATA=" + data}
-		pass += ",FAKE_VLLM_BFCL_DATA"
 	}
 	hist := &baseline.File{Version: baseline.FileVersion, Recipes: map[string]baseline.FileRecipe{}}
 	histPath := filepath.Join(work, "history.json")
@@ -124,16 +113,60 @@ func run(nights, questions int, withBFCL bool) error {
 		if err != nil && !errors.As(err, &exit) {
 			return err
 		}
-		sum, err := os.ReadFile(filepath.Join(root, "results", recipeName, "summary.json"))
-		if err != nil {
-			return fmt.Errorf("night %d left no summary: %w", n, err)
+		if err := recordNight(hist, root, n); err != nil {
+			return err
 		}
-		r := hist.Recipes[recipeName]
-		r.StepKey = "recipe:" + recipeName
-		r.Nights = append([]baseline.FileNight{{BuildNumber: n, Summary: sum}}, r.Nights...)
-		r.Asked = len(r.Nights)
-		hist.Recipes[recipeName] = r
 	}
+	printResults(root, withBFCL)
+	return nil
+}
+
+// buildRunner builds the runner into work.
+func buildRunner(work string) (string, error) {
+	runner := filepath.Join(work, "runner")
+	if out, err := exec.Command("go", "build", "-o", runner, "./runner").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the runner: %w\n%s", err, out)
+	}
+	return runner, nil
+}
+
+// standInEnv is where the evaluation tools are kept between demos, and
+// what the stand-in server needs besides its accuracy: the BFCL data with
+// -bfcl. pass names the variables the runner passes on.
+func standInEnv(withBFCL bool) (tools, pass string, env []string, err error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", "", nil, err
+	}
+	tools = filepath.Join(cache, "benchkite", "test-tools")
+	pass = "FAKE_VLLM_ACCURACY"
+	if !withBFCL {
+		return tools, pass, nil, nil
+	}
+	data, err := bfclData(tools)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return tools, pass + ",FAKE_VLLM_BFCL_DATA", []string{"FAKE_VLLM_BFCL_DATA=" + data}, nil
+}
+
+// recordNight adds night n's summary to the history the next night is
+// judged against, newest first.
+func recordNight(hist *baseline.File, root string, n int) error {
+	sum, err := os.ReadFile(filepath.Join(root, "results", recipeName, "summary.json"))
+	if err != nil {
+		return fmt.Errorf("night %d left no summary: %w", n, err)
+	}
+	r := hist.Recipes[recipeName]
+	r.StepKey = "recipe:" + recipeName
+	r.Nights = append([]baseline.FileNight{{BuildNumber: n, Summary: sum}}, r.Nights...)
+	r.Asked = len(r.Nights)
+	hist.Recipes[recipeName] = r
+	return nil
+}
+
+// printResults lists the files the last night left.
+func printResults(root string, withBFCL bool) {
 	dir := filepath.Join("results", recipeName)
 	fmt.Printf("\nresults of the last night: %s/\n", dir)
 	for _, f := range []string{"summary.json", "annotation.md", "trend.svg", "gsm8k/", "lm_eval-gsm8k.log"} {
@@ -146,16 +179,16 @@ func run(nights, questions int, withBFCL bool) error {
 		rel, _ := filepath.Rel(root, f)
 		fmt.Printf("  %s (written by lm_eval)\n", rel)
 	}
-	if withBFCL {
-		for _, cat := range demoBFCL {
-			scores, _ := filepath.Glob(filepath.Join(root, dir, "bfcl", cat, "score", "*"))
-			for _, f := range scores {
-				rel, _ := filepath.Rel(root, f)
-				fmt.Printf("  %s (written by bfcl_eval)\n", rel)
-			}
+	if !withBFCL {
+		return
+	}
+	for _, cat := range demoBFCL {
+		scores, _ := filepath.Glob(filepath.Join(root, dir, "bfcl", cat, "score", "*"))
+		for _, f := range scores {
+			rel, _ := filepath.Rel(root, f)
+			fmt.Printf("  %s (written by bfcl_eval)\n", rel)
 		}
 	}
-	return nil
 }
 
 // demoBFCL are the BFCL categories of the demo: one call per answer, and

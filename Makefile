@@ -6,7 +6,7 @@ AGENT_BIN := bin/buildkite-agent
 # The packages `make test` tests; .ci/stock-agent narrows it.
 PKGS      ?= ./...
 
-.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags locks demo drill
+.PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags locks demo drill gpu-selftest
 
 all: generator runner
 
@@ -43,6 +43,10 @@ runner:
 # tests pass every generated pipeline through its `pipeline upload --dry-run`.
 # Built once per version (and source) into AGENT_CACHE, so a fresh clone on
 # a machine that built it before copies it instead of compiling the agent.
+# Each build goes to its own temporary name beside the cache entry and is
+# published by rename, so builds that share a cache (a PR build and a
+# nightly on agents sharing a home) never see each other's half-written
+# file: the last rename wins, and either is a whole binary of that source.
 AGENT_KEY   := $(shell cat $(AGENT_SRC)/go.mod $(AGENT_SRC)/go.sum $(AGENT_SRC)/main.go | sha256sum | cut -c1-16)
 AGENT_VER   := $(shell awk '$$1 == "github.com/buildkite/agent/v3" {print $$2}' $(AGENT_SRC)/go.mod)
 AGENT_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/benchkite/buildkite-agent-$(AGENT_VER)-$(AGENT_KEY)
@@ -51,9 +55,12 @@ $(AGENT_BIN): $(AGENT_SRC)/go.mod $(AGENT_SRC)/go.sum $(AGENT_SRC)/main.go
 	@mkdir -p bin $(dir $(AGENT_CACHE))
 	@if [ ! -x $(AGENT_CACHE) ]; then \
 	  echo "building buildkite-agent $(AGENT_VER) into $(AGENT_CACHE)"; \
-	  (cd $(AGENT_SRC) && $(GO) build -o $(AGENT_CACHE).tmp .) && mv $(AGENT_CACHE).tmp $(AGENT_CACHE); \
+	  tmp=$$(mktemp -d "$(AGENT_CACHE).build.XXXXXX") && trap 'rm -rf "$$tmp"' EXIT && \
+	  (cd $(AGENT_SRC) && $(GO) build -o "$$tmp/buildkite-agent" .) && \
+	  mv -f "$$tmp/buildkite-agent" $(AGENT_CACHE); \
 	fi
-	cp $(AGENT_CACHE) $(AGENT_BIN)
+	@tmp=$$(mktemp -p bin .buildkite-agent.XXXXXX) && trap 'rm -f "$$tmp"' EXIT && \
+	  cp $(AGENT_CACHE) "$$tmp" && chmod 755 "$$tmp" && mv -f "$$tmp" $(AGENT_BIN)
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -73,27 +80,36 @@ golden: agent
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -count=1 \
 	  $$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/testutil' | cut -d' ' -f1) -update
 
-# The pictures in docs/screenshots: the golden annotations and build
-# report rendered as CommonMark with HTML (as Buildkite renders them), and
-# the golden trend page, in headless Chromium (apt package chromium).
-# Run `make golden` first when the goldens changed.
+# The pictures: the golden annotations and build report rendered as
+# CommonMark with HTML (as Buildkite renders them), the golden trend page
+# and the drill's report, in headless Chromium (apt package chromium).
+# They go to results/screenshots; SCREENSHOTS_OUT=docs/screenshots
+# redraws the README's. The drill's come from DRILL_OUT when `make drill`
+# wrote there, else from docs/drill. Run `make golden` first when the
+# goldens changed.
+SCREENSHOTS_OUT ?= results/screenshots
+DRILL_OUT       ?= results/drill
 screenshots:
-	cd tools/screenshots && $(GO) run . -root ../.. -out docs/screenshots
+	cd tools/screenshots && $(GO) run . -root ../.. -out $(SCREENSHOTS_OUT) \
+	  -drill $(if $(wildcard $(DRILL_OUT)/report.md),$(DRILL_OUT),docs/drill)
 
-# Run a shrunk copy of the seed recipe end to end on this machine: the
-# stand-in vLLM server, the runner's real tools phase and the real lm_eval,
-# three nights so the last draws a trend. Leaves results/minimax_m3-mi355x/.
+# Run a shrunk copy of the seed recipe (or RECIPE=workloads/<file>.yaml)
+# end to end on this machine: the stand-in vLLM server, the runner's real
+# tools phase and the real lm_eval, three nights so the last draws a
+# trend, then `runner report` for the build report and the trend page.
+# Leaves results/<recipe>/, results/_history/ and results/_report/.
 # DEMO_BFCL=1 adds two BFCL categories run by the real bfcl_eval (its venv
 # is installed on first use), whose score files land in bfcl/ there.
 demo:
-	$(GO) run ./runner/internal/e2e/demo $(if $(DEMO_BFCL),-bfcl)
+	$(GO) run ./runner/internal/e2e/demo $(if $(DEMO_BFCL),-bfcl) $(if $(RECIPE),-recipe $(RECIPE))
 
 # A red night on the stand-ins (TestDrill): an infra loss, a vLLM OOM and a
 # throughput regression, classed, GPU time totalled, the regression bisected
 # to the scripted commit. Keeps the build report and the bisect annotation
-# in docs/drill for `make screenshots`.
+# in DRILL_OUT (results/drill; DRILL_OUT=docs/drill refreshes the README's)
+# for `make screenshots`.
 drill:
-	$(GO) test ./runner/internal/e2e -run '^TestDrill$$' -count=1 -v -args -drill-out=docs/drill
+	$(GO) test ./runner/internal/e2e -run '^TestDrill$$' -count=1 -v -args -drill-out=$(DRILL_OUT)
 
 # Regenerate the tool sets' lock files (internal/toollocks/*.txt) from
 # their .in files: every dependency pinned with its hashes. Needs python3
@@ -101,6 +117,15 @@ drill:
 # (plans name the venv by the lock's hash).
 locks:
 	internal/toollocks/compile.sh
+
+# The GPU self-test (tools/gpu-selftest/selftest.py): on a machine with one
+# GPU, vLLM and lm_eval (on PATH) and no network, the runner's night on a
+# plain and a speculative recipe, the bench driver against the CLI, and five
+# faults, in one table; non-zero on any harness defect. SELFTEST_ARGS adds
+# flags (--work, --out, --only, --python).
+gpu-selftest: runner
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/hfhub ./runner/internal/e2e/fakes/cmd/hfhub
+	python3 tools/gpu-selftest/selftest.py --runner bin/runner --hub bin/hfhub $(SELFTEST_ARGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

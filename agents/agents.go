@@ -487,3 +487,22 @@ func (p Profile) Tools(env Env) (ToolsPlace, error) {
 	return ToolsPlace{Why: "the pod's home, installed again every job: the profile has no k8s.tools_dir and its model cache is an emptyDir; " +
 		"a persistentVolumeClaim or hostPath in " + p.GPU + "_HF_CACHE_VOLUME would hold the tools too"}, nil
 }
+
+// ModelCode says where the processes that run model code (a served
+// model's repository code under --trust-remote-code, its tokenizer's)
+// run on this profile, and what they can read there. It is what the
+// runner does (runner/internal/confine), said per runtime.
+func (p Profile) ModelCode() string {
+	const confined = "in user and mount namespaces of their own (root inside, the runner's uid outside): " +
+		"no other process's environ or memory (the agent's bootstrap with the job's tokens, the runner) is readable there, " +
+		"whatever capabilities the job has; the tools directory is read-only; each holds HF_TOKEN where it downloads"
+	if p.Runtime == Docker {
+		s := "vllm serve and vllm bench run in the server's container, in its own PID namespace, where no host process is visible; " +
+			"lm_eval and the BFCL driver run on the host " + confined
+		if p.Docker != nil && p.Docker.Privileged {
+			s += "; the container is privileged: code in it has the host's devices and every capability, and can reach the host"
+		}
+		return s
+	}
+	return "vllm serve, vllm bench, lm_eval and the BFCL driver run " + confined
+}

@@ -34,7 +34,7 @@ func lookup(t *testing.T, s *Set, gpu string) Profile {
 func TestDefaultProfiles(t *testing.T) {
 	t.Parallel()
 	s := defaultSet(t)
-	if diff := cmp.Diff(s.Names(), []string{"B200", "H200", "MI300X", "MI355X", "XPU"}); diff != "" {
+	if diff := cmp.Diff(s.Names(), []string{"B200", "B300", "H200", "MI300X", "MI355X", "XPU"}); diff != "" {
 		t.Errorf("Names() diff (-got +want):\n%s", diff)
 	}
 	amdPod := func() *K8s {
@@ -110,6 +110,20 @@ func TestDefaultProfiles(t *testing.T) {
 	}
 	if !xpu.HostNetwork() || xpu.Platform() != XPU {
 		t.Errorf("XPU HostNetwork() = %v, Platform() = %s; want true, XPU", xpu.HostNetwork(), xpu.Platform())
+	}
+	// B300: a standalone docker host, the server on the host's network.
+	b300 := lookup(t, s, "B300")
+	wantB300 := Profile{GPU: "B300", Queue: "b300-8", Emoji: ":nvidia:", Vendor: NVIDIA, ImageRepo: "vllm/vllm-openai", Runtime: Docker,
+		HFHome: "/raid/buildkite/hf-cache", Env: []EnvVar{{"VLLM_DEEP_GEMM_WARMUP", "skip"}, {"NCCL_CUMEM_HOST_ENABLE", "0"}},
+		Docker: &DockerVariant{HostNetwork: true, BindIfPresent: []string{"/raid"}}}
+	if diff := cmp.Diff(b300, wantB300); diff != "" {
+		t.Errorf("B300 profile diff (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(b300.DockerRunFlags(), []string{"--ipc=host", "--ulimit=nofile=65536:65536", "--gpus=all", "--network=host"}); diff != "" {
+		t.Errorf("B300 DockerRunFlags() diff (-got +want):\n%s", diff)
+	}
+	if !b300.HostNetwork() || b300.Platform() != CUDA || b300.GPUResource() != "nvidia.com/gpu" {
+		t.Errorf("B300 HostNetwork() = %v, Platform() = %s, GPUResource() = %s; want true, CUDA, nvidia.com/gpu", b300.HostNetwork(), b300.Platform(), b300.GPUResource())
 	}
 	for _, tt := range tests {
 		p := lookup(t, s, tt.gpu)
@@ -569,7 +583,7 @@ M:
 		{
 			name: "syntax error",
 			src:  "H200:\n  queue: [h200\n",
-			want: []string{"p.yaml:2:1: YAML syntax: did not find expected ',' or ']'"},
+			want: []string{"p.yaml:2:3: YAML syntax: did not find expected ',' or ']'"},
 		},
 		{
 			name: "merge key",

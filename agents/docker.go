@@ -14,7 +14,7 @@ import (
 // default (published loopback port, the image's own entrypoint).
 type DockerVariant struct {
 	// HostNetwork: the container shares the host's network; the server's
-	// port is a port of the host, so the runner picks a free one and the
+	// port is a port of the host, so each job takes its own and the
 	// server binds the host's loopback.
 	HostNetwork bool
 	// Privileged: every device and capability of the host (see README:

@@ -46,7 +46,7 @@ func BenchmarkPipeline10000(b *testing.B) {
 				b.Fatalf("selected %d recipes and %d invalid ones, want 10000 and 0: %v", len(sel.Runs), len(sel.Invalid), cat.Err())
 			}
 			// Assembly without Validate: 10,000 jobs are over the upload limit.
-			if _, err := assemble(sel, profiles, pipelineOptions{getenv: getenv}); err != nil {
+			if _, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, historyNeeds: "history-needs.tsv"}); err != nil {
 				b.Fatal(err)
 			}
 			_ = selection.Notes(sel, env)
@@ -67,7 +67,7 @@ func BenchmarkPipeline10000(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := assemble(sel, profiles, pipelineOptions{getenv: getenv}); err != nil {
+			if _, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, historyNeeds: "history-needs.tsv"}); err != nil {
 				b.Fatal(err)
 			}
 			_ = selection.Notes(sel, env)

@@ -85,6 +85,9 @@ type pipelineConfig struct {
 	// outDir, when set, receives the pipeline as numbered upload files.
 	outDir    string
 	noResolve bool
+	// historyNeeds, when set, is the file the history step's needs are
+	// written to, for the bootstrap step to upload as an artifact.
+	historyNeeds string
 }
 
 func pipelineFlags(fs *flag.FlagSet, env *cliutil.Env) action {
@@ -93,6 +96,7 @@ func pipelineFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	fs.StringVar(&c.notes, "notes", env.String("BENCHKITE_NOTES", ""), "also write the selection notes (markdown) to this file (env BENCHKITE_NOTES)")
 	fs.StringVar(&c.repo, "repo", env.String("BENCHKITE_REPO", "."), "git work tree for pull request diffs (env BENCHKITE_REPO)")
 	fs.StringVar(&c.outDir, "out-dir", env.String("BENCHKITE_PIPELINE_DIR", ""), "write the pipeline as upload files DIR/pipeline-001.json, ... of at most 500 jobs each, to upload in order, instead of printing it; needed when a build holds more jobs than one upload accepts (env BENCHKITE_PIPELINE_DIR)")
+	fs.StringVar(&c.historyNeeds, "history-needs", env.String("BENCHKITE_HISTORY_NEEDS", ""), "write the nights the history step fetches to this file, a relative path the generating step uploads as an artifact, which the history step downloads; without it they travel in the step's environment, which holds at most "+fmt.Sprint(maxEnvNeeds>>10)+" KiB of them (env BENCHKITE_HISTORY_NEEDS)")
 	fs.BoolVar(&c.noResolve, "no-resolve", env.Bool("BENCHKITE_NO_RESOLVE"), "do not resolve images to digests through their registries (offline use; the notes say so) (env BENCHKITE_NO_RESOLVE)")
 	return func(ctx context.Context, operands []string, io cliutil.Streams, getenv func(string) string) error {
 		if err := noOperands("pipeline", operands); err != nil {

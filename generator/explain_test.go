@@ -126,6 +126,16 @@ var explainCases = []struct {
 			"    gate  output_token_throughput flagged when over 5% worse and beyond the noise of the last 30 comparable nights\n",
 		},
 	},
+	{
+		// A start-up judged against past nights (vllm.startup_regression).
+		golden: "startup-gates",
+		recipe: "tiny_startup-h200",
+		flags:  []string{"--workloads", "testdata/startup/workloads", "--agents", "../agents/profiles.yaml"},
+		text: []string{
+			"startup gate  startup: ready_s flagged when over 25% longer and beyond the noise of the last 10 comparable nights (lower is better; judged from 5 nights)\n",
+			"startup gate  startup: torch_compile_s flagged when over 50% longer",
+		},
+	},
 }
 
 func TestExplainGolden(t *testing.T) {

@@ -64,6 +64,7 @@ func TestLintReportsProblems(t *testing.T) {
 				"mistakes.yaml:5:1",  // misspelt field
 				"mistakes.yaml:15:20",
 				"mistakes.yaml:17:20",
+				"startup_mistakes.yaml:8:7", // not a start-up time
 				"syntax.yaml:2:1",
 			}
 			if diff := cmp.Diff(want, positions); diff != "" {
@@ -75,7 +76,7 @@ func TestLintReportsProblems(t *testing.T) {
 			for _, w := range []string{
 				dir + "/deprecated_fields.yaml:19:7: warning: speed_bench_dataset_subset is ignored",
 				dir + "/deprecated_fields.yaml:20:7: warning: speed_bench_category is ignored",
-				"generator lint: 3 invalid recipe files",
+				"generator lint: 4 invalid recipe files",
 			} {
 				if !strings.Contains(got.stderr, w) {
 					t.Errorf("stderr does not say %q:\n%s", w, got.stderr)

@@ -12,6 +12,7 @@ import (
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/agents/podspec"
 	"github.com/benchkite/benchkite/generator/internal/imagepin"
+	"github.com/benchkite/benchkite/generator/internal/needs"
 	"github.com/benchkite/benchkite/generator/internal/recipeimage"
 	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/internal/cliutil"
@@ -27,6 +28,12 @@ type pipelineOptions struct {
 	cpuQueue string
 	// pins are the resolved images; nil runs tags as they are.
 	pins *imagepin.Result
+	// historyNeeds is the artifact the history step reads its needs from;
+	// "" puts them into its environment.
+	historyNeeds string
+	// unpinned are recipes whose platform the build pins no image for:
+	// skipped steps.
+	unpinned []unpinnedRun
 }
 
 // runPipeline prints the pipeline JSON for this build. Output is written
@@ -46,10 +53,14 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	if err != nil {
 		return err
 	}
+	unpinned := skipUnpinnedPlatforms(sel, profiles, getenv)
 	pins := recipeimage.Resolve(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
 	sel.Notes = append(sel.Notes, recipeimage.PinNotes(pins)...)
 	sel.Notes = append(sel.Notes, recipeimage.SourceNotes(sel, profiles, getenv)...)
-	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins})
+	if err := checkNeedsPath(pc.historyNeeds); err != nil {
+		return err
+	}
+	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins, historyNeeds: pc.historyNeeds, unpinned: unpinned})
 	if err != nil {
 		return err
 	}
@@ -70,6 +81,11 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 		fmt.Fprintln(io.Stderr, w.Error())
 	}
 	fmt.Fprint(io.Stderr, notes)
+	if pc.historyNeeds != "" {
+		if err := os.WriteFile(pc.historyNeeds, []byte(contract.EncodeNeeds(needs.Of(sel))), 0o644); err != nil {
+			return fmt.Errorf("write the history step's needs: %w", err)
+		}
+	}
 	if pc.outDir != "" {
 		return writeUploads(pc.outDir, uploads)
 	}
@@ -132,7 +148,11 @@ func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOption
 		p.Steps = append(p.Steps, unknownChangesStep(sel.Unknown, opt.cpuQueue))
 	}
 	if len(sel.Runs) > 0 {
-		p.Steps = append(p.Steps, historyStep(sel, opt.cpuQueue))
+		h, err := historyStep(sel, opt.cpuQueue, opt.historyNeeds)
+		if err != nil {
+			return p, err
+		}
+		p.Steps = append(p.Steps, h)
 	}
 	for _, run := range sel.Runs {
 		s, err := recipeStep(run, sel, profiles, opt)
@@ -146,6 +166,9 @@ func assemble(sel *selection.Selection, profiles *agents.Set, opt pipelineOption
 			continue
 		}
 		p.Steps = append(p.Steps, s)
+	}
+	for _, u := range opt.unpinned {
+		p.Steps = append(p.Steps, unpinnedStep(u, profiles, opt.cpuQueue))
 	}
 	for _, inv := range sel.Invalid {
 		p.Steps = append(p.Steps, invalidStep(inv, opt.cpuQueue))
@@ -180,6 +203,11 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		return imageFailedStep(r.Name, pin.Err, opt.cpuQueue), nil
 	}
 	env := map[string]string{"VLLM_IMAGE": pin.Image}
+	if pinVar := workloads.PlatformImageEnv(res.Profile.Platform()); res.Image.Source == pinVar {
+		// The job gets the build's pin too; the pinned digest, not the
+		// tag, must win there as well.
+		env[pinVar] = pin.Image
+	}
 	if r.VLLM.Build != nil {
 		// The job builds the image; no registry knows it.
 		delete(env, "VLLM_IMAGE")

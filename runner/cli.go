@@ -132,6 +132,7 @@ func historyFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	fs.StringVar(&c.Out, "out", env.String("BENCHKITE_HISTORY_OUT", contract.HistoryDir), "directory to write: one file per recipe, and all of them in one for the next build (env BENCHKITE_HISTORY_OUT)")
 	fs.DurationVar(&c.Timeout, "timeout", env.Duration("BENCHKITE_HISTORY_TIMEOUT", history.DefaultTimeout), "stop fetching after this long and write what was fetched (env BENCHKITE_HISTORY_TIMEOUT)")
 	fs.StringVar(&c.Needs, "needs", env.String(contract.HistoryEnv, ""), "recipes and nights to fetch, \"recipe<TAB>nights\" lines (env "+contract.HistoryEnv+"; the generator sets it)")
+	fs.StringVar(&c.NeedsFile, "needs-file", env.String("BENCHKITE_HISTORY_FILE", ""), "read the recipes and nights to fetch from this file instead, as --needs has them (env BENCHKITE_HISTORY_FILE; the generator's --history-needs writes it)")
 	fs.StringVar(&c.API.URL, "api-url", env.String("BENCHKITE_API_URL", "https://api.buildkite.com/"), "Buildkite REST API (env BENCHKITE_API_URL)")
 	fs.StringVar(&c.API.TokenEnv, "api-token-env", env.String("BENCHKITE_API_TOKEN_ENV", "BUILDKITE_API_TOKEN"), "env var holding the API token (env BENCHKITE_API_TOKEN_ENV)")
 	fs.StringVar(&c.API.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")

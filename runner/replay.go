@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/jobflags"
@@ -26,9 +27,12 @@ func sha256Hex(b []byte) string {
 // replayPlan is what `runner replay` decided from a manifest: the recipe
 // copy to run, the image to pin, and what a person must know.
 type replayPlan struct {
-	recipe   string
-	name     string
-	image    string // VLLM_IMAGE for the run; "" for a rebuilt image
+	recipe string
+	name   string
+	image  string // VLLM_IMAGE for the run; "" for a rebuilt image
+	// pod: the run was native, on its pod's image, which a replay cannot
+	// choose: it runs on its own pod's, VLLM_IMAGE left as the job has it.
+	pod      bool
 	warnings []string
 }
 
@@ -96,6 +100,20 @@ func planReplay(manifest string, p summary.Provenance, getenv func(string) strin
 		}
 		return rp, nil
 	}
+	if p.Runtime == string(agents.Native) {
+		// The image is the pod's: naming a digest in VLLM_IMAGE would not
+		// change what runs, only what the replay's provenance claims.
+		rp.pod = true
+		want := p.Image.Ref
+		if len(p.Image.RepoDigests) > 0 {
+			want = p.Image.RepoDigests[0]
+		}
+		have := getenv("VLLM_IMAGE")
+		if digestOf(have) == "" || digestOf(have) != digestOf(want) {
+			rp.warnings = append(rp.warnings, fmt.Sprintf("the run was native, on its pod's image %s; the replay runs on this pod's (%s), which it cannot change: run it in a pod of %s to reproduce the run", want, orUnknown(have), want))
+		}
+		return rp, nil
+	}
 	switch {
 	case len(p.Image.RepoDigests) > 0:
 		rp.image = p.Image.RepoDigests[0]
@@ -106,6 +124,14 @@ func planReplay(manifest string, p summary.Provenance, getenv func(string) strin
 		rp.warnings = append(rp.warnings, fmt.Sprintf("no digest of %s was recorded: the tag may name another image now", p.Image.Ref))
 	}
 	return rp, nil
+}
+
+// digestOf is the sha256 digest an image reference pins, "" when none.
+func digestOf(ref string) string {
+	if _, d, ok := strings.Cut(ref, "@"); ok && strings.HasPrefix(d, "sha256:") {
+		return d
+	}
+	return ""
 }
 
 func orUnknown(s string) string {
@@ -141,7 +167,11 @@ func runReplay(ctx context.Context, c jobflags.Config, io cliutil.Streams, geten
 	for _, w := range rp.warnings {
 		fmt.Fprintf(io.Stderr, "runner replay: warning: %s\n", w)
 	}
-	override := map[string]string{"VLLM_IMAGE": rp.image, "VLLM_COMMIT": ""}
+	// The recorded image, whatever the build pins per platform.
+	override := map[string]string{"VLLM_IMAGE": rp.image, "VLLM_COMMIT": "", "VLLM_IMAGE_CUDA": "", "VLLM_IMAGE_ROCM": "", "VLLM_IMAGE_XPU": ""}
+	if rp.pod {
+		delete(override, "VLLM_IMAGE") // the pod's, as the job has it
+	}
 	get := func(k string) string {
 		if v, ok := override[k]; ok {
 			return v
@@ -169,6 +199,9 @@ func runReplay(ctx context.Context, c jobflags.Config, io cliutil.Streams, geten
 func orRebuilt(image string, p summary.Provenance) string {
 	if image != "" {
 		return image
+	}
+	if p.Build == nil {
+		return "this pod's image"
 	}
 	return p.Image.Ref + " rebuilt from " + p.Build.Dockerfile
 }

@@ -138,3 +138,42 @@ func TestParseBFCLHostile(t *testing.T) {
 		})
 	}
 }
+
+// A serve_args that cannot be read yields its own error only: the flags
+// bfcl needs may well be in it, so the bfcl check stays quiet.
+func TestBFCLUnreadServeArgs(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	const tail = "bfcl: {test_categories: [simple_python]}\n"
+	tests := []struct {
+		name string
+		vllm string
+		want []finding
+	}{
+		{
+			name: "shell operator beside both flags",
+			vllm: "vllm: {model: org/m, serve_args: --enable-auto-tool-choice --tool-call-parser hermes && echo hi}\n",
+			want: []finding{{"4:86", `unquoted '&' in "&& echo hi": serve_args are an argument list, not a shell command`}},
+		},
+		{
+			name: "not a string",
+			vllm: "vllm:\n  model: org/m\n  serve_args: [--enable-auto-tool-choice]\n",
+			want: []finding{{"6:15", "vllm.serve_args"}},
+		},
+		{
+			name: "both flags missing",
+			vllm: "vllm: {model: org/m, serve_args: --max-model-len 4096}\n",
+			want: []finding{{"5:1", "bfcl needs vllm.serve_args --enable-auto-tool-choice and --tool-call-parser <parser>"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := "name: ok\ngpu: MI355X\nnum_gpus: 8\n" + tt.vllm + tail
+			_, ps := Parse("r.yaml", []byte(src), profiles)
+			if diff := cmp.Diff(findings(t, "r.yaml", ps.Errors(), tt.want), tt.want); diff != "" {
+				t.Errorf("Parse() problems diff (-got +want):\n%s\nall:\n%v", diff, ps)
+			}
+		})
+	}
+}

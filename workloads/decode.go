@@ -93,6 +93,7 @@ func (l *loader) decodeRecipe(root *yaml.Node) *Recipe {
 	l.checkToolCalling(r)
 	l.checkMetricRefs(r)
 	l.checkStartupFits(r)
+	l.checkEngineReady(r)
 	l.checkBuild(r)
 	si := r.VLLM.Serve
 	if r.NumGPUs > 0 && l.numGPUsNode != nil && si.TP*si.DP*si.PP > r.NumGPUs {

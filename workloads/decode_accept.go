@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,8 +12,10 @@ import (
 )
 
 // Accept records that a regression was reviewed and accepted: from the
-// night Since names on, the nights are the metric's new level. It is a
-// recipe change, reviewed like any other, and the gates show it.
+// night Since names on, each metric it names may be up to its level worse
+// than the nights before; a metric it does not name, and a worsening
+// beyond the level, are judged as usual. It is a recipe change, reviewed
+// like any other, and the gates show it.
 type Accept struct {
 	// Since is a build number or a date (YYYY-MM-DD, UTC): the first
 	// night of the accepted level.
@@ -22,14 +25,30 @@ type Accept struct {
 	Build  int
 	Date   time.Time
 	Reason string
+	// Metrics are the accepted levels: how many percent worse than
+	// before each named metric may be, by metric.
+	Metrics map[string]float64
+}
+
+// Level is the accepted worsening of metric, in percent, and whether the
+// acceptance names it.
+func (a *Accept) Level(metric string) (float64, bool) {
+	if a == nil {
+		return 0, false
+	}
+	pct, ok := a.Metrics[metric]
+	return pct, ok
 }
 
 var buildRE = regexp.MustCompile(`^[1-9][0-9]{0,9}$`)
 
-// decodeAccept reads regression.accept: {since, reason}, both required.
-func (l *loader) decodeAccept(n *yaml.Node, what string) *Accept {
+// decodeAccept reads regression.accept: {since, reason, metrics}, all
+// required; metrics maps each accepted metric to the percent worse
+// accepted, so that accepting one metric's small drop never excuses
+// another metric or a larger drop.
+func (l *loader) decodeAccept(n *yaml.Node, what string) (a *Accept, metricNodes map[string]*yaml.Node) {
 	d := l.d
-	a := &Accept{}
+	a = &Accept{}
 	var sinceSet, reasonSet bool
 	d.Fields(n, what, []strictyaml.Field{
 		{Name: "since", Decode: func(_, v *yaml.Node) {
@@ -63,8 +82,25 @@ func (l *loader) decodeAccept(n *yaml.Node, what string) *Accept {
 				a.Reason, reasonSet = s, true
 			}
 		}},
+		{Name: "metrics", Decode: func(_, v *yaml.Node) {
+			a.Metrics, metricNodes = map[string]float64{}, map[string]*yaml.Node{}
+			d.Pairs(v, what+".metrics", func(k, pv *yaml.Node) {
+				pct, ok := d.Float(pv, what+".metrics."+k.Value, 0, 100)
+				if !ok {
+					return
+				}
+				if pct <= 0 || pct >= 100 {
+					d.Errorf(pv, "%s.metrics.%s must be above 0 and below 100 (the percent worse accepted), got %g", what, k.Value, pct)
+					return
+				}
+				a.Metrics[k.Value], metricNodes[k.Value] = pct, k
+			})
+		}},
 	})
 	if n.Kind == yaml.MappingNode {
+		if metricNodes == nil {
+			d.Errorf(n, "%s needs metrics: each accepted metric and how many percent worse it may be (metrics: {output_throughput: 3})", what)
+		}
 		if !sinceSet {
 			d.Errorf(n, "%s needs since (the first build or date of the accepted level)", what)
 		}
@@ -72,5 +108,15 @@ func (l *loader) decodeAccept(n *yaml.Node, what string) *Accept {
 			d.Errorf(n, "%s needs reason", what)
 		}
 	}
-	return a
+	return a, metricNodes
+}
+
+// checkAccept reports accepted metrics the regression does not judge: an
+// acceptance of them would accept nothing.
+func (l *loader) checkAccept(r *Regression, what string, metricNodes map[string]*yaml.Node) {
+	for metric, node := range metricNodes {
+		if !slices.ContainsFunc(r.Metrics, func(m RegressionMetric) bool { return m.Metric == metric }) {
+			l.d.Errorf(node, "%s.accept.metrics: %q is not a metric this regression judges", what, metric)
+		}
+	}
 }

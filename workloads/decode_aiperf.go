@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -56,7 +57,23 @@ var runnerOwnedAIPerfFlags = map[string]string{
 	"--api-key":             "the server needs no key; a key would be written into aiperf's artifacts",
 	"--output-artifact-dir": "the runner writes aiperf's artifacts to results/<recipe>/aiperf-<name>/",
 	"--artifact-dir":        "the runner writes aiperf's artifacts to results/<recipe>/aiperf-<name>/",
+	// What would move or multiply the export the runner reads, so that
+	// a point it plans has none (and is not judged).
+	"--profile-export-prefix": "the runner reads aiperf's export as " + "profile_export_aiperf.json",
+	"--profile-export-file":   "the runner reads aiperf's export as " + "profile_export_aiperf.json",
+	"--num-profile-runs":      "the runner judges one run per point, one export each; repeat with more requests instead",
+	// Code of a tokenizer repository would run in the benchmark client,
+	// beside the results it writes.
+	"--tokenizer-trust-remote-code": "the runner passes the recipe's model as the tokenizer and runs no tokenizer repository's code in aiperf",
 }
+
+// aiperfSweepFlags are the flags whose comma lists the runner plans sweep
+// points of (AIPerfConfig.Points); a list in another would make aiperf
+// run points the runner does not plan, and so does not judge.
+var aiperfSweepFlags = map[string]bool{"--concurrency": true, "--request-count": true, "--num-requests": true}
+
+// numberListRE is a comma list of numbers, as aiperf sweeps them.
+var numberListRE = regexp.MustCompile(`^\s*[0-9.]+\s*(,\s*[0-9.]+\s*)+$`)
 
 // aiperfLatency are aiperf's latency metrics (ms in its JSON export),
 // aiperfOther the other metrics with statistics, aiperfRates the ones it
@@ -157,6 +174,16 @@ func (l *loader) decodeAIPerfConfig(n *yaml.Node, i int) AIPerfConfig {
 	})
 	if n.Kind == yaml.MappingNode && !hasKey(n, "name") {
 		d.Errorf(n, "%s needs name", what)
+	}
+	for _, a := range c.Args {
+		for _, v := range a.Values {
+			if !aiperfSweepFlags[a.Flag] && numberListRE.MatchString(v) {
+				d.Errorf(n, "%s.args: %s %q is a list aiperf would sweep; the runner plans and judges sweeps over --concurrency and --request-count only", what, a.Flag, v)
+			}
+		}
+	}
+	if _, err := c.Points(); err != nil {
+		d.Errorf(n, "%s.args: %v", what, err)
 	}
 	return c
 }

@@ -15,6 +15,39 @@ import (
 // against a vLLM server.
 var benchBackends = []string{"openai", "openai-chat", "vllm"}
 
+// RealTextDataset is a prompt set of real text that `vllm bench serve`
+// reads from the Hugging Face hub (--dataset-name hf) and that keeps a
+// fixed output length with --ignore-eos (--hf-output-len): speculative
+// decoding's drafts are accepted on text like it, rarely on random tokens.
+type RealTextDataset struct {
+	// Path is the hub dataset vLLM's bench knows it by.
+	Path string
+	// Split is the split it reads.
+	Split string
+}
+
+// RealTextDatasets are the real-text datasets a bench config may name.
+var RealTextDatasets = map[string]RealTextDataset{
+	// MT-Bench's first turns: what vLLM's own speculative decoding
+	// benchmarks use.
+	"mt-bench": {Path: "philschmid/mt-bench", Split: "train"},
+	// Code edits: drafts of code are accepted more often than of prose.
+	"instructcoder": {Path: "likaixin/InstructCoder", Split: "train"},
+}
+
+func realTextNames() []string {
+	names := make([]string, 0, len(RealTextDatasets))
+	for n := range RealTextDatasets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// DefaultBenchBackend is a config's backend when it names none: what
+// `vllm bench serve --backend` defaults to.
+const DefaultBenchBackend = "openai"
+
 // Flags the runner sets itself, so a recipe cannot: the bench would measure
 // something other than what the recipe says, or write results elsewhere.
 var runnerOwnedBenchFlags = map[string]string{
@@ -28,9 +61,15 @@ var runnerOwnedBenchFlags = map[string]string{
 	"--endpoint-type":       "set backend on the config",
 	"--dataset-name":        "set dataset on the config",
 	"--dataset":             "set dataset on the config",
+	"--dataset-path":        "set dataset on the config",
 	"--num-prompts":         "set num_prompts on the config",
 	"--random-input-len":    "set input_len on the config",
 	"--random-output-len":   "set output_len on the config",
+	"--hf-output-len":       "set output_len on the config",
+	"--hf-split":            "set dataset on the config; the runner picks the split",
+	"--hf-subset":           "set dataset on the config",
+	"--hf-name":             "set dataset on the config",
+	"--no-stream":           "the runner reads real-text datasets from the model cache (--no-stream) always",
 	"--max-concurrency":     "set max_concurrency on the config",
 	"--ignore-eos":          "the runner always passes --ignore-eos",
 	"--result-filename":     "the runner names result files",
@@ -146,8 +185,9 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 	what := fmt.Sprintf("vllm_bench.configs[%d]", i)
 	l.config = i
 	defer func() { l.config = -1 }()
-	c := BenchConfig{Repetitions: 1, Dataset: "random"}
-	var promptsNode, concNode *yaml.Node
+	// perf-eval leaves backend out to get vllm bench serve's default.
+	c := BenchConfig{Repetitions: 1, Dataset: "random", Backend: DefaultBenchBackend}
+	var promptsNode, concNode, inputNode *yaml.Node
 	seen := map[string]bool{}
 	field := func(name string, f func(k, v *yaml.Node)) strictyaml.Field {
 		return strictyaml.Field{Name: name, Decode: func(k, v *yaml.Node) { seen[name] = true; f(k, v) }}
@@ -171,17 +211,18 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 		}),
 		field("dataset", func(_, v *yaml.Node) {
 			if s, ok := d.String(v, what+".dataset"); ok {
-				switch s {
-				case "random":
-				case "speed_bench":
-					d.Errorf(v, "dataset speed_bench is not supported: it needs --skip-tokenizer-init, which caps every request at one output token, so throughput reads ~0; use random (the runner passes --ignore-eos)")
+				_, text := RealTextDatasets[s]
+				switch {
+				case s == "random", text:
+				case s == "speed_bench":
+					d.Errorf(v, "dataset speed_bench is not supported: it needs --skip-tokenizer-init, which caps every request at one output token, so throughput reads ~0; use random, or real text (%s) for speculative decoding (the runner passes --ignore-eos)", strings.Join(realTextNames(), ", "))
 				default:
-					d.Errorf(v, "dataset %q is not supported; use random (fixed input/output lengths with --ignore-eos make nights comparable)", s)
+					d.Errorf(v, "dataset %q is not supported; use random (fixed input/output lengths with --ignore-eos make nights comparable) or real text with a fixed output length (%s)", s, strings.Join(realTextNames(), ", "))
 				}
 				c.Dataset = s
 			}
 		}),
-		field("input_len", func(_, v *yaml.Node) { c.InputLen, _ = d.Int(v, what+".input_len", 1, 10_000_000) }),
+		field("input_len", func(_, v *yaml.Node) { inputNode = v; c.InputLen, _ = d.Int(v, what+".input_len", 1, 10_000_000) }),
 		field("output_len", func(_, v *yaml.Node) { c.OutputLen, _ = d.Int(v, what+".output_len", 1, 10_000_000) }),
 		field("num_prompts", func(_, v *yaml.Node) { promptsNode = v; c.NumPrompts = l.intOrList(v, what+".num_prompts") }),
 		field("max_concurrency", func(_, v *yaml.Node) {
@@ -205,7 +246,15 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 	if n.Kind != yaml.MappingNode {
 		return c
 	}
-	for _, req := range []string{"name", "backend", "input_len", "output_len", "num_prompts", "max_concurrency"} {
+	required := []string{"name", "input_len", "output_len", "num_prompts", "max_concurrency"}
+	if _, text := RealTextDatasets[c.Dataset]; text {
+		// Real prompts have their own lengths; the output stays fixed.
+		required = slices.DeleteFunc(required, func(f string) bool { return f == "input_len" })
+		if inputNode != nil {
+			d.Errorf(inputNode, "%s.input_len: %s's prompts have their own lengths; remove input_len (output_len still fixes every answer's length)", what, c.Dataset)
+		}
+	}
+	for _, req := range required {
 		if !seen[req] {
 			d.Errorf(n, "%s needs %s", what, req)
 		}
@@ -449,10 +498,11 @@ const minDetectorNights = 3
 func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
 	d := l.d
 	r := &Regression{Nights: DefaultRegressionNights, MaxMissing: -1}
+	var acceptNodes map[string]*yaml.Node
 	d.Fields(n, what, []strictyaml.Field{
 		{Name: "nights", Decode: func(_, v *yaml.Node) { r.Nights, _ = d.Int(v, what+".nights", minDetectorNights, 50) }},
 		{Name: "max_missing", Decode: func(_, v *yaml.Node) { r.MaxMissing, _ = d.Int(v, what+".max_missing", 0, 50) }},
-		{Name: "accept", Decode: func(_, v *yaml.Node) { r.Accept = l.decodeAccept(v, what+".accept") }},
+		{Name: "accept", Decode: func(_, v *yaml.Node) { r.Accept, acceptNodes = l.decodeAccept(v, what+".accept") }},
 		{Name: "rerun_on_alarm", Decode: func(_, v *yaml.Node) {
 			if b, ok := d.Bool(v, what+".rerun_on_alarm"); ok {
 				r.NoRerun = !b
@@ -500,6 +550,7 @@ func (l *loader) decodeRegression(n *yaml.Node, what string) *Regression {
 			})
 		}},
 	})
+	l.checkAccept(r, what, acceptNodes)
 	if r.MaxMissing < 0 {
 		r.MaxMissing = max(0, r.Nights-MinRegressionNights)
 	}

@@ -145,7 +145,7 @@ func bfclGateTarget(listed []string, category string) bool {
 // with --enable-auto-tool-choice and a --tool-call-parser, so every entry
 // would fail.
 func (l *loader) checkToolCalling(r *Recipe) {
-	if r.BFCL == nil || l.bfclNode == nil {
+	if r.BFCL == nil || l.bfclNode == nil || l.serveArgsUnread {
 		return
 	}
 	var auto, parser bool

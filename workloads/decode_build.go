@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/envname"
 	"github.com/benchkite/benchkite/internal/strictyaml"
 	"gopkg.in/yaml.v3"
 )
@@ -53,6 +54,10 @@ func (l *loader) decodeBuild(n *yaml.Node) *Build {
 			d.Pairs(v, "vllm.build.args", func(k, av *yaml.Node) {
 				if !buildArgRE.MatchString(k.Value) {
 					d.Errorf(k, "build arg name %q must match [A-Za-z_][A-Za-z0-9_]*", k.Value)
+					return
+				}
+				if why := envname.BuildArgReason(k.Value); why != "" {
+					d.Errorf(k, "build arg %s may not be passed: %s", k.Value, why)
 					return
 				}
 				if av.Tag == "!!null" {

@@ -49,15 +49,22 @@ func (l *loader) decodeVLLM(n *yaml.Node, v *VLLM) {
 					d.Errorf(ev, "env %s holds a NUL byte", k.Value)
 					return
 				}
+				if k.Value == EngineReadyTimeoutEnv {
+					l.nodes.engineReady = ev
+				}
 				v.Env = append(v.Env, EnvVar{Name: k.Value, Value: s})
 			})
 		}},
 		{Name: "serve_args", Decode: func(_, val *yaml.Node) {
 			if s, ok := d.String(val, "vllm.serve_args"); ok {
 				l.serveArgs(val, s, v)
+			} else {
+				l.serveArgsUnread = true
 			}
 		}},
-		{Name: "startup_timeout_s", Decode: func(_, val *yaml.Node) { l.decodeStartupTimeout(val, v) }},
+		{Name: "startup_timeout_s", Decode: func(k, val *yaml.Node) { l.decodeStartupTimeout(k, val, v) }},
+		{Name: "startup_timeout", Decode: func(k, val *yaml.Node) { l.decodeStartupTimeout(k, val, v) }},
+		{Name: "startup_regression", Decode: func(_, val *yaml.Node) { v.StartupRegression = l.decodeStartupRegression(val) }},
 		{Name: "build", Decode: func(_, val *yaml.Node) { v.Build = l.decodeBuild(val) }},
 	})
 	if !hasModel && n.Kind == yaml.MappingNode {

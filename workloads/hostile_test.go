@@ -954,7 +954,7 @@ num_gpus: 8
 vllm: {model: org/m}
 lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 `,
-			want: []finding{{"2:6", `unknown gpu "A100"; known: B200, H200, MI300X, MI355X`}},
+			want: []finding{{"2:6", `unknown gpu "A100"; known: B200, B300, H200, MI300X, MI355X`}},
 		},
 		{
 			name: "not a mapping",

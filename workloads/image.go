@@ -78,7 +78,8 @@ func CommitFromImage(image string) string {
 type ImageChoice struct {
 	Image  string
 	Commit string
-	// Source is VLLM_IMAGE, VLLM_COMMIT, recipe or default.
+	// Source is VLLM_IMAGE_<PLATFORM>, VLLM_IMAGE, VLLM_COMMIT, recipe,
+	// build or default.
 	Source string
 	// Note explains a choice a person might not expect, such as an
 	// ignored VLLM_IMAGE.
@@ -89,7 +90,39 @@ type ImageChoice struct {
 // image or commit; the two cannot both say what runs.
 var ErrBuildOverride = errors.New("vllm.build cannot be combined with VLLM_IMAGE or VLLM_COMMIT")
 
-// ChooseImage picks the image. VLLM_IMAGE wins when it is an image for
+// ErrNoPlatformImage: the build pins images per platform (VLLM_IMAGE_CUDA,
+// VLLM_IMAGE_ROCM, VLLM_IMAGE_XPU) but not this recipe's, and sets no
+// VLLM_IMAGE: such a build names every platform it wants run, so there is
+// nothing representative to run here. The pipeline shows the recipe as a
+// skipped step.
+var ErrNoPlatformImage = errors.New("no image for this platform in this build")
+
+// PlatformImageEnv is the build variable that pins platform p's image:
+// VLLM_IMAGE_CUDA, VLLM_IMAGE_ROCM or VLLM_IMAGE_XPU, for a build whose
+// platforms' images are separate artifacts with unrelated tags.
+func PlatformImageEnv(p agents.Platform) string {
+	return "VLLM_IMAGE_" + strings.ToUpper(string(p))
+}
+
+// platforms are the platforms a build may pin images for.
+var platforms = []agents.Platform{agents.CUDA, agents.ROCm, agents.XPU}
+
+// PlatformPins lists the per-platform image variables env sets, in
+// platform order.
+func PlatformPins(env agents.Env) []string {
+	var out []string
+	for _, p := range platforms {
+		if name := PlatformImageEnv(p); strings.TrimSpace(env(name)) != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ChooseImage picks the image. The platform's own pin
+// (PlatformImageEnv) wins over everything; a build that pins other
+// platforms only, and sets no VLLM_IMAGE, has none for this one
+// (ErrNoPlatformImage). Then VLLM_IMAGE wins when it is an image for
 // the profile's platform (ROCm for AMD, CUDA for NVIDIA, XPU for Intel): a
 // build testing one platform's image for the whole fleet leaves the other
 // platforms' recipes as they were. A commit in an ignored image's tag
@@ -101,6 +134,25 @@ var ErrBuildOverride = errors.New("vllm.build cannot be combined with VLLM_IMAGE
 func ChooseImage(r *Recipe, p agents.Profile, env agents.Env) (ImageChoice, error) {
 	img := strings.TrimSpace(env("VLLM_IMAGE"))
 	c := strings.TrimSpace(env("VLLM_COMMIT"))
+	pinVar := PlatformImageEnv(p.Platform())
+	pinned := strings.TrimSpace(env(pinVar))
+	if r.VLLM.Build != nil && pinned != "" && pinned != r.VLLM.Image {
+		return ImageChoice{}, fmt.Errorf("%w: %s is set, and the recipe builds %s from %s; unset it or run another recipe", ErrBuildOverride, pinVar, r.VLLM.Image, r.VLLM.Build.Dockerfile)
+	}
+	if pinned != "" && r.VLLM.Build == nil {
+		ref, err := ParseImageRef(pinned)
+		if err != nil {
+			return ImageChoice{}, fmt.Errorf("%s: %w", pinVar, err)
+		}
+		var note string
+		if got := ImagePlatform(ref); got != p.Platform() {
+			note = fmt.Sprintf("%s=%s does not look like a %s image (its name reads %s); used as pinned", pinVar, pinned, p.Platform(), got)
+		}
+		return ImageChoice{Image: pinned, Commit: CommitFromImage(pinned), Source: pinVar, Note: note}, nil
+	}
+	if pins := PlatformPins(env); len(pins) > 0 && pinned == "" && img == "" && r.VLLM.Build == nil {
+		return ImageChoice{}, fmt.Errorf("%w: it pins %s but not %s, and sets no VLLM_IMAGE; set %s to run %s", ErrNoPlatformImage, strings.Join(pins, ", "), pinVar, pinVar, r.Name)
+	}
 	if r.VLLM.Build != nil {
 		note := fmt.Sprintf("built on the host from %s", r.VLLM.Build.Dockerfile)
 		if img != "" && img != r.VLLM.Image {

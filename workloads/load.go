@@ -35,13 +35,17 @@ type baselineRef struct {
 
 // loader holds the state of decoding one file.
 type loader struct {
-	d            *strictyaml.Decoder
-	profiles     *agents.Set
-	nameNode     *yaml.Node
-	numGPUsNode  *yaml.Node
-	bfclNode     *yaml.Node
-	nodes        laterNodes
-	baselineRefs []baselineRef
+	d           *strictyaml.Decoder
+	profiles    *agents.Set
+	nameNode    *yaml.Node
+	numGPUsNode *yaml.Node
+	bfclNode    *yaml.Node
+	// serveArgsUnread is set when serve_args is there but could not be
+	// read (not a string, or not an argument list): checks of which
+	// flags it holds would then report flags it may well hold.
+	serveArgsUnread bool
+	nodes           laterNodes
+	baselineRefs    []baselineRef
 	// metricRefs are the bench keys assertions and regressions name,
 	// checked once the whole recipe is known.
 	metricRefs []metricRef

@@ -26,29 +26,49 @@ func TestStartupTimeout(t *testing.T) {
 		name string
 		src  string
 		want time.Duration
-		errs []string
+		// step is StepTimeout(), in minutes.
+		step int
+		// problems are errors and warnings.
+		problems []string
 	}{
-		{name: "default", src: "vllm: {model: o/m}\n", want: time.Hour},
-		{name: "set", src: "vllm: {model: o/m, startup_timeout_s: 5400}\n", want: 90 * time.Minute},
-		{name: "fits the step it sets", src: "timeout_in_minutes: 30\nvllm: {model: o/m, startup_timeout_s: 1500}\n", want: 1500 * time.Second},
+		{name: "default", src: "vllm: {model: o/m}\n", want: time.Hour, step: 120},
+		{name: "set", src: "vllm: {model: o/m, startup_timeout_s: 5400}\n", want: 90 * time.Minute, step: 120},
+		{name: "fits the step it sets", src: "timeout_in_minutes: 30\nvllm: {model: o/m, startup_timeout_s: 1500}\n", want: 1500 * time.Second, step: 30},
+		{name: "older spelling", src: "timeout_in_minutes: 60\nvllm: {model: o/m, startup_timeout: 900}\n", want: 900 * time.Second, step: 60,
+			problems: []string{"r.yaml:7:20: warning: vllm.startup_timeout is the older spelling of vllm.startup_timeout_s (seconds); rename it"}},
+		{name: "both spellings", src: "vllm: {model: o/m, startup_timeout_s: 900, startup_timeout: 900}\n",
+			problems: []string{"r.yaml:6:44: vllm sets both startup_timeout_s and startup_timeout; keep startup_timeout_s"}},
 		{name: "zero", src: "vllm: {model: o/m, startup_timeout_s: 0}\n",
-			errs: []string{"r.yaml:6:39: vllm.startup_timeout_s must be between 1 and 86400, got 0"}},
+			problems: []string{"r.yaml:6:39: vllm.startup_timeout_s must be between 1 and 86400, got 0"}},
 		{name: "not an integer", src: "vllm: {model: o/m, startup_timeout_s: 1.5}\n",
-			errs: []string{"r.yaml:6:39: vllm.startup_timeout_s must be an integer, got number 1.5"}},
-		{name: "no room in the default step", src: "vllm: {model: o/m, startup_timeout_s: 7000}\n",
-			errs: []string{"r.yaml:6:39: vllm.startup_timeout_s: the step's timeout (120 min) must exceed the server's start-up wait (vllm.startup_timeout_s 7000 s, default 3600) by at least 5 min, or the job is killed before it measures anything; raise timeout_in_minutes or lower startup_timeout_s"}},
-		{name: "a short step leaves no room for the default", src: "timeout_in_minutes: 60\nvllm: {model: o/m}\n",
-			errs: []string{"r.yaml:6:21: timeout_in_minutes: the step's timeout (60 min) must exceed the server's start-up wait (vllm.startup_timeout_s 3600 s, default 3600) by at least 5 min, or the job is killed before it measures anything; raise timeout_in_minutes or lower startup_timeout_s"}},
+			problems: []string{"r.yaml:6:39: vllm.startup_timeout_s must be an integer, got number 1.5"}},
+		{name: "the default step grows to fit the wait", src: "vllm: {model: o/m, startup_timeout_s: 7200}\n", want: 2 * time.Hour, step: 180,
+			problems: []string{"r.yaml:6:39: warning: vllm.startup_timeout_s: the server's start-up wait (vllm.startup_timeout_s 7200 s, default 3600) does not fit in the step's timeout (the default, 120 min) with 5 min to spare; the step's timeout is raised to 180 min (the wait plus 60 min for the work); set timeout_in_minutes to choose"}},
+		{name: "a short step grows to fit the default wait", src: "timeout_in_minutes: 60\nvllm: {model: o/m}\n", want: time.Hour, step: 120,
+			problems: []string{"r.yaml:6:21: warning: timeout_in_minutes: the server's start-up wait (vllm.startup_timeout_s 3600 s, default 3600) does not fit in the step's timeout (timeout_in_minutes, 60 min) with 5 min to spare; the step's timeout is raised to 120 min (the wait plus 60 min for the work); set timeout_in_minutes to choose"}},
+		{name: "capped at a day", src: "vllm: {model: o/m, startup_timeout_s: 84000}\n", want: 84000 * time.Second, step: 24 * 60,
+			problems: []string{"r.yaml:6:39: warning: vllm.startup_timeout_s: the server's start-up wait (vllm.startup_timeout_s 84000 s, default 3600) does not fit in the step's timeout (the default, 120 min) with 5 min to spare; the step's timeout is raised to 1440 min (the wait plus 60 min for the work); set timeout_in_minutes to choose"}},
+		{name: "no step holds the wait", src: "vllm: {model: o/m, startup_timeout_s: 86400}\n",
+			problems: []string{"r.yaml:6:39: vllm.startup_timeout_s: the server's start-up wait (86400 s) leaves less than 5 min of the longest step (1440 min); lower startup_timeout_s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r, ps := Parse("r.yaml", []byte(base+tt.src), profiles)
-			if diff := cmp.Diff(problemList(ps), tt.errs); diff != "" {
+			if diff := cmp.Diff(problemList(ps), tt.problems); diff != "" {
 				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
 			}
-			if r != nil && r.StartupTimeout() != tt.want {
+			if r == nil {
+				if len(ps.Errors()) == 0 {
+					t.Fatal("Parse() = nil without errors")
+				}
+				return
+			}
+			if r.StartupTimeout() != tt.want {
 				t.Errorf("StartupTimeout() = %s, want %s", r.StartupTimeout(), tt.want)
+			}
+			if r.StepTimeout() != tt.step {
+				t.Errorf("StepTimeout() = %d, want %d", r.StepTimeout(), tt.step)
 			}
 		})
 	}
@@ -81,6 +101,12 @@ func TestBuild(t *testing.T) {
 				`r.yaml:9:23: vllm.build.dockerfile "../D" leaves the checkout`,
 				`r.yaml:9:38: vllm.build.context "/src": absolute; paths are relative to the checkout and may not leave it`,
 				`r.yaml:9:51: build arg name "1X" must match [A-Za-z_][A-Za-z0-9_]*`,
+			}},
+		// The job's tokens go to no build: lint refuses what the runner would.
+		{name: "token-named build args", src: recipe("H200", "  image: v:t\n  build: {dockerfile: D, args: {BUILDKITE_AGENT_ACCESS_TOKEN: null, BENCHKITE_INGEST_TOKEN: x, HF_TOKEN: null}}\n"),
+			errs: []string{
+				`r.yaml:9:33: build arg BUILDKITE_AGENT_ACCESS_TOKEN may not be passed: it is a Buildkite or runner setting, whose tokens the runner passes to no build`,
+				`r.yaml:9:69: build arg BENCHKITE_INGEST_TOKEN may not be passed: it is a Buildkite or runner setting, whose tokens the runner passes to no build`,
 			}},
 		{name: "no dockerfile", src: recipe("H200", "  image: v:t\n  build: {context: a/../..}\n"),
 			errs: []string{
@@ -133,6 +159,9 @@ func TestChooseImagePlatforms(t *testing.T) {
 		{name: "a built image and another platform's VLLM_IMAGE", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE": "rocm/vllm:nightly"},
 			want: ImageChoice{Image: "vllm-local:pr-1", Source: "build", Note: "built on the host from D; VLLM_IMAGE=rocm/vllm:nightly ignored: it is a ROCm image and H200 needs CUDA"}},
 		{name: "a built image and VLLM_COMMIT", gpu: "H200", recipe: built, env: map[string]string{"VLLM_COMMIT": "abcdef1"}, wantErr: ErrBuildOverride},
+		{name: "a built image and its platform's pin", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE_CUDA": "vllm/vllm-openai:nightly"}, wantErr: ErrBuildOverride},
+		{name: "a built image and another platform's pin", gpu: "H200", recipe: built, env: map[string]string{"VLLM_IMAGE_ROCM": "rocm/vllm:nightly"},
+			want: ImageChoice{Image: "vllm-local:pr-1", Source: "build", Note: "built on the host from D"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,6 +175,64 @@ func TestChooseImagePlatforms(t *testing.T) {
 					t.Errorf("ChooseImage() error = %v, want it to name the build", err)
 				}
 				return
+			}
+			if diff := cmp.Diff(got, tt.want); diff != "" {
+				t.Errorf("ChooseImage() diff (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestChooseImagePlatformPins: VLLM_IMAGE_CUDA, VLLM_IMAGE_ROCM and
+// VLLM_IMAGE_XPU pin each platform's image above everything else; a build
+// that pins some platforms and sets no VLLM_IMAGE has no image for the
+// others.
+func TestChooseImagePlatformPins(t *testing.T) {
+	t.Parallel()
+	rocm := "rocm/vllm-dev:rc2-20261201"
+	cuda := "public.ecr.aws/q9t5s3a7/vllm-release-repo:7ce42a9bb874a3491819807870e3efebde2845bd-x86_64"
+	tests := []struct {
+		name    string
+		gpu     string
+		recipe  *Recipe
+		env     map[string]string
+		want    ImageChoice
+		wantErr string
+	}{
+		{name: "the ROCm pin wins over VLLM_IMAGE, VLLM_COMMIT and the recipe", gpu: "MI355X", recipe: &Recipe{VLLM: VLLM{Image: "rocm/vllm:old"}},
+			env:  map[string]string{"VLLM_IMAGE_ROCM": rocm, "VLLM_IMAGE": "rocm/vllm:other", "VLLM_COMMIT": "abcdef1"},
+			want: ImageChoice{Image: rocm, Source: "VLLM_IMAGE_ROCM"}},
+		{name: "the CUDA pin on NVIDIA", gpu: "B200", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": cuda, "VLLM_IMAGE_ROCM": rocm},
+			want: ImageChoice{Image: cuda, Source: "VLLM_IMAGE_CUDA"}},
+		{name: "the CUDA pin is not ROCm's", gpu: "MI300X", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": cuda},
+			wantErr: "no image for this platform in this build: it pins VLLM_IMAGE_CUDA but not VLLM_IMAGE_ROCM, and sets no VLLM_IMAGE; set VLLM_IMAGE_ROCM to run r"},
+		{name: "nor XPU's, even with VLLM_COMMIT", gpu: "XPU", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": cuda, "VLLM_IMAGE_ROCM": rocm, "VLLM_COMMIT": "abcdef1"},
+			wantErr: "no image for this platform in this build: it pins VLLM_IMAGE_CUDA, VLLM_IMAGE_ROCM but not VLLM_IMAGE_XPU, and sets no VLLM_IMAGE; set VLLM_IMAGE_XPU to run r"},
+		{name: "VLLM_IMAGE still serves a platform without a pin", gpu: "MI300X", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": cuda, "VLLM_IMAGE": "rocm/vllm:x"},
+			want: ImageChoice{Image: "rocm/vllm:x", Source: "VLLM_IMAGE"}},
+		{name: "a pin that reads as another platform is used, with a note", gpu: "MI300X", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_ROCM": "example/vllm:test"},
+			want: ImageChoice{Image: "example/vllm:test", Source: "VLLM_IMAGE_ROCM", Note: "VLLM_IMAGE_ROCM=example/vllm:test does not look like a ROCm image (its name reads CUDA); used as pinned"}},
+		{name: "a nightly pin names its commit", gpu: "H200", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": "vllm/vllm-openai:nightly-abcdef1"},
+			want: ImageChoice{Image: "vllm/vllm-openai:nightly-abcdef1", Commit: "abcdef1", Source: "VLLM_IMAGE_CUDA"}},
+		{name: "a bad pin names its variable", gpu: "H200", recipe: &Recipe{}, env: map[string]string{"VLLM_IMAGE_CUDA": "Not An Image"},
+			wantErr: `VLLM_IMAGE_CUDA: "Not An Image" is not a valid image reference`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.recipe.Name = "r"
+			got, err := ChooseImage(tt.recipe, profile(t, tt.gpu), mapEnv(tt.env))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ChooseImage() error = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(tt.wantErr, "no image for") && !errors.Is(err, ErrNoPlatformImage) {
+					t.Errorf("ChooseImage() error = %v, want ErrNoPlatformImage", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
 			}
 			if diff := cmp.Diff(got, tt.want); diff != "" {
 				t.Errorf("ChooseImage() diff (-got +want):\n%s", diff)
@@ -213,6 +300,22 @@ func TestAIPerf(t *testing.T) {
 				`r.yaml:10:7: aiperf config name "x" is used twice (first at line 7); it names a results folder`,
 			},
 		},
+		{
+			// What would move the export the runner reads, multiply it,
+			// run a tokenizer's code, or sweep points it does not plan.
+			name: "flags that leave a planned point unjudged",
+			src: `  configs:
+    - name: x
+      args: {profile-export-file: p, num-profile-runs: 3, tokenizer-trust-remote-code: true, request-rate: "1,2", sweep-type: zip, concurrency: "1,2", request-count: "1,2,3"}
+`,
+			errs: []string{
+				`r.yaml:7:7: aiperf.configs[0].args: --request-rate "1,2" is a list aiperf would sweep; the runner plans and judges sweeps over --concurrency and --request-count only`,
+				`r.yaml:7:7: aiperf.configs[0].args: aiperf config x: --sweep-type zip needs lists of the same length, got 2 and 3`,
+				`r.yaml:8:14: aiperf.configs[0].args: --profile-export-file cannot be set here: the runner reads aiperf's export as profile_export_aiperf.json`,
+				`r.yaml:8:38: aiperf.configs[0].args: --num-profile-runs cannot be set here: the runner judges one run per point, one export each; repeat with more requests instead`,
+				`r.yaml:8:59: aiperf.configs[0].args: --tokenizer-trust-remote-code cannot be set here: the runner passes the recipe's model as the tokenizer and runs no tokenizer repository's code in aiperf`,
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,3 +334,87 @@ func TestAIPerf(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+func TestEngineReadyTimeout(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	base := "name: s\ngpu: H200\nnum_gpus: 1\nvllm_bench:\n  configs: [{name: c, input_len: 8, output_len: 8, num_prompts: 4, max_concurrency: 2}]\n"
+	tests := []struct {
+		name     string
+		src      string
+		secs     int
+		fromEnv  bool
+		problems []string
+	}{
+		{name: "unset: the start-up wait", src: "vllm: {model: o/m, startup_timeout_s: 1200}\n", secs: 1200},
+		{name: "the recipe's shorter limit wins", src: "vllm: {model: o/m, env: {VLLM_ENGINE_READY_TIMEOUT_S: 1800}}\n", secs: 1800, fromEnv: true},
+		{name: "a limit beyond the runner's wait is named", src: "vllm: {model: o/m, env: {VLLM_ENGINE_READY_TIMEOUT_S: 5400}}\n", secs: 5400, fromEnv: true,
+			problems: []string{"r.yaml:6:55: warning: vllm.env.VLLM_ENGINE_READY_TIMEOUT_S (5400 s) is longer than the runner waits for the server (vllm.startup_timeout_s 3600 s): the runner gives up first; set startup_timeout_s to 5400"}},
+		{name: "both long", src: "vllm: {model: o/m, startup_timeout_s: 5400, env: {VLLM_ENGINE_READY_TIMEOUT_S: 5400}}\n", secs: 5400, fromEnv: true},
+		{name: "not a number", src: "vllm: {model: o/m, env: {VLLM_ENGINE_READY_TIMEOUT_S: 30m}}\n",
+			problems: []string{`r.yaml:6:55: vllm.env.VLLM_ENGINE_READY_TIMEOUT_S "30m": vLLM reads it as a whole number of seconds, at least 1`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(base+tt.src), profiles)
+			if diff := cmp.Diff(problemList(ps), tt.problems); diff != "" {
+				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
+			}
+			if r == nil {
+				return
+			}
+			secs, fromEnv := r.EngineReadyTimeout()
+			if secs != tt.secs || fromEnv != tt.fromEnv {
+				t.Errorf("EngineReadyTimeout() = %d, %v; want %d, %v", secs, fromEnv, tt.secs, tt.fromEnv)
+			}
+		})
+	}
+}
+
+// TestRealTextDataset: a bench config may run on real prompts with a
+// fixed output length (the speculative decoding bench); it sets no
+// input_len, and the runner owns vLLM's dataset flags.
+func TestRealTextDataset(t *testing.T) {
+	t.Parallel()
+	profiles := defaultProfiles(t)
+	head := "name: s\ngpu: H200\nnum_gpus: 1\nvllm: {model: o/m}\nvllm_bench:\n  configs:\n"
+	tests := []struct {
+		name     string
+		config   string
+		dataset  string
+		problems []string
+	}{
+		{name: "mt-bench", config: "    - {name: c, dataset: mt-bench, output_len: 256, num_prompts: 80, max_concurrency: 4}\n", dataset: "mt-bench"},
+		{name: "instructcoder", config: "    - {name: c, dataset: instructcoder, output_len: 200, num_prompts: 80, max_concurrency: 4}\n", dataset: "instructcoder"},
+		{name: "input_len has no meaning there", config: "    - {name: c, dataset: mt-bench, input_len: 8, output_len: 256, num_prompts: 80, max_concurrency: 4}\n",
+			problems: []string{"r.yaml:7:47: vllm_bench.configs[0].input_len: mt-bench's prompts have their own lengths; remove input_len (output_len still fixes every answer's length)"}},
+		{name: "the output length stays required", config: "    - {name: c, dataset: mt-bench, num_prompts: 80, max_concurrency: 4}\n",
+			problems: []string{"r.yaml:7:7: vllm_bench.configs[0] needs output_len"}},
+		{name: "random still needs input_len", config: "    - {name: c, output_len: 8, num_prompts: 4, max_concurrency: 2}\n",
+			problems: []string{"r.yaml:7:7: vllm_bench.configs[0] needs input_len"}},
+		{name: "an unknown dataset names the real-text ones", config: "    - {name: c, dataset: sharegpt, output_len: 8, num_prompts: 4, max_concurrency: 2}\n",
+			problems: []string{"r.yaml:7:7: vllm_bench.configs[0] needs input_len", `r.yaml:7:26: dataset "sharegpt" is not supported; use random (fixed input/output lengths with --ignore-eos make nights comparable) or real text with a fixed output length (instructcoder, mt-bench)`}},
+		{name: "vLLM's dataset flags are the runner's", config: "    - {name: c, dataset: mt-bench, output_len: 8, num_prompts: 4, max_concurrency: 2, args: {hf_output_len: 64}}\n",
+			problems: []string{"r.yaml:7:94: vllm_bench.configs[0].args: --hf-output-len cannot be set here: set output_len on the config"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, ps := Parse("r.yaml", []byte(head+tt.config), profiles)
+			if diff := cmp.Diff(problemList(ps), tt.problems); diff != "" {
+				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
+			}
+			if r == nil {
+				return
+			}
+			res, err := Resolve(r, profiles, mapEnv(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.BenchRuns[0].Dataset; got != tt.dataset {
+				t.Errorf("BenchRuns[0].Dataset = %q, want %q", got, tt.dataset)
+			}
+		})
+	}
+}

@@ -42,6 +42,10 @@ type VLLM struct {
 	StartupTimeoutS int
 	// Build is vllm.build: an image built on the host before the run.
 	Build *Build
+	// StartupRegression is vllm.startup_regression: the server's start-up
+	// times judged against past nights as bench metrics are; nil when
+	// the recipe does not opt in.
+	StartupRegression *Regression
 }
 
 // EnvVar is one environment variable, in file order.

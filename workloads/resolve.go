@@ -48,9 +48,11 @@ type Resolved struct {
 // BenchRun is one expanded point of a bench config.
 type BenchRun struct {
 	// Name is the config name, or <name>-conc-<c> for a sweep.
-	Name        string
-	Config      string
-	Backend     string
+	Name    string
+	Config  string
+	Backend string
+	// Dataset is random or a RealTextDatasets name.
+	Dataset     string
 	InputLen    int
 	OutputLen   int
 	NumPrompts  int
@@ -215,6 +217,7 @@ func ExpandBench(b *Bench) []BenchRun {
 				Name:              runName(c, conc),
 				Config:            c.Name,
 				Backend:           c.Backend,
+				Dataset:           c.Dataset,
 				InputLen:          c.InputLen,
 				OutputLen:         c.OutputLen,
 				NumPrompts:        prompts,

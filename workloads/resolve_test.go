@@ -496,7 +496,7 @@ vllm_bench:
 	}
 
 	r.GPU = "A100"
-	if _, err := Resolve(r, profiles, mapEnv(nil)); err == nil || !strings.Contains(err.Error(), `unknown gpu "A100"; known: B200, H200, MI300X, MI355X`) {
+	if _, err := Resolve(r, profiles, mapEnv(nil)); err == nil || !strings.Contains(err.Error(), `unknown gpu "A100"; known: B200, B300, H200, MI300X, MI355X`) {
 		t.Errorf("Resolve(unknown gpu) error = %v", err)
 	}
 	r.GPU = "H200"

@@ -53,6 +53,7 @@ func (l *loader) serveSplitError(n *yaml.Node, err error) {
 		line, col = l.d.Locate(n, se.word)
 	}
 	l.d.ErrorAt(line, col, "vllm.serve_args: %v", err)
+	l.serveArgsUnread = true
 }
 
 // serveFlag is one flag word of serve_args as the rules see it.

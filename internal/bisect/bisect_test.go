@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/benchkite/benchkite/internal/bisect/bisecttest"
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
+	"github.com/benchkite/benchkite/internal/oci"
 )
 
 func commit(i int) string {
@@ -199,4 +201,59 @@ func TestInconclusiveIsRetriedOnceThenStops(t *testing.T) {
 	if s.UsedGPUHours != 3 {
 		t.Errorf("used %g GPU-h, want the inconclusive builds counted (3)", s.UsedGPUHours)
 	}
+}
+
+// On Docker Hub the candidates come from its tag list by push time,
+// newest first, read only until both ends are seen: finding 2 among 600
+// nightly tags costs a page or a few, and no manifest pull at all.
+func TestCandidatesOnDockerHubAreCheap(t *testing.T) {
+	t.Parallel()
+	const n = 600
+	var commits []string
+	for i := range n {
+		commits = append(commits, commit(i))
+	}
+	t0 := time.Date(2026, 6, 1, 2, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name        string
+		good, bad   int
+		maxRequests int
+	}{
+		{name: "the newest nights", good: 597, bad: 599, maxRequests: 1},
+		{name: "a regression 500 tags back", good: 97, bad: 99, maxRequests: 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			hub := bisecttest.NewHub(t, "vllm/vllm-openai", t0, commits)
+			// Any registry request would fail: there is none on loopback.
+			client := &oci.Client{HubAPI: hub.URL, Transport: refuseRegistry{}}
+			cands, err := Candidates(context.Background(), client, "vllm/vllm-openai", commit(tt.good)[:12], commit(tt.bad))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range cands {
+				got = append(got, c.Commit)
+			}
+			if want := []string{commit(tt.good + 1), commit(tt.bad)}; strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("candidates = %v, want %v", got, want)
+			}
+			t.Logf("%d of %d tags: %d request(s)", len(cands), n, hub.Requests())
+			if hub.Requests() > tt.maxRequests || client.Requests() != hub.Requests() {
+				t.Errorf("%d request(s) to Docker Hub, %d in all; want at most %d, all to its web API", hub.Requests(), client.Requests(), tt.maxRequests)
+			}
+		})
+	}
+}
+
+// refuseRegistry passes requests to loopback only: a request to the real
+// Docker Hub fails the test.
+type refuseRegistry struct{}
+
+func (refuseRegistry) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.HasPrefix(r.URL.Host, "127.0.0.1:") {
+		return nil, fmt.Errorf("request to %s", r.URL.Host)
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }

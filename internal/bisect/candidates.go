@@ -21,6 +21,12 @@ var (
 // first, ordered by the images' creation time (the order vLLM's nightly
 // builds pushed them in). Both ends must have an image. A nil client is
 // the zero oci.Client (the docker config's credentials).
+//
+// On Docker Hub the order is the tags' push times, newest first from its
+// web API, read until both ends are seen: a few requests and no pull,
+// where reading every image's config would cost a pull per nightly tag.
+// Elsewhere each nightly image's config is read, within the client's
+// request budget (oci.Client.MaxRequests).
 func Candidates(ctx context.Context, client *oci.Client, repo, good, bad string) ([]Candidate, error) {
 	if client == nil {
 		client = &oci.Client{}
@@ -28,6 +34,9 @@ func Candidates(ctx context.Context, client *oci.Client, repo, good, bad string)
 	r, err := oci.ParseRepository(repo)
 	if err != nil {
 		return nil, fmt.Errorf("bisect: image repository %q: %w", repo, err)
+	}
+	if r.Registry == oci.DockerHub {
+		return hubCandidates(ctx, client, r, repo, good, bad)
 	}
 	tags, err := client.Tags(ctx, r)
 	if err != nil {
@@ -45,6 +54,35 @@ func Candidates(ctx context.Context, client *oci.Client, repo, good, bad string)
 		}
 		all = append(all, Candidate{Commit: m[1], Created: cfg.Created.UTC()})
 	}
+	return between(all, repo, good, bad)
+}
+
+// hubCandidates are Candidates by Docker Hub's push times.
+func hubCandidates(ctx context.Context, client *oci.Client, r oci.Ref, repo, good, bad string) ([]Candidate, error) {
+	var all []Candidate
+	sawGood, sawBad := false, false
+	_, err := client.HubTags(ctx, r, func(page []oci.TagPush) bool {
+		for _, t := range page {
+			m := nightlyTagRE.FindStringSubmatch(t.Name)
+			if m == nil || digitsRE.MatchString(m[1]) {
+				continue
+			}
+			all = append(all, Candidate{Commit: m[1], Created: t.Pushed})
+			sawGood = sawGood || sameCommit(m[1], good)
+			sawBad = sawBad || sameCommit(m[1], bad)
+		}
+		// Listed by push time: once both ends are in, so is every
+		// image between them.
+		return sawGood && sawBad
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bisect: list tags of %s: %w", repo, err)
+	}
+	return between(all, repo, good, bad)
+}
+
+// between orders all by creation and returns those after good up to bad.
+func between(all []Candidate, repo, good, bad string) ([]Candidate, error) {
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Created.Before(all[j].Created) })
 	lo, hi := -1, -1
 	for i, c := range all {

@@ -32,6 +32,10 @@ const (
 	perPage       = 100 // the API's maximum page size
 	maxRetryDelay = 30 * time.Second
 	userAgent     = "benchkite"
+	// maxRateLimitWait bounds the wait a 429 asks for: Buildkite's limit
+	// resets within its window of a minute; a longer answer is waited
+	// for up to this, within the caller's deadline.
+	maxRateLimitWait = 5 * time.Minute
 )
 
 // Config configures a Client. Only Token, Org and Pipeline are required.
@@ -52,6 +56,9 @@ type Config struct {
 	// RetryDelay is the wait before the first retry, doubled for each
 	// further one; DefaultRetryDelay when zero.
 	RetryDelay time.Duration
+	// MaxRetryDelay caps that doubling; 30 s when zero. A rate-limited
+	// request (429) waits what the API asks instead, up to 5 minutes.
+	MaxRetryDelay time.Duration
 	// MaxPages bounds the build list pages read by ListScheduledBuilds;
 	// DefaultMaxPages when zero.
 	MaxPages int
@@ -174,12 +181,19 @@ func (c *Client) do(ctx context.Context, what string, idempotent bool, call func
 		if attempt >= c.retries || !retryable(err, idempotent) {
 			return redactErr(fmt.Errorf("%s: %w", what, err), c.cfg.Token)
 		}
-		wait := delay
+		wait := min(delay, c.maxRetryDelay())
 		var se *StatusError
-		if errors.As(err, &se) && se.RetryAfter > wait {
-			wait = se.RetryAfter
+		if errors.As(err, &se) && se.StatusCode == http.StatusTooManyRequests && se.RetryAfter > 0 {
+			// The limit is spent until the reset: asking sooner only
+			// collects another 429, and every night fetched after it.
+			wait = max(wait, min(se.RetryAfter, maxRateLimitWait))
+			c.rate.close(wait)
+		} else if se != nil && se.RetryAfter > wait {
+			wait = min(se.RetryAfter, c.maxRetryDelay())
 		}
-		wait = min(wait, maxRetryDelay)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			return redactErr(fmt.Errorf("%s: the API asks to wait %s, past this step's deadline: %w", what, wait.Round(time.Second), err), c.cfg.Token)
+		}
 		c.log.Warn("buildkite API request failed, retrying",
 			"request", what, "attempt", attempt+1, "attempts", c.retries+1,
 			"wait", wait, "error", redact(err.Error(), c.cfg.Token))
@@ -192,6 +206,13 @@ func (c *Client) do(ctx context.Context, what string, idempotent bool, call func
 		}
 		delay *= 2
 	}
+}
+
+func (c *Client) maxRetryDelay() time.Duration {
+	if c.cfg.MaxRetryDelay > 0 {
+		return c.cfg.MaxRetryDelay
+	}
+	return maxRetryDelay
 }
 
 func (c *Client) attempt(ctx context.Context, call func(*rest) error) error {
@@ -277,6 +298,15 @@ func (g *rateGate) wait(ctx context.Context) error {
 		return context.Cause(ctx)
 	case <-t.C:
 		return nil
+	}
+}
+
+// close holds requests back for d.
+func (g *rateGate) close(d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if until := time.Now().Add(d); until.After(g.until) {
+		g.until = until
 	}
 }
 

@@ -70,3 +70,15 @@ func Quote(name string) string {
 	}
 	return strconv.Quote(name)
 }
+
+// BuildArgReason says why a recipe's vllm.build may not pass a build
+// argument called name, or "" when it may: the Buildkite and runner
+// settings include the job's tokens (the agent's, the REST API's, the
+// ingest's), which the runner gives no docker build, from the job's
+// environment or not.
+func BuildArgReason(name string) string {
+	if strings.HasPrefix(name, "BUILDKITE_") || strings.HasPrefix(name, "BENCHKITE_") {
+		return "it is a Buildkite or runner setting, whose tokens the runner passes to no build"
+	}
+	return ""
+}

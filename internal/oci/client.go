@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Client reads from registries. The zero value uses http.DefaultTransport
@@ -24,8 +25,21 @@ type Client struct {
 	Credentials func(registry string) (Credential, error)
 	// UserAgent names the caller in every request.
 	UserAgent string
+	// MaxRequests bounds the HTTP requests the client makes in its life,
+	// token requests included; DefaultMaxRequests when zero. A registry
+	// that keeps answering with more pages, or a caller that asks for
+	// every image, is stopped with ErrRequestBudget, far inside Docker
+	// Hub's rate limits.
+	MaxRequests int
+	// Timeout bounds each request; DefaultTimeout when zero.
+	Timeout time.Duration
+	// HubAPI is Docker Hub's web API, for what the registry API cannot
+	// say (when each tag was pushed); DefaultHubAPI when empty.
+	HubAPI string
 
 	mu sync.Mutex
+	// requests counts the requests made.
+	requests int
 	// auth is the Authorization header that worked, per registry and
 	// repository (a token's scope is one repository).
 	auth map[string]string
@@ -40,7 +54,24 @@ const (
 	maxErrorBytes    = 64 << 10
 	maxTokenBytes    = 1 << 20
 	maxTagsBytes     = 16 << 20
+	// MaxTagPages bounds the pages of a tag list read.
+	MaxTagPages = 20
 )
+
+// DefaultMaxRequests is a client's request budget: Docker Hub allows an
+// anonymous address 100 manifest pulls in 6 hours and counts every GET of
+// a manifest as one; nothing the generator or the report step does needs
+// more than a few dozen requests.
+const DefaultMaxRequests = 60
+
+// DefaultTimeout bounds one request.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultHubAPI is Docker Hub's web API.
+const DefaultHubAPI = "https://hub.docker.com"
+
+// ErrRequestBudget is a client out of requests (Client.MaxRequests).
+var ErrRequestBudget = errors.New("registry request budget spent")
 
 // Media types of the manifests asked for: multi-platform indexes and
 // single images, OCI and Docker's.
@@ -195,7 +226,15 @@ func (c *Client) Blob(ctx context.Context, ref Ref, max int64) ([]byte, error) {
 func (c *Client) Tags(ctx context.Context, repo Ref) ([]string, error) {
 	var all []string
 	next := "/tags/list"
-	for next != "" {
+	seen := map[string]bool{}
+	for pages := 0; next != ""; pages++ {
+		if seen[next] {
+			return nil, fmt.Errorf("tags of %s: the Link header points back to a page already read (%s)", repo, next)
+		}
+		if pages == MaxTagPages {
+			return nil, fmt.Errorf("tags of %s: more than %d pages of tags; not read further", repo, MaxTagPages)
+		}
+		seen[next] = true
 		resp, err := c.get(ctx, repo, next, "application/json")
 		if err != nil {
 			return nil, err
@@ -364,7 +403,41 @@ func (c *Client) client() *http.Client {
 	if t == nil {
 		t = http.DefaultTransport
 	}
-	return &http.Client{Transport: t}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &http.Client{Transport: budgeted{c, t}, Timeout: timeout}
+}
+
+// budgeted counts a client's requests against its budget.
+type budgeted struct {
+	c    *Client
+	next http.RoundTripper
+}
+
+func (b budgeted) RoundTrip(req *http.Request) (*http.Response, error) {
+	max := b.c.MaxRequests
+	if max <= 0 {
+		max = DefaultMaxRequests
+	}
+	b.c.mu.Lock()
+	n := b.c.requests
+	if n < max {
+		b.c.requests++
+	}
+	b.c.mu.Unlock()
+	if n >= max {
+		return nil, fmt.Errorf("%w: %d requests made, the most a run makes (%s %s not sent)", ErrRequestBudget, n, req.Method, req.URL.Host)
+	}
+	return b.next.RoundTrip(req)
+}
+
+// Requests is how many requests the client has made.
+func (c *Client) Requests() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requests
 }
 
 func (c *Client) credentials(registry string) (Credential, error) {

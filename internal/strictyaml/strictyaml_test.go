@@ -187,6 +187,11 @@ func TestParseProblems(t *testing.T) {
 		{"unclosed flow sequence", "a: 1\nb: 2\nc: [1\nd: 4\n", []string{"f.yaml:3:1: YAML syntax: did not find expected ',' or ']'"}},
 		{"unclosed flow mapping", "a: 1\nb: 2\nc: {x: 1\n", []string{"f.yaml:3:1: YAML syntax: did not find expected ',' or '}'"}},
 		{"sequence in a mapping", "a: 1\nb: 2\n- c\n", []string{"f.yaml:3:1: YAML syntax: did not find expected key"}},
+		// A mis-indented key: yaml.v3 names the line where the enclosing
+		// mapping began; the problem is the key's own line.
+		{"mis-indented key below a mapping's first line", "a:\n  b: 1\n  c: 2\n  e: 5\n d: 3\nf: 6\n", []string{"f.yaml:5:2: YAML syntax: did not find expected key"}},
+		{"mis-indented key in a recipe", "name: x\nmodel: m\nbench:\n  num_prompts: 5\n  max_concurrency: 2\n   # ok\n rate: 3\n", []string{"f.yaml:7:2: YAML syntax: did not find expected key"}},
+		{"mis-indented sequence item key", "a:\n  - x: 1\n    z: 3\n   y: 2\n", []string{"f.yaml:4:4: YAML syntax: did not find expected '-' indicator"}},
 		{"mapping in a scalar", "a: 1\nb: 2\nc: d: e\n", []string{"f.yaml:3:1: YAML syntax: mapping values are not allowed in this context"}},
 		{"bad escape", "a: 1\nb: \"\\q\"\n", []string{"f.yaml:2:1: YAML syntax: found unknown escape character"}},
 		{"unknown anchor", "a: *nope\n", []string{"f.yaml:1:1: YAML syntax: unknown anchor 'nope' referenced"}},

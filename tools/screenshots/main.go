@@ -1,6 +1,6 @@
 // Command screenshots renders the golden annotations, the golden build
 // report and the golden trend page the way a person sees them, and saves
-// PNGs under docs/screenshots for the README: Markdown as CommonMark with
+// PNGs under -out (results/screenshots; docs/screenshots for the README): Markdown as CommonMark with
 // GFM tables and raw HTML (as Buildkite renders annotations), pages in
 // headless Chromium. Run it with `make screenshots`.
 //
@@ -36,6 +36,8 @@ type shot struct {
 	// then is a second annotation of the same build, shown below the
 	// first as Buildkite stacks them, in thenStyle.
 	then, thenStyle string
+	// inDrill: source and then are in -drill, what `make drill` wrote.
+	inDrill bool
 }
 
 var shots = []shot{
@@ -45,13 +47,14 @@ var shots = []shot{
 	{name: "annotation-unverified", source: "runner/internal/job/testdata/annotations/no_baseline.md", style: "warning", caption: "no baseline: unverified, soft-failed", width: 1100},
 	{name: "report", source: "runner/internal/report/testdata/report/report.md", style: "error", caption: "the build report", width: 1500},
 	{name: "trends", source: "runner/internal/report/testdata/report/trends.html", caption: "the trend page", width: 1340},
-	{name: "drill", source: "docs/drill/report.md", style: "error", caption: "the drill's red night and its bisection", width: 1500,
-		then: "docs/drill/bisect.md", thenStyle: "warning"},
+	{name: "drill", source: "report.md", style: "error", caption: "the drill's red night and its bisection", width: 1500,
+		then: "bisect.md", thenStyle: "warning", inDrill: true},
 }
 
 func main() {
 	root := flag.String("root", ".", "the repository's root")
-	out := flag.String("out", "docs/screenshots", "where the PNGs go, under root")
+	out := flag.String("out", "results/screenshots", "where the PNGs go, under root (docs/screenshots: the README's)")
+	drill := flag.String("drill", "docs/drill", "where `make drill` left report.md and bisect.md, under root")
 	browser := flag.String("chromium", os.Getenv("BENCHKITE_CHROMIUM"), "the Chromium binary (env BENCHKITE_CHROMIUM; default: chromium on PATH)")
 	flag.Parse()
 	if *browser == "" {
@@ -66,8 +69,15 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(tmp)
+	if err := os.MkdirAll(filepath.Join(*root, *out), 0o755); err != nil {
+		fail(err)
+	}
 	for _, s := range shots {
-		page := filepath.Join(*root, s.source)
+		dir := *root
+		if s.inDrill {
+			dir = filepath.Join(*root, *drill)
+		}
+		page := filepath.Join(dir, s.source)
 		if s.style != "" {
 			md, err := os.ReadFile(page)
 			if err != nil {
@@ -75,7 +85,7 @@ func main() {
 			}
 			cards := []card{{md, s.style}}
 			if s.then != "" {
-				more, err := os.ReadFile(filepath.Join(*root, s.then))
+				more, err := os.ReadFile(filepath.Join(dir, s.then))
 				if err != nil {
 					fail(err)
 				}
@@ -147,9 +157,15 @@ func capture(browser, tmp, url, out string, width int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	raw := filepath.Join(tmp, "shot.png")
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-		"--user-data-dir="+filepath.Join(tmp, "profile"), "--force-device-scale-factor=1", "--virtual-time-budget=3000",
-		fmt.Sprintf("--window-size=%d,6000", width), "--screenshot="+raw, url)
+	args := []string{"--headless", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+		"--user-data-dir=" + filepath.Join(tmp, "profile"), "--force-device-scale-factor=1", "--virtual-time-budget=3000",
+		fmt.Sprintf("--window-size=%d,6000", width), "--screenshot=" + raw, url}
+	// Chromium refuses to start as root with its sandbox on (a root
+	// container, a CI machine); any other user keeps the sandbox.
+	if os.Geteuid() == 0 {
+		args = append([]string{"--no-sandbox"}, args...)
+	}
+	cmd := exec.CommandContext(ctx, browser, args...)
 	cmd.Env = append(os.Environ(), "HOME="+tmp)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %w\n%s", browser, err, msg)

@@ -16,7 +16,9 @@ import (
 	"github.com/benchkite/benchkite/workloads"
 )
 
-// explainPort is the port shown in the serve argv; the runner's default.
+// explainPort is the port shown in the serve argv: the runner's outside a
+// Buildkite job. In a job the port is the job's own (20000 + cksum(job id)
+// % 40000), which no explanation ahead of the build can know.
 const explainPort = 8000
 
 // Explanation is the resolved recipe as shown to people and machines.
@@ -37,28 +39,37 @@ type Explanation struct {
 	QueueSource     string            `json:"queue_source"`
 	Runtime         string            `json:"runtime"`
 	ModelCache      agents.ModelCache `json:"model_cache"`
-	Image           string            `json:"image"`
-	ImageSource     string            `json:"image_source"`
-	ImageNote       string            `json:"image_note,omitempty"`
-	VLLMCommit      string            `json:"vllm_commit,omitempty"`
-	Nightly         bool              `json:"nightly"`
-	BenchOnly       bool              `json:"bench_only"`
-	BlockedBy       []string          `json:"blocked_by,omitempty"`
-	Timeout         int               `json:"timeout_in_minutes"`
-	Speculative     *specExplanation  `json:"speculative,omitempty"`
-	ServeArgv       []string          `json:"serve_argv"`
-	ServeEnv        []envExplanation  `json:"serve_env"`
-	BenchRuns       []benchRunExpl    `json:"bench_runs"`
-	BenchGates      []string          `json:"bench_gates,omitempty"`
-	Tasks           []taskExpl        `json:"lm_eval_tasks"`
-	BFCL            []bfclExpl        `json:"bfcl_categories"`
-	BFCLVersion     string            `json:"bfcl_version,omitempty"`
-	Tools           *toolsExpl        `json:"tools,omitempty"`
+	// ModelCode is where the processes that run model code run and what
+	// they can read there.
+	ModelCode   string           `json:"model_code"`
+	Image       string           `json:"image"`
+	ImageSource string           `json:"image_source"`
+	ImageNote   string           `json:"image_note,omitempty"`
+	VLLMCommit  string           `json:"vllm_commit,omitempty"`
+	Nightly     bool             `json:"nightly"`
+	BenchOnly   bool             `json:"bench_only"`
+	BlockedBy   []string         `json:"blocked_by,omitempty"`
+	Timeout     int              `json:"timeout_in_minutes"`
+	Speculative *specExplanation `json:"speculative,omitempty"`
+	ServeArgv   []string         `json:"serve_argv"`
+	ServeEnv    []envExplanation `json:"serve_env"`
+	BenchRuns   []benchRunExpl   `json:"bench_runs"`
+	BenchGates  []string         `json:"bench_gates,omitempty"`
+	Tasks       []taskExpl       `json:"lm_eval_tasks"`
+	BFCL        []bfclExpl       `json:"bfcl_categories"`
+	BFCLVersion string           `json:"bfcl_version,omitempty"`
+	Tools       *toolsExpl       `json:"tools,omitempty"`
 	// StartupTimeoutS is how long the server may take to answer.
-	StartupTimeoutS int               `json:"startup_timeout_s"`
-	AgentTags       map[string]string `json:"agent_tags,omitempty"`
-	Build           *buildExpl        `json:"build,omitempty"`
-	AIPerf          []aiperfExpl      `json:"aiperf,omitempty"`
+	StartupTimeoutS int `json:"startup_timeout_s"`
+	// EngineReadyTimeoutS is the recipe's own VLLM_ENGINE_READY_TIMEOUT_S,
+	// which vLLM gets instead of StartupTimeoutS; 0 when unset.
+	EngineReadyTimeoutS int `json:"engine_ready_timeout_s,omitempty"`
+	// StartupGates are vllm.startup_regression's gates, as a reviewer
+	// reads them.
+	StartupGates []string          `json:"startup_gates,omitempty"`
+	AgentTags    map[string]string `json:"agent_tags,omitempty"`
+	Build        *buildExpl        `json:"build,omitempty"`
+	AIPerf       []aiperfExpl      `json:"aiperf,omitempty"`
 }
 
 type specExplanation struct {
@@ -75,6 +86,7 @@ type envExplanation struct {
 type benchRunExpl struct {
 	Name        string   `json:"name"`
 	Backend     string   `json:"backend"`
+	Dataset     string   `json:"dataset,omitempty"`
 	InputLen    int      `json:"input_len"`
 	OutputLen   int      `json:"output_len"`
 	NumPrompts  int      `json:"num_prompts"`
@@ -109,7 +121,8 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 		Name: r.Name, Path: r.Path, GPU: r.GPU, NumGPUs: r.NumGPUs,
 		Device: res.Device, TP: res.TP, DP: res.DP, PP: res.PP, Precision: res.Precision, PrecisionSource: res.PrecisionSource,
 		Queue: res.Queue, QueueSource: res.QueueSource, Runtime: string(res.Profile.Runtime),
-		Image: res.Image.Image, ImageSource: res.Image.Source, ImageNote: res.Image.Note, VLLMCommit: res.Image.Commit,
+		ModelCode: res.Profile.ModelCode(),
+		Image:     res.Image.Image, ImageSource: res.Image.Source, ImageNote: res.Image.Note, VLLMCommit: res.Image.Commit,
 		Nightly: r.Nightly, BenchOnly: r.BenchOnly, BlockedBy: r.BlockedBy, Timeout: r.StepTimeout(),
 		ServeArgv: res.ServeArgv(explainPort),
 		ServeEnv:  []envExplanation{},
@@ -130,12 +143,13 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 		ex.ServeEnv = append(ex.ServeEnv, envExplanation{Name: e.Name, Value: e.Value})
 	}
 	for _, b := range res.BenchRuns {
-		ex.BenchRuns = append(ex.BenchRuns, benchRunExpl{Name: b.Name, Backend: b.Backend, InputLen: b.InputLen, OutputLen: b.OutputLen,
+		ex.BenchRuns = append(ex.BenchRuns, benchRunExpl{Name: b.Name, Backend: b.Backend, Dataset: textDataset(b.Dataset), InputLen: b.InputLen, OutputLen: b.OutputLen,
 			NumPrompts: b.NumPrompts, Concurrency: b.Concurrency, Repetitions: b.Repetitions, Args: append([]string{}, b.Args...)})
 	}
 	if r.Bench != nil {
 		ex.BenchGates = benchGates(r.Bench)
 	}
+	ex.StartupGates = startupGates(r.VLLM.StartupRegression)
 	for _, t := range res.Tasks {
 		te := taskExpl{Name: t.Name, NumFewshot: t.NumFewshot, ModelArgs: modelArgsString(t.ModelArgs)}
 		for _, e := range t.Expect {
@@ -251,6 +265,20 @@ func benchGates(b *workloads.Bench) []string {
 	return out
 }
 
+// startupGates describes vllm.startup_regression: each start-up time,
+// judged by the detector against past nights.
+func startupGates(policy *workloads.Regression) []string {
+	if policy == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range policy.Metrics {
+		out = append(out, fmt.Sprintf("%s: %s flagged when over %g%% longer and beyond the noise of the last %d comparable nights (lower is better; judged from %d nights)",
+			workloads.StartupSubject, m.Metric, m.MaxDropPct, policy.Nights, policy.Nights-policy.MaxMissing))
+	}
+	return out
+}
+
 func modelArgsString(args []workloads.Arg) string {
 	parts := make([]string, len(args))
 	for i, a := range args {
@@ -259,28 +287,7 @@ func modelArgsString(args []workloads.Arg) string {
 	return strings.Join(parts, ",")
 }
 
-// WriteText writes the explanation for people: the recipe's settings
-// and where each came from, the serve argv and env, then what it runs.
 func (ex Explanation) WriteText(w io.Writer) error {
-	if err := ex.writeSettings(w); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nserve argv\n  %s\n", shell.Join(ex.ServeArgv))
-	fmt.Fprintln(w, "\nserve env")
-	for _, e := range ex.ServeEnv {
-		fmt.Fprintf(w, "  %s=%s\n", e.Name, shell.Quote(e.Value))
-	}
-	if err := ex.writeBench(w); err != nil {
-		return err
-	}
-	ex.writeTasks(w)
-	ex.writeBFCL(w)
-	ex.writeAIPerf(w)
-	return nil
-}
-
-// writeSettings is one row per setting, aligned.
-func (ex Explanation) writeSettings(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("recipe", fmt.Sprintf("%s (%s)", ex.Name, ex.Path))
@@ -304,6 +311,7 @@ func (ex Explanation) writeSettings(w io.Writer) error {
 	if ex.ModelCache.Note != "" {
 		row("", ex.ModelCache.Note)
 	}
+	row("model code", ex.ModelCode)
 	row("image", fmt.Sprintf("%s (from %s)", ex.Image, ex.ImageSource))
 	if ex.ImageNote != "" {
 		row("", ex.ImageNote)
@@ -335,62 +343,68 @@ func (ex Explanation) writeSettings(w io.Writer) error {
 		}
 		row("speculative", s)
 	}
-	return tw.Flush()
-}
-
-// writeBench is the bench runs, a table, and their gates.
-func (ex Explanation) writeBench(w io.Writer) error {
-	if len(ex.BenchRuns) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w, "\nbench runs")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tBACKEND\tIN\tOUT\tPROMPTS\tCONC\tREPS\tEXTRA ARGS")
-	for _, b := range ex.BenchRuns {
-		extra := shell.Join(b.Args)
-		if extra == "" {
-			extra = "-"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, b.InputLen, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
-	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, g := range ex.BenchGates {
-		fmt.Fprintf(w, "  gate  %s\n", g)
+	fmt.Fprintf(w, "\nserve argv\n  %s\n", shell.Join(ex.ServeArgv))
+	fmt.Fprintln(w, "\nserve env")
+	for _, e := range ex.ServeEnv {
+		fmt.Fprintf(w, "  %s=%s\n", e.Name, shell.Quote(e.Value))
 	}
+	if len(ex.BenchRuns) > 0 {
+		fmt.Fprintln(w, "\nbench runs")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NAME\tBACKEND\tIN\tOUT\tPROMPTS\tCONC\tREPS\tEXTRA ARGS")
+		for _, b := range ex.BenchRuns {
+			extra := shell.Join(b.Args)
+			if extra == "" {
+				extra = "-"
+			}
+			in := fmt.Sprint(b.InputLen)
+			if b.Dataset != "" {
+				in = b.Dataset // real prompts: their own lengths
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, in, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, g := range ex.BenchGates {
+			fmt.Fprintf(w, "  gate  %s\n", g)
+		}
+	}
+	if len(ex.Tasks) > 0 {
+		fmt.Fprintln(w, "\nlm_eval tasks")
+		for _, t := range ex.Tasks {
+			fmt.Fprintf(w, "  %s, %d-shot\n    model_args %s\n", t.Name, t.NumFewshot, t.ModelArgs)
+			for _, g := range t.Gates {
+				fmt.Fprintf(w, "    gate       %s\n", g)
+			}
+		}
+	}
+	if len(ex.BFCL) > 0 {
+		fmt.Fprintf(w, "\nbfcl categories (bfcl-eval %s; env BFCL_MAXIMUM_STEP_LIMIT and BFCL_MAX_TEST_CASES override)\n", ex.BFCLVersion)
+		for _, b := range ex.BFCL {
+			if len(b.SubCategories) > 0 {
+				fmt.Fprintf(w, "  %s (%s)\n", b.Category, strings.Join(b.SubCategories, ", "))
+			} else {
+				fmt.Fprintf(w, "  %s\n", b.Category)
+			}
+			fmt.Fprintf(w, "    settings   %s\n", b.settings())
+			for _, g := range b.Gates {
+				fmt.Fprintf(w, "    gate       %s\n", g)
+			}
+		}
+	}
+	ex.writeAIPerf(w)
 	return nil
 }
 
-// writeTasks is the lm_eval tasks with their model args and gates.
-func (ex Explanation) writeTasks(w io.Writer) {
-	if len(ex.Tasks) == 0 {
-		return
+// textDataset names a real-text dataset with its hub path; random, the
+// usual one, is left out.
+func textDataset(name string) string {
+	if d, ok := workloads.RealTextDatasets[name]; ok {
+		return name + " (" + d.Path + ")"
 	}
-	fmt.Fprintln(w, "\nlm_eval tasks")
-	for _, t := range ex.Tasks {
-		fmt.Fprintf(w, "  %s, %d-shot\n    model_args %s\n", t.Name, t.NumFewshot, t.ModelArgs)
-		for _, g := range t.Gates {
-			fmt.Fprintf(w, "    gate       %s\n", g)
-		}
-	}
-}
-
-// writeBFCL is the BFCL categories with their settings and gates.
-func (ex Explanation) writeBFCL(w io.Writer) {
-	if len(ex.BFCL) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nbfcl categories (bfcl-eval %s; env BFCL_MAXIMUM_STEP_LIMIT and BFCL_MAX_TEST_CASES override)\n", ex.BFCLVersion)
-	for _, b := range ex.BFCL {
-		if len(b.SubCategories) > 0 {
-			fmt.Fprintf(w, "  %s (%s)\n", b.Category, strings.Join(b.SubCategories, ", "))
-		} else {
-			fmt.Fprintf(w, "  %s\n", b.Category)
-		}
-		fmt.Fprintf(w, "    settings   %s\n", b.settings())
-		for _, g := range b.Gates {
-			fmt.Fprintf(w, "    gate       %s\n", g)
-		}
-	}
+	return ""
 }

@@ -30,6 +30,9 @@ type aiperfExpl struct {
 func (ex *Explanation) parity(res *workloads.Resolved) {
 	r := res.Recipe
 	ex.StartupTimeoutS = int(r.StartupTimeout().Seconds())
+	if secs, fromEnv := r.EngineReadyTimeout(); fromEnv {
+		ex.EngineReadyTimeoutS = secs
+	}
 	if len(res.Profile.Tags) > 0 {
 		ex.AgentTags = res.Profile.AgentTags(res.Queue)
 	}
@@ -82,7 +85,14 @@ func describeAssertion(a workloads.Assertion) string {
 
 // rows are the header rows of the parity fields.
 func (ex *Explanation) parityRows(row func(k, v string)) {
-	row("startup", fmt.Sprintf("%d s (health wait and VLLM_ENGINE_READY_TIMEOUT_S)", ex.StartupTimeoutS))
+	if ex.EngineReadyTimeoutS > 0 {
+		row("startup", fmt.Sprintf("%d s (health wait); VLLM_ENGINE_READY_TIMEOUT_S %d s, the recipe's env", ex.StartupTimeoutS, ex.EngineReadyTimeoutS))
+	} else {
+		row("startup", fmt.Sprintf("%d s (health wait and VLLM_ENGINE_READY_TIMEOUT_S)", ex.StartupTimeoutS))
+	}
+	for _, g := range ex.StartupGates {
+		row("startup gate", g)
+	}
 	if len(ex.AgentTags) > 0 {
 		var tags []string
 		for k, v := range ex.AgentTags {

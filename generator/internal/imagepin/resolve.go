@@ -142,7 +142,10 @@ func (r *Resolver) Resolve(ctx context.Context, refs []string) *Result {
 		return res
 	}
 	// One client, so a registry's token serves every image of a repository.
-	client := &oci.Client{Transport: r.Transport, Credentials: r.Credentials, UserAgent: "benchkite-generator"}
+	// Its budget is what resolving every distinct image may take: a
+	// token, the tag's manifest and an index's image, with room for the
+	// pings.
+	client := &oci.Client{Transport: r.Transport, Credentials: r.Credentials, UserAgent: "benchkite-generator", MaxRequests: oci.DefaultMaxRequests + 4*len(order)}
 	sem := make(chan struct{}, r.concurrency())
 	var wg sync.WaitGroup
 	for _, key := range order {

@@ -124,7 +124,7 @@ func Problem(err error) string {
 // recipes of its platform.
 func SourceNotes(sel *selection.Selection, profiles *agents.Set, getenv func(string) string) []string {
 	img, commit := strings.TrimSpace(getenv("VLLM_IMAGE")), strings.TrimSpace(getenv("VLLM_COMMIT"))
-	if img == "" && commit == "" {
+	if img == "" && commit == "" && len(workloads.PlatformPins(getenv)) == 0 {
 		return nil
 	}
 	var out []string

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/benchkite/benchkite/runner/internal/startup"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -56,20 +57,25 @@ func CutUTF8(s string, n int) string {
 // failure is said once.
 func Render(s summary.Summary, trendArtifact string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s %s: %s%s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), Text(s.Verdict), ClassTag(s.Failure), Reason(s))
+	fmt.Fprintf(&b, "### %s %s: %s%s — %s\n\n", VerdictMark(s.Verdict), InlineCode(s.Recipe), VerdictWords(s), ClassTag(s.Failure), Reason(s))
 	writeContext(&b, s)
 	if line := modelCacheLine(s.ModelCache); line != "" {
 		b.WriteString(line + "\n\n")
+	}
+	if s.Startup != nil {
+		b.WriteString("**Start-up:** " + Text(startup.Describe(*s.Startup)) + " (as vLLM logged it)\n\n")
 	}
 	if s.Series != "" {
 		fmt.Fprintf(&b, "**Recipe changed:** %s. A known change point: tonight is still judged against the nights before it, but for a bench run whose own shape changed.\n\n", Text(s.Series))
 	}
 	writeOtherFailures(&b, s)
 	writeHeadline(&b, s)
+	b.WriteString(costLine(s))
 	writeLinks(&b, s)
 	b.WriteString("<details><summary>Details: every run, the regression detector, accuracy and gates</summary>\n\n")
 	writeUncheckedDetails(&b, s)
 	writeBenchTable(&b, s)
+	WriteCostTable(&b, s)
 	writeDetectorTable(&b, s)
 	writePairedTable(&b, s)
 	writeAccuracyTable(&b, s)
@@ -79,6 +85,15 @@ func Render(s summary.Summary, trendArtifact string) string {
 	}
 	b.WriteString("</details>\n")
 	return Cap(b.String(), MaxBody)
+}
+
+// VerdictWords is the verdict as the headline says it: a canceled run
+// says so there ("error: canceled"), not only in its details.
+func VerdictWords(s summary.Summary) string {
+	if s.Canceled != "" {
+		return Text(s.Verdict) + ": canceled"
+	}
+	return Text(s.Verdict)
 }
 
 // ClassTag names a red night's class and signature after its verdict,
@@ -300,7 +315,11 @@ func commonCause(msgs []string) string {
 	if i := strings.IndexAny(suffix, "(:"); i >= 0 {
 		suffix = suffix[i+1:]
 	}
-	suffix = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(suffix), ")"))
+	// Drop the closing parentheses of clauses the suffix does not open.
+	suffix = strings.TrimSpace(suffix)
+	for strings.HasSuffix(suffix, ")") && strings.Count(suffix, ")") > strings.Count(suffix, "(") {
+		suffix = strings.TrimSpace(strings.TrimSuffix(suffix, ")"))
+	}
 	if len(suffix) < 20 {
 		return ""
 	}
@@ -609,6 +628,13 @@ func writeBenchTable(b *strings.Builder, s summary.Summary) {
 		accept := "–"
 		if sd := r.SpecDecode; sd != nil {
 			accept = fmt.Sprintf("%s, mean length %s", Num(sd.AcceptanceRate, Percent), Thousands(sd.AcceptanceLength, 2))
+			if len(sd.PerPosition) > 0 {
+				pos := make([]string, len(sd.PerPosition))
+				for i, p := range sd.PerPosition {
+					pos[i] = Thousands(p*100, 0)
+				}
+				accept += "; by position " + strings.Join(pos, " / ") + " %"
+			}
 		}
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s / %s | %s | %s | %s | ok |\n",
 			Text(r.Name), r.Concurrency, Num(r.OutputThroughput, TokensPerSec), Num(r.OutputThroughputPerGPU, TokensPerSec), delta, Num(r.TotalTokenThroughput, TokensPerSec),

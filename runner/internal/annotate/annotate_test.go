@@ -188,3 +188,30 @@ func TestRenderPreviousNightsLink(t *testing.T) {
 		})
 	}
 }
+
+// The cause several unchecked gates share reads as a clause: no closing
+// parenthesis of a clause it does not open.
+func TestCommonCause(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		msgs []string
+		want string
+	}{
+		{[]string{
+			"gsm8k exact_match,flexible-extract = 0.9400: no baseline from minimax_m3-nospec-mi355x (no baseline: the build's history holds no nights of minimax_m3-nospec-mi355x (the history step was not asked for them))",
+			"8k output_throughput = 3313: no baseline (no baseline: the build's history holds no nights of minimax_m3-mi355x (the history step was not asked for them))",
+			"8k median_tpot_ms = 0.00412: no baseline (no baseline: the build's history holds no nights of minimax_m3-mi355x (the history step was not asked for them))",
+		}, "the history step was not asked for them"},
+		{[]string{
+			"a = 1: no baseline (the API refused: 401 (unauthorized))",
+			"b = 2: no baseline (the API refused: 401 (unauthorized))",
+		}, "no baseline (the API refused: 401 (unauthorized))"},
+		{[]string{"a = 1: too short", "b = 2: too short"}, ""},
+		{[]string{"only one message, long enough to be a cause"}, ""},
+	}
+	for i, tt := range tests {
+		if got := commonCause(tt.msgs); got != tt.want {
+			t.Errorf("case %d: commonCause() = %q, want %q", i, got, tt.want)
+		}
+	}
+}

@@ -1,135 +1,33 @@
 package annotate
 
-// Numbers for people: thousands separators, a precision that suits the
-// unit, and never exponent notation (1.782e+04 is for machines).
+import "github.com/benchkite/benchkite/internal/numfmt"
 
-import (
-	"math"
-	"strconv"
-	"strings"
-)
-
-// Thousands formats v with decimals digits after the point and a comma
-// between each group of three digits before it: 17820.4 with 0 decimals
-// is "17,820". NaN and infinities are "–".
-func Thousands(v float64, decimals int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "–"
-	}
-	s := strconv.FormatFloat(v, 'f', decimals, 64)
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "−", s[1:]
-	}
-	whole, frac, hasFrac := strings.Cut(s, ".")
-	var b strings.Builder
-	for i, d := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(d)
-	}
-	if hasFrac {
-		b.WriteString("." + frac)
-	}
-	if sign != "" && strings.Trim(b.String(), "0.,") == "" {
-		sign = "" // no "−0.0"
-	}
-	return sign + b.String()
-}
+// The numbers of annotations are numfmt's, the one formatter of every
+// number a person reads; these names keep annotate's callers short.
 
 // Unit is how a metric's number reads.
-type Unit int
+type Unit = numfmt.Unit
 
 // Units a number can be in.
 const (
-	// Plain is a number of no particular unit.
-	Plain Unit = iota
-	// TokensPerSec is a throughput.
-	TokensPerSec
-	// Millis is a latency in milliseconds.
-	Millis
-	// Percent is already a percentage (0–100).
-	Percent
-	// Score is an accuracy, a fraction 0–1.
-	Score
+	Plain        = numfmt.Plain
+	TokensPerSec = numfmt.TokensPerSec
+	Millis       = numfmt.Millis
+	Percent      = numfmt.Percent
+	Score        = numfmt.Score
 )
 
-// UnitOf guesses a metric's unit from its key, as vLLM and lm_eval name
-// them.
-func UnitOf(metric string) Unit {
-	m := strings.ToLower(metric)
-	switch {
-	case strings.HasSuffix(m, "_ms"):
-		return Millis
-	case strings.Contains(m, "throughput"), strings.HasSuffix(m, "tok/s"):
-		return TokensPerSec
-	case strings.Contains(m, "acceptance_rate"), strings.HasSuffix(m, "_pct"):
-		return Percent
-	case strings.HasPrefix(m, "acc"), strings.HasPrefix(m, "exact_match"), strings.Contains(m, "score"), m == "f1", m == "em":
-		return Score
-	}
-	return Plain
-}
+// Thousands is numfmt.Thousands.
+func Thousands(v float64, decimals int) string { return numfmt.Thousands(v, decimals) }
 
-// Num formats v as a person reads a number in unit u: throughputs and
-// large latencies whole with separators, small latencies with one or two
-// decimals, percentages with one, scores with four.
-func Num(v float64, u Unit) string {
-	a := math.Abs(v)
-	switch u {
-	case TokensPerSec:
-		if a >= 100 {
-			return Thousands(v, 0)
-		}
-		return Thousands(v, 1)
-	case Millis:
-		switch {
-		case a >= 100:
-			return Thousands(v, 0)
-		case a >= 10:
-			return Thousands(v, 1)
-		}
-		return Thousands(v, 2)
-	case Percent:
-		return Thousands(v, 1) + " %"
-	case Score:
-		return Thousands(v, 4)
-	}
-	switch {
-	case a >= 100:
-		return Thousands(v, 0)
-	case a >= 1:
-		return Thousands(v, 2)
-	case a == 0:
-		return "0"
-	}
-	// Small values: four significant digits, still without an exponent.
-	d := 4 - int(math.Floor(math.Log10(a))) - 1
-	if d > 12 {
-		d = 12
-	}
-	return Thousands(v, d)
-}
+// UnitOf is numfmt.UnitOf.
+func UnitOf(metric string) Unit { return numfmt.UnitOf(metric) }
 
-// Pct is a signed percentage with one decimal, "+4.2 %" or "−12.3 %".
-func Pct(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "–"
-	}
-	s := Thousands(v, 1)
-	if !strings.HasPrefix(s, "−") && s != "0.0" {
-		s = "+" + s
-	}
-	return s + " %"
-}
+// Num is numfmt.Num.
+func Num(v float64, u Unit) string { return numfmt.Num(v, u) }
 
-// PValue is a p-value as a statistician writes it: "= 0.032", or
-// "< 0.0001" when it is smaller than four decimals show.
-func PValue(p float64) string {
-	if p < 0.0001 {
-		return "< 0.0001"
-	}
-	s := strings.TrimRight(strconv.FormatFloat(p, 'f', 4, 64), "0")
-	return "= " + strings.TrimSuffix(s, ".")
-}
+// Pct is numfmt.Pct.
+func Pct(v float64) string { return numfmt.Pct(v) }
+
+// PValue is numfmt.PValue.
+func PValue(p float64) string { return numfmt.PValue(p) }

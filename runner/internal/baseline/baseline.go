@@ -20,6 +20,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
 // ErrNoBaseline means no baseline could be had: no API token, the API
@@ -250,6 +251,9 @@ func (f Fetcher) summary(ctx context.Context, build int, jobID, recipe string) (
 	}
 	if !json.Valid(data) {
 		return nil, MissArtifactUnusable, path + " is not valid JSON", nil
+	}
+	if err := summary.CheckNumbers(data); err != nil {
+		return nil, MissArtifactUnusable, fmt.Sprintf("build %d's %s: %v", build, path, err), nil
 	}
 	return data, "", "", nil
 }

@@ -209,6 +209,19 @@ func TestLast(t *testing.T) {
 			},
 		},
 		{
+			// One such night would reach every later gate and chart.
+			name: "a summary with a number no run measures is unusable",
+			nights: []night{
+				{number: 1},
+				{number: 2, artifacts: []art{{path: contract.SummaryPath(recipe), content: []byte(`{"recipe":"llama-h200","bench":[{"output_throughput":1.7976931348623157e308}]}`)}}},
+			},
+			n: 2,
+			want: baseline.Result{
+				Nights: []baseline.Night{wantNight(1)},
+				Missed: []baseline.Miss{wantMiss(2, baseline.MissArtifactUnusable, "build 2's results/llama-h200/summary.json: bench[0].output_throughput: 1.7976931348623157e+308 is not a plausible measurement (beyond ±1e+15)")},
+			},
+		},
+		{
 			name:   "an expired artifact is missed, not fatal",
 			nights: []night{{number: 1}, {number: 2}},
 			intercept: func(w http.ResponseWriter, r *http.Request) bool {

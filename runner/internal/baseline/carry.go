@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
 // VerifySample is how many carried nights the history step fetches again
@@ -53,8 +54,8 @@ func (f Fetcher) Prepare(ctx context.Context, maxNights int, log io.Writer) (Fet
 	for name, fr := range prev.Recipes {
 		m := map[int]Night{}
 		for _, n := range fr.Nights {
-			if n.JobID == "" {
-				continue
+			if n.JobID == "" || summary.CheckNumbers([]byte(n.Summary)) != nil {
+				continue // fetched again, and refused there with the reason
 			}
 			m[n.BuildNumber] = Night{BuildNumber: n.BuildNumber, BuildURL: n.BuildURL, CreatedAt: n.CreatedAt, Commit: n.Commit, JobID: n.JobID, Summary: []byte(n.Summary), Outcomes: n.Outcomes}
 			carried++

@@ -72,7 +72,7 @@ var hfTokens = []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}
 
 // never are tokens the runner itself reads; no child gets them, whatever
 // its role and whoever sets them.
-var never = []string{"BUILDKITE_API_TOKEN", "BENCHKITE_INGEST_TOKEN", "BENCHKITE_API_TOKEN"}
+var never = []string{"BUILDKITE_API_TOKEN", "BENCHKITE_INGEST_TOKEN", "BENCHKITE_API_TOKEN", "INGEST_BEARER_TOKEN"}
 
 // agentToken is what buildkite-agent, and only buildkite-agent, needs.
 const agentToken = "BUILDKITE_AGENT_ACCESS_TOKEN"

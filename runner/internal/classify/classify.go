@@ -4,6 +4,7 @@
 package classify
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -43,6 +44,10 @@ type Result struct {
 	Source string `json:"source,omitempty"`
 	// Phase is the phase that failed, when one did.
 	Phase string `json:"phase,omitempty"`
+	// ByRule: no known message decided, only the phase (Line may still
+	// hold the failed process's own cause); a message found elsewhere
+	// (the server's log) may still name the class.
+	ByRule bool `json:"-"`
 }
 
 // maxLine caps a matching line kept in a Result.
@@ -62,43 +67,72 @@ func Match(lines []string) (sig Signature, line string, ok bool) {
 	return Signature{}, "", false
 }
 
-// Failure is one failed process or phase: where it failed and what it
-// printed last.
+// Failure is one failed process or phase: where it failed, what the
+// runner said of it, and the root cause the failed process gave.
 type Failure struct {
 	Phase string
 	Lines []string
+	// Cause is the phase's cause (summary.Phase.Cause): the innermost
+	// exception of the process that died first, or its last error lines.
+	Cause string
 }
 
-// Classify decides the class of one failure: a matching signature wins,
-// else the phase decides (our own phases are harness; a server that never
-// became ready is vllm).
+// Classify decides the class of one failure: a signature matching the
+// cause wins, then one matching the other lines, else the phase decides
+// (our own phases are harness; a server that never became ready is
+// vllm). The line kept is the cause's whenever there is one: it is what
+// a person points at ("See root cause above" is not).
 func Classify(f Failure) Result {
-	if sig, line, ok := Match(f.Lines); ok {
+	cause := splitLines(f.Cause)
+	if sig, line, ok := Match(cause); ok {
 		return Result{Class: sig.Class, Signature: sig.Name, Line: line, Source: sig.Source, Phase: f.Phase}
 	}
+	var root string
+	if len(cause) > 0 {
+		root = capLine(cause[0])
+	}
+	if sig, line, ok := Match(f.Lines); ok {
+		return Result{Class: sig.Class, Signature: sig.Name, Line: cmp.Or(root, line), Source: sig.Source, Phase: f.Phase}
+	}
+	r := Result{Phase: f.Phase, ByRule: true, Line: root}
 	switch f.Phase {
 	case summary.PhaseServe, summary.PhaseReady:
-		return Result{Class: ClassVLLM, Signature: "server did not start", Phase: f.Phase}
+		r.Class, r.Signature = ClassVLLM, "server did not start"
 	case summary.PhaseTools:
-		return Result{Class: ClassHarness, Signature: "tools install failed", Phase: f.Phase}
+		r.Class, r.Signature = ClassHarness, "tools install failed"
 	case "":
-		return Result{Class: ClassHarness, Signature: "runner error"}
+		r.Class, r.Signature = ClassHarness, "runner error"
 	default:
-		return Result{Class: ClassHarness, Signature: "phase " + f.Phase + " failed", Phase: f.Phase}
+		r.Class, r.Signature = ClassHarness, "phase "+f.Phase+" failed"
 	}
+	return r
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Night classifies a finished run from its summary: an error by the first
 // failed phase and its messages, a failure by the gates that failed
 // (accuracy before perf: a wrong answer matters more than a slow one). A
-// pass, and an unverified run, have no class.
+// pass, an unverified run, and a run canceled before anything failed
+// have no class: someone chose to stop it.
 func Night(s *summary.Summary) Result {
 	switch s.Verdict {
 	case summary.VerdictError:
 		for _, p := range s.Phases {
 			if p.Status == summary.StatusFailed {
-				return Classify(Failure{Phase: p.Name, Lines: phaseLines(s, p)})
+				return Classify(Failure{Phase: p.Name, Lines: phaseLines(s, p), Cause: p.Cause})
 			}
+		}
+		if s.Canceled != "" {
+			return Result{Signature: "canceled"}
 		}
 		return Classify(Failure{Lines: s.Problems})
 	case summary.VerdictFail:
@@ -120,24 +154,19 @@ func Night(s *summary.Summary) Result {
 		// A failed run with no failed gate failed in a phase.
 		for _, p := range s.Phases {
 			if p.Status == summary.StatusFailed {
-				return Classify(Failure{Phase: p.Name, Lines: phaseLines(s, p)})
+				return Classify(Failure{Phase: p.Name, Lines: phaseLines(s, p), Cause: p.Cause})
 			}
 		}
 	}
 	return Result{}
 }
 
-// phaseLines are the texts that may tell why phase p failed: its error
-// and the run's problems.
+// phaseLines are the texts besides its cause that may tell why phase p
+// failed: its error and the run's problems.
 func phaseLines(s *summary.Summary, p summary.Phase) []string {
 	var lines []string
 	lines = append(lines, s.Problems...)
 	lines = append(lines, strings.Split(p.Error, "\n")...)
-	// The cause is the failed process's own last error line, nearest the
-	// failure: it goes last, where Match looks first.
-	if p.Cause != "" {
-		lines = append(lines, strings.Split(p.Cause, "\n")...)
-	}
 	return lines
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -63,7 +64,55 @@ func TestClassify(t *testing.T) {
 					}
 				}
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Result{}, "ByRule")); diff != "" {
+				t.Errorf("Classify() (-want +got):\n%s", diff)
+			}
+			if byRule := tt.line == ""; got.ByRule != byRule {
+				t.Errorf("ByRule = %v, want %v", got.ByRule, byRule)
+			}
+		})
+	}
+}
+
+// The causes the runner keeps from vLLM 0.26.0's own output on an H200
+// (rootcause, job.serverDeath): the root cause decides and is the line.
+func TestClassifyRecordedCauses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		f    Failure
+		want Result
+	}{
+		{"engine without flashinfer", Failure{Phase: "ready",
+			Lines: []string{"ready: server exited before it was ready: vllm exited with code 1"},
+			Cause: "(EngineCore pid=1150) ModuleNotFoundError: No module named 'flashinfer'"},
+			Result{Class: ClassVLLM, Signature: "vllm-import-error", Line: "(EngineCore pid=1150) ModuleNotFoundError: No module named 'flashinfer'", Source: sourceOf("vllm-import-error"), Phase: "ready"}},
+		{"server killed mid-bench", Failure{Phase: "bench",
+			Lines: []string{"bench failed: 512-in-128-out-conc-8: repetition 1: incomplete benchmark run: completed 0 of 64 prompts, 64 requests failed"},
+			Cause: "the server died: vllm (APIServer pid=4540) killed by signal 9 (killed)"},
+			Result{Class: ClassVLLM, Signature: "server-died", Line: "the server died: vllm (APIServer pid=4540) killed by signal 9 (killed)", Source: sourceOf("server-died"), Phase: "bench"}},
+		{"an engine exception no signature knows", Failure{Phase: "ready",
+			Lines: []string{"ready: server exited before it was ready: vllm exited with code 1", "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"},
+			Cause: "(EngineCore pid=7) ValueError: rope_scaling must have a type"},
+			// A known message elsewhere decides the class; the line stays
+			// the root cause.
+			Result{Class: ClassVLLM, Signature: "engine-core-died", Line: "(EngineCore pid=7) ValueError: rope_scaling must have a type", Source: sourceOf("engine-core-died"), Phase: "ready"}},
+		{"an engine exception, nothing known", Failure{Phase: "ready",
+			Lines: []string{"ready: server exited before it was ready: vllm exited with code 1"},
+			Cause: "(EngineCore pid=7) ValueError: rope_scaling must have a type"},
+			Result{Class: ClassVLLM, Signature: "server did not start", Line: "(EngineCore pid=7) ValueError: rope_scaling must have a type", Phase: "ready", ByRule: true}},
+		{"the cause before the other lines", Failure{Phase: "ready",
+			Lines: []string{"OSError: [Errno 28] No space left on device"},
+			Cause: "(EngineCore pid=7) torch.OutOfMemoryError: CUDA out of memory."},
+			Result{Class: ClassVLLM, Signature: "gpu-oom", Line: "(EngineCore pid=7) torch.OutOfMemoryError: CUDA out of memory.", Source: sourceOf("gpu-oom"), Phase: "ready"}},
+		{"lm_eval's own import error is not vLLM's", Failure{Phase: "lm_eval",
+			Cause: "ModuleNotFoundError: No module named 'sqlitedict'"},
+			Result{Class: ClassHarness, Signature: "phase lm_eval failed", Line: "ModuleNotFoundError: No module named 'sqlitedict'", Phase: "lm_eval", ByRule: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, Classify(tt.f)); diff != "" {
 				t.Errorf("Classify() (-want +got):\n%s", diff)
 			}
 		})
@@ -79,6 +128,13 @@ func TestNight(t *testing.T) {
 	}{
 		{"pass has no class", summary.Summary{Verdict: summary.VerdictPass}, Result{}},
 		{"unverified has no class", summary.Summary{Verdict: summary.VerdictUnverified}, Result{}},
+		{"canceled during load has no class", summary.Summary{Verdict: summary.VerdictError, Canceled: "received terminated",
+			Problems: []string{"canceled: received terminated", "ready canceled: ready: wait for http://127.0.0.1:45487/health (last: connection refused): received terminated"},
+			Phases:   []summary.Phase{{Name: summary.PhaseServe, Status: summary.StatusOK}, {Name: summary.PhaseReady, Status: summary.StatusCanceled, Error: "ready: wait for http://127.0.0.1:45487/health (last: connection refused): received terminated"}}},
+			Result{Signature: "canceled"}},
+		{"a failure before the cancel keeps its class", summary.Summary{Verdict: summary.VerdictError, Canceled: "received terminated",
+			Phases: []summary.Phase{{Name: summary.PhaseReady, Status: summary.StatusFailed, Cause: "(EngineCore pid=1150) ModuleNotFoundError: No module named 'flashinfer'"}}},
+			Result{Class: ClassVLLM, Signature: "vllm-import-error", Line: "(EngineCore pid=1150) ModuleNotFoundError: No module named 'flashinfer'", Source: sourceOf("vllm-import-error"), Phase: summary.PhaseReady}},
 		{"accuracy before perf", summary.Summary{Verdict: summary.VerdictFail, Gates: []summary.GateResult{
 			{Kind: summary.GateRegression, Verdict: summary.VerdictFail},
 			{Kind: summary.GateAccuracy, Verdict: summary.VerdictFail},

@@ -47,8 +47,17 @@ var signatures = []Signature{
 		"vllm/model_executor/models/registry.py"},
 	{ClassVLLM, "unsupported-quantization", regexp.MustCompile(`Unknown quantization method: |is not supported for quantization method `),
 		"vllm/config/model.py, vllm/config/vllm.py"},
+	// The engine's own root cause, named with vLLM's process prefix: a
+	// package the image lacks (vLLM 0.26.0 without flashinfer:
+	// "(EngineCore pid=1150) ModuleNotFoundError: No module named 'flashinfer'").
+	{ClassVLLM, "vllm-import-error", regexp.MustCompile(`^\((EngineCore|APIServer|Worker|VllmWorker)\S*( [^()]*)? pid=\d+\) (ModuleNotFoundError|ImportError)\b`),
+		"Python's ModuleNotFoundError/ImportError raised in a vLLM process, as rootcause names it"},
 	{ClassVLLM, "startup-timeout", regexp.MustCompile(`Timed out waiting for engine core processes to start|server not ready in time`),
 		"vllm/v1/engine/core_client.py (VLLM_ENGINE_READY_TIMEOUT_S); the runner's own health wait (runner/internal/ready)"},
+	// The server ended while a phase ran and printed no exception (a
+	// SIGKILL): the runner's own words (runner/internal/job serverDeath).
+	{ClassVLLM, "server-died", regexp.MustCompile(`^the server died: `),
+		"runner/internal/job: the server process ended during the phase without an exception of its own"},
 	{ClassVLLM, "engine-core-died", regexp.MustCompile(`Engine core initialization failed|EngineCore encountered an issue|\bEngineDeadError\b`),
 		"vllm/v1/engine/utils.py (initialization), vllm/v1/engine/exceptions.py (EngineDeadError)"},
 

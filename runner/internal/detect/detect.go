@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/benchkite/benchkite/internal/numfmt"
 )
 
 // Defaults chosen with `runner calibrate` (the README has the table).
@@ -357,10 +359,10 @@ func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error)
 	if !pastFloor {
 		d.PNight = 1 // never fails, so it spends none of a build's budget
 	}
-	base := fmt.Sprintf("tonight %.4g is %.1f%% %s than the baseline %.4g (median of %d nights%s; noise CV %.1f%% from %d nights%s)",
-		d.Tonight, math.Abs(d.WorsePct), worseWord(d.WorsePct), d.Baseline, end-start, regimeNote(d, len(hist)), d.NoiseCV*100, nz.used, rhoNote(nz.rho))
+	base := fmt.Sprintf("tonight %s is %.1f%% %s than the baseline %s (median of %d nights%s; noise CV %.1f%% from %d nights%s)",
+		numfmt.Sig(d.Tonight, 4), math.Abs(d.WorsePct), worseWord(d.WorsePct), numfmt.Sig(d.Baseline, 4), end-start, regimeNote(d, len(hist)), d.NoiseCV*100, nz.used, rhoNote(nz.rho))
 	if open != nil {
-		seen := fmt.Sprintf("(p = %.2g)", open.P)
+		seen := "(p " + numfmt.P(open.P) + ")"
 		if open.Flags {
 			seen = "(the gate flagged two of the last three nights)"
 		}
@@ -394,16 +396,16 @@ func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error)
 				d.FirstBad = len(hist)
 			}
 		}
-		d.Why = fmt.Sprintf("flagged (%s, p = %.2g ≤ %g): %s, beyond the %g%% floor", rule, d.PNight, alpha, base, cfg.MinEffectPct)
+		d.Why = fmt.Sprintf("flagged (%s, p %s ≤ %s): %s, beyond the %s%% floor", rule, numfmt.P(d.PNight), numfmt.Exact(alpha), base, numfmt.Exact(cfg.MinEffectPct))
 		return d, nil
 	}
 	switch {
 	case d.WorsePct <= 0:
 		d.Why = "not flagged: " + base
 	case !pastFloor:
-		d.Why = fmt.Sprintf("not flagged: %s, below the %g%% floor", base, cfg.MinEffectPct)
+		d.Why = fmt.Sprintf("not flagged: %s, below the %s%% floor", base, numfmt.Exact(cfg.MinEffectPct))
 	default:
-		d.Why = fmt.Sprintf("not flagged (p = %.2g > %g): %s, within the %.1f%% the noise allows", d.PNight, alpha, base, d.NoiseThresholdPct)
+		d.Why = fmt.Sprintf("not flagged (p %s > %s): %s, within the %.1f%% the noise allows", numfmt.P(d.PNight), numfmt.Exact(alpha), base, d.NoiseThresholdPct)
 	}
 	return d, nil
 }

@@ -3,6 +3,8 @@ package detect
 import (
 	"fmt"
 	"math"
+
+	"github.com/benchkite/benchkite/internal/numfmt"
 )
 
 // RerunReps is the fewest repetitions a flagged night is judged on: with
@@ -37,7 +39,7 @@ func Rerun(first Decision, history, all []float64, cfg Config) (Decision, error)
 	p2 := d.PNight
 	d.PNight = math.Max(first.PNight/AlarmFactor, p2)
 	flagged := d.PNight <= c.FalseAlarmRate && d.WorsePct >= c.MinEffectPct
-	note := fmt.Sprintf("re-run on alarm: %d repetitions, median %.4g (first look p = %.2g, second p = %.2g)", len(all), d.Tonight, first.PNight, p2)
+	note := fmt.Sprintf("re-run on alarm: %d repetitions, median %s (first look p %s, second p %s)", len(all), numfmt.Sig(d.Tonight, 4), numfmt.P(first.PNight), numfmt.P(p2))
 	switch {
 	case flagged:
 		// The second look's verdict and range stand.

@@ -70,6 +70,8 @@ func TestDrill(t *testing.T) {
 	bin := buildRunner(t)
 	fakes := fakebin.Build(t)
 	dir := t.TempDir()
+	var read readers
+	t.Cleanup(func() { checkReadable(t, dir, read.text()...) })
 
 	// The registry: a nightly image per commit, pushed in commit order.
 	repo := bisecttest.Registry(t, "vllm/vllm-openai-rocm")
@@ -153,6 +155,7 @@ func TestDrill(t *testing.T) {
 		cmd := exec.Command(bin, "run", recipe+".yaml", "--port", strconv.Itoa(freePort(t)), "--baselines", histPath, "--health-timeout", "1m")
 		cmd.Dir, cmd.Env = dir, env
 		out, err := cmd.CombinedOutput()
+		read.addText(string(out))
 		s, rerr := summary.ReadFile(filepath.Join(dir, "results", recipe, "summary.json"))
 		if rerr != nil {
 			t.Fatalf("%s night #%d left no summary (%v, %v):\n%s", recipe, build, rerr, err, out)
@@ -230,6 +233,7 @@ func TestDrill(t *testing.T) {
 		cmd := exec.Command(bin, "report")
 		cmd.Dir, cmd.Env = dir, append(env, extra...)
 		out, _ := cmd.CombinedOutput()
+		read.addText(string(out))
 		md, err := os.ReadFile(filepath.Join(notes, report.Context+".md"))
 		if err != nil {
 			t.Fatalf("build #%d's report step posted no report (%v):\n%s", build, err, out)
@@ -242,7 +246,7 @@ func TestDrill(t *testing.T) {
 		"### benchkite: 2 could not be judged, 1 regressed of 3 recipe(s)",
 		"Red nights by class: infra 1 · vllm 1 · perf 1.",
 		"(infra: agent stopped: job failed (agent_stop))",
-		"(vllm: gpu-oom) **ready** failed: torch.OutOfMemoryError",
+		"(vllm: gpu-oom) **ready** failed: (EngineCore pid=", ") torch.OutOfMemoryError",
 		"held by 2 retried tries (infra 2)",
 		"; cost ",
 	} {
@@ -270,7 +274,7 @@ func TestDrill(t *testing.T) {
 			knobs = []string{"FAKE_VLLM_EXIT_DURING_LOAD=1", "FAKE_VLLM_EXIT_MESSAGE=RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"}
 		}
 		night("drill-perf", build, commit, append(knobs, "BENCH_ONLY=1")...)
-		out, _ := reportStep(build, []string{"drill-perf"}, bisect.Env+"="+c.Env[bisect.Env])
+		out, _ := reportStep(build, []string{"drill-perf"}, bisect.Env+"="+c.Env[bisect.Env], bisect.MACEnv+"="+c.Env[bisect.MACEnv])
 		for _, l := range strings.Split(out, "\n") {
 			if strings.HasPrefix(l, "runner: bisect") || strings.HasPrefix(l, "runner: warning: bisect") {
 				steps = append(steps, fmt.Sprintf("#%d (vLLM %d): %s", build, index[commit], l))

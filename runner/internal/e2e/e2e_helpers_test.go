@@ -132,6 +132,9 @@ type e2e struct {
 	marker string
 	env    map[string]string
 	fakes  string // the stand-ins' directory
+	// read are the logs of the runs, scanned with dir's files for what
+	// a person must not read (checkReadable) when the test ends.
+	read readers
 }
 
 // agent paths, relative to dir.
@@ -185,6 +188,7 @@ func newE2E(t testing.TB, name, recipe string) *e2e {
 		"BUILDKITE_SOURCE":             "schedule",
 	}
 	t.Cleanup(func() { e.killLeftovers() })
+	t.Cleanup(func() { checkReadable(t, dir, e.read.text()...) })
 	return e
 }
 
@@ -249,15 +253,21 @@ type runnerProc struct {
 	done   chan struct{}
 }
 
-// start starts `runner run recipe.yaml --port <port> args...`.
+// start starts `runner run recipe.yaml --port <port> args...`; with port
+// 0, no --port: the runner picks the job's port itself.
 func (e *e2e) start(args ...string) *runnerProc {
 	e.t.Helper()
-	argv := append([]string{"run", "recipe.yaml", "--port", strconv.Itoa(e.port)}, args...)
+	argv := []string{"run", "recipe.yaml"}
+	if e.port != 0 {
+		argv = append(argv, "--port", strconv.Itoa(e.port))
+	}
+	argv = append(argv, args...)
 	cmd := exec.Command(e.bin, argv...)
 	cmd.Dir = e.dir
 	cmd.Env = e.environ()
 	s := &runnerProc{e: e, cmd: cmd, stdout: &lineLog{}, stderr: &lineLog{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
+	e.read.add(s.stdout, s.stderr)
 	if err := cmd.Start(); err != nil {
 		e.t.Fatalf("start runner: %v", err)
 	}
@@ -508,6 +518,9 @@ func (e *e2e) serverStarts() [][]string {
 	}
 	var out [][]string
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue // created, its first line not written yet
+		}
 		var argv []string
 		if err := json.Unmarshal([]byte(line), &argv); err != nil {
 			e.t.Fatalf("vllm argv log line %q: %v", line, err)

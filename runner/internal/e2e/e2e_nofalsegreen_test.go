@@ -159,6 +159,21 @@ func TestE2ENoFalseGreen(t *testing.T) {
 			tail: []string{"lm_eval failed: gsm8k: ", "not the child's own result", "results_2099-01-01T00-00-00.000000.json"},
 		},
 		{
+			// A native server rewrites lm_eval's own results file in
+			// place, after lm_eval wrote it and before it exits, and puts
+			// its modification time back: the file is lm_eval's, in its
+			// folder, written during its run, but the score is not what
+			// lm_eval printed on its stdout.
+			name:   "a results file the server rewrites in place is not taken",
+			recipe: func(n string) string { return withExpect(tinyRecipe(n, 1), minHalf) },
+			setup: func(t *testing.T, e *e2e) {
+				e.setenv("FAKE_VLLM_REWRITE_INTO", e.results("gsm8k"), "FAKE_VLLM_REWRITE_SCORE", "0.93")
+			},
+			env:  []string{"FAKE_VLLM_ACCURACY", "0", "FAKE_LMEVAL_EXIT_DELAY", "500ms"},
+			code: 1, verdict: summary.VerdictError, phase: "lm_eval", status: summary.StatusFailed, style: "error",
+			tail: []string{"lm_eval failed: gsm8k: ", "not the child's own result", "exact_match,flexible-extract = 0.9300, lm_eval printed 0"},
+		},
+		{
 			// The same server writes a bench result of its own where the
 			// bench writes (here the bench writes none): the file must say
 			// what the bench printed on its own stdout, and does not.

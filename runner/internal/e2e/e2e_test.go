@@ -233,7 +233,9 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 	}
 	// The engine's root cause, from the server's last lines, classes the
 	// night: the summary, the annotation's first line.
-	if f := s.Failure; f == nil || f.Class != "vllm" || f.Signature != "gpu-oom" || f.Phase != "ready" || f.Line != rootCause || f.Source == "" {
+	// The root cause is the engine process's, named as vLLM names it.
+	engineRoot := regexp.MustCompile(`^\(EngineCore pid=\d+\) ` + regexp.QuoteMeta(rootCause) + `$`)
+	if f := s.Failure; f == nil || f.Class != "vllm" || f.Signature != "gpu-oom" || f.Phase != "ready" || !engineRoot.MatchString(f.Line) || f.Source == "" {
 		t.Errorf("failure = %+v, want class vllm/gpu-oom in ready with the line %q", f, rootCause)
 	}
 	// The GPU time it held went to loading, and bought no verdict.
@@ -241,7 +243,7 @@ func TestE2EServerExitsDuringLoad(t *testing.T) {
 		t.Errorf("gpu_time = %+v, want load time, all of it lost", g)
 	}
 	e.checkUploaded("summary.json", "server.log", "annotation.md")
-	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error (vllm: gpu-oom) — **ready** failed: "+rootCause)
+	e.checkAnnotation("error", "### 💥 `e2e-load-crash`: error (vllm: gpu-oom) — **ready** failed: (EngineCore pid=", ") "+rootCause+"\n")
 	checkLastLines(t, o, tailLines, "+++ :x: e2e-load-crash: error", "ready failed: ready: server exited before it was ready: vllm exited with code 1")
 	e.checkNoLeftovers()
 }
@@ -409,8 +411,12 @@ func TestE2ESIGTERMDuringBench(t *testing.T) {
 			}
 			// Cleanup survives the cancel: what was done is published.
 			e.checkUploaded("summary.json", "server.log", "bench-short.log", "annotation.md")
-			e.checkAnnotation("error", "**bench** canceled")
-			checkLastLines(t, o, tailLines, "+++ :x: e2e-sigterm: error", "bench canceled: short: repetition 1")
+			// The headline says canceled, not only the details.
+			e.checkAnnotation("error", ": error: canceled — **bench** canceled")
+			checkLastLines(t, o, tailLines, "+++ :x: e2e-sigterm: error: canceled (received terminated)", "bench canceled: short: repetition 1")
+			if s.Canceled != "received terminated" || s.Failure != nil {
+				t.Errorf("canceled = %q, failure %+v; want the signal and no class", s.Canceled, s.Failure)
+			}
 			log, _ := os.ReadFile(e.results("server.log"))
 			if tt.env == nil {
 				if !strings.Contains(string(log), "Shutting down") {
@@ -706,6 +712,7 @@ func (e *e2e) history(tokenEnv []string, needs ...contract.Need) string {
 	cmd.Dir = e.dir
 	cmd.Env = environ
 	out, err := cmd.CombinedOutput()
+	e.read.addText(string(out))
 	if tokenEnv != nil && err != nil {
 		e.t.Fatalf("runner history: %v\n%s", err, out)
 	}

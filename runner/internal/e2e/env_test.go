@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,20 +155,30 @@ func TestE2EPlanIsWhatRunStarts(t *testing.T) {
 // planArgvs are the numbered commands of a plan, each with the lines of
 // an argument that spans several (a script), without its env and notes.
 func planArgvs(plan string) []string {
+	// A script's blank lines are part of it; blank lines after the
+	// command are not (an argv never ends in a newline: it is quoted).
 	var out []string
 	inCmd := false
+	end := func() {
+		if inCmd {
+			out[len(out)-1] = strings.TrimRight(out[len(out)-1], "\n")
+		}
+		inCmd = false
+	}
 	for _, line := range strings.Split(plan, "\n") {
 		num, argv, ok := strings.Cut(line, ". ")
 		switch {
 		case ok && num != "" && strings.TrimLeft(num, "0123456789") == "":
+			end()
 			out = append(out, argv)
 			inCmd = true
-		case strings.HasPrefix(line, "     env ") || strings.HasPrefix(line, "     # ") || line == "":
-			inCmd = false
+		case strings.HasPrefix(line, "     env ") || strings.HasPrefix(line, "     # "):
+			end()
 		case inCmd:
 			out[len(out)-1] += "\n" + line
 		}
 	}
+	end()
 	return out
 }
 
@@ -180,8 +191,127 @@ func (e *e2e) plan(args ...string) string {
 	cmd.Dir = e.dir
 	cmd.Env = e.environ()
 	out, err := cmd.Output()
+	e.read.addText(string(out))
 	if err != nil {
 		e.t.Fatalf("runner plan: %v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// TestPipelineModelCodeReadsNoToken: the runner runs as the agent starts
+// it, under a parent that keeps every token of the job in its
+// environment for as long as the job runs (buildkite-agent's bootstrap
+// and the job's shell do). The processes that run model code (vllm
+// serve, vllm bench serve, lm_eval) each read every /proc/*/environ and
+// open every /proc/*/mem they can when they start: confined, they find
+// no token and open no other process's memory, the runner's included,
+// though the test runs as root (CAP_SYS_PTRACE among its capabilities,
+// as the AMD pods have). With --unconfined the same scan finds the
+// tokens in the parent's environment: the test would see a leak.
+func TestPipelineModelCodeReadsNoToken(t *testing.T) {
+	t.Parallel()
+	requireLinux(t)
+	tokens := map[string]string{
+		"BUILDKITE_AGENT_ACCESS_TOKEN": "agent-token-z9y8x7",
+		"BUILDKITE_API_TOKEN":          "api-token-w6v5u4",
+		"BENCHKITE_INGEST_TOKEN":       "ingest-token-t3s2",
+		"SECOND_API_TOKEN":             "second-api-token-r1q0",
+	}
+	native := func(t *testing.T, name string) *e2e { return newE2E(t, name, tinyRecipe(name, 1)) }
+	run := func(t *testing.T, name string, newJob func(*testing.T, string) *e2e, extra ...string) (scans map[string]string, parentPid int) {
+		t.Helper()
+		e := newJob(t, name)
+		for k, v := range tokens {
+			e.setenv(k, v)
+		}
+		scanDir := filepath.Join(e.dir, "scans")
+		if err := os.MkdirAll(scanDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		e.setenv("FAKE_PROC_SCAN_DIR", scanDir)
+		// The parent stays while the runner runs, with the job's
+		// environment, tokens and all, in its /proc/<pid>/environ.
+		argv := append([]string{"-c", `"$@"; exit $?`, "bootstrap", e.bin, "run", "recipe.yaml", "--port", strconv.Itoa(e.port), "--health-timeout", "5m"}, extra...)
+		cmd := exec.Command("/bin/sh", argv...)
+		cmd.Dir = e.dir
+		cmd.Env = e.environ()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("runner under its parent: %v\n%s", err, out)
+		}
+		entries, err := os.ReadDir(scanDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scans = map[string]string{}
+		for _, en := range entries {
+			data, err := os.ReadFile(filepath.Join(scanDir, en.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			scans[en.Name()] = string(data)
+		}
+		return scans, cmd.Process.Pid
+	}
+	progOf := func(scan string) string {
+		first, _, _ := strings.Cut(scan, "\n")
+		for _, p := range []string{`"vllm" "serve"`, `"vllm" "bench"`, `/lm_eval"`} {
+			if strings.Contains(first, p) {
+				return strings.Trim(strings.ReplaceAll(p, `"`, ""), "/")
+			}
+		}
+		return first
+	}
+
+	check := func(t *testing.T, scans map[string]string, want ...string) {
+		t.Helper()
+		seen := map[string]bool{}
+		for file, scan := range scans {
+			prog := progOf(scan)
+			seen[prog] = true
+			for k, v := range tokens {
+				if strings.Contains(scan, v) {
+					t.Errorf("%s (%s) read %s from another process", prog, file, k)
+				}
+			}
+			if strings.Contains(scan, "\nmem ") {
+				t.Errorf("%s (%s) opened another process's memory:\n%s", prog, file, scan)
+			}
+			self := ""
+			for _, l := range strings.Split(scan, "\n") {
+				if s, ok := strings.CutPrefix(l, "self "); ok {
+					self = s
+				}
+			}
+			if self == "" || !strings.Contains(scan, "\nenviron "+self+" ") {
+				t.Errorf("%s (%s) could not read even its own environ: the scan shows nothing\n%s", prog, file, scan)
+			}
+		}
+		for _, w := range want {
+			if !seen[w] {
+				t.Errorf("no scan by %s among %v", w, seen)
+			}
+		}
+	}
+	scans, _ := run(t, "e2e-confined", native)
+	check(t, scans, "vllm serve", "vllm bench", "lm_eval")
+	// On a docker host the server and the bench run in the container
+	// (the stand-in's, which does not isolate: it gets no scan knob);
+	// lm_eval runs on the host, confined.
+	dockerScans, _ := run(t, "e2e-confined-docker", func(t *testing.T, name string) *e2e {
+		e, _ := newDockerE2E(t, name, 1)
+		return e
+	})
+	check(t, dockerScans, "lm_eval")
+
+	control, parent := run(t, "e2e-unconfined", native, "--unconfined")
+	for k := range tokens {
+		found := false
+		for _, scan := range control {
+			found = found || strings.Contains(scan, fmt.Sprintf("\nenviron %d ", parent)) && strings.Contains(scan, tokens[k])
+		}
+		if !found {
+			t.Errorf("unconfined, no scan found %s in the parent's (pid %d) environ: the test would not see a leak", k, parent)
+		}
+	}
 }

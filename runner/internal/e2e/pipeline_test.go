@@ -359,6 +359,7 @@ func (j *pipelineJob) start(end ending) *jobProc {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &jobProc{cmd: cmd, out: &lineLog{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
+	j.read.add(p.out)
 	if err := cmd.Start(); err != nil {
 		j.t.Fatalf("start the job: %v", err)
 	}

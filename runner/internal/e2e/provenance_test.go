@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -30,6 +32,7 @@ func (e *e2e) runnerCmd(env []string, args ...string) (int, string, string) {
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
+	e.read.addText(out.String(), errOut.String())
 	code := 0
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
@@ -119,7 +122,7 @@ func TestE2EBuildProvenanceReplay(t *testing.T) {
 	t.Parallel()
 	const name = "e2e-build"
 	recipe := strings.Replace(dockerRecipe(name, 1), "  model: benchkite/tiny-model\n",
-		"  model: benchkite/tiny-model\n  image: vllm-local:e2e\n  build:\n    dockerfile: docker/Dockerfile\n    context: docker\n    args: {MAX_JOBS: 4, GIT_TOKEN: null}\n", 1)
+		"  model: benchkite/tiny-model\n  image: vllm-local:e2e\n  build:\n    dockerfile: docker/Dockerfile\n    context: docker\n    args: {MAX_JOBS: 4, GIT_TOKEN: null, WHEEL_INDEX: null}\n", 1)
 	e, read := newDockerE2E(t, name, 1)
 	if err := os.WriteFile(filepath.Join(e.dir, "recipe.yaml"), []byte(recipe), 0o644); err != nil {
 		t.Fatal(err)
@@ -127,7 +130,7 @@ func TestE2EBuildProvenanceReplay(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(e.dir, "docker"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dockerfile := "ARG MAX_JOBS\nARG GIT_TOKEN\nFROM vllm/vllm-openai:nightly\n"
+	dockerfile := "ARG MAX_JOBS\nARG GIT_TOKEN\nARG WHEEL_INDEX\nFROM vllm/vllm-openai:nightly\n"
 	if err := os.WriteFile(filepath.Join(e.dir, "docker", "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +150,10 @@ func TestE2EBuildProvenanceReplay(t *testing.T) {
 	head := git("rev-parse", "HEAD")
 	const secret = "s3cr3t-build-token"
 	e.setenv("GIT_TOKEN", secret)
+	// A value from the job's environment under a name that does not look
+	// secret: recorded by name only all the same.
+	const index = "https://ci:p4ssw0rd-in-url@wheels.example.com/simple"
+	e.setenv("WHEEL_INDEX", index)
 
 	o := e.run()
 	checkCode(t, o, 0)
@@ -162,7 +169,7 @@ func TestE2EBuildProvenanceReplay(t *testing.T) {
 		t.Fatalf("no docker build among %q", progs(entries))
 	}
 	argv := strings.Join(build.Argv, " ")
-	for _, want := range []string{" -t vllm-local:e2e ", " --build-arg MAX_JOBS=4 ", " --build-arg GIT_TOKEN "} {
+	for _, want := range []string{" -t vllm-local:e2e ", " --build-arg MAX_JOBS=4 ", " --build-arg GIT_TOKEN ", " --build-arg WHEEL_INDEX "} {
 		if !strings.Contains(argv+" ", want) {
 			t.Errorf("docker build argv lacks %q: %s", want, argv)
 		}
@@ -178,20 +185,23 @@ func TestE2EBuildProvenanceReplay(t *testing.T) {
 	if b == nil || b.Commit != head || b.Dirty || b.ContextSubdir != "docker" || b.Dockerfile != "docker/Dockerfile" || b.DockerfileSHA256 != sha256Hex([]byte(dockerfile)) {
 		t.Fatalf("manifest build = %+v, want commit %s, clean, context docker", b, head)
 	}
-	want := []summary.ProvenanceVar{{Name: "MAX_JOBS", Value: "4"}, {Name: "GIT_TOKEN", Redacted: true, FromEnv: true}}
-	if len(b.Args) != 2 || b.Args[0] != want[0] || b.Args[1] != want[1] {
-		t.Errorf("manifest build args = %+v, want %+v", b.Args, want)
+	want := []summary.ProvenanceVar{{Name: "MAX_JOBS", Value: "4"}, {Name: "GIT_TOKEN", Redacted: true, FromEnv: true}, {Name: "WHEEL_INDEX", Redacted: true, FromEnv: true}}
+	if diff := cmp.Diff(b.Args, want); diff != "" {
+		t.Errorf("manifest build args diff (-got +want):\n%s", diff)
 	}
 	if got, _ := os.ReadFile(e.results("provenance", "Dockerfile")); string(got) != dockerfile {
 		t.Errorf("the Dockerfile copy = %q", got)
 	}
-	if strings.Contains(o.stdout+o.stderr, secret) {
+	if strings.Contains(o.stdout+o.stderr, secret) || strings.Contains(o.stdout+o.stderr, index) {
 		t.Errorf("the job log shows the build token")
 	}
 	filepath.Walk(e.results(), func(path string, info os.FileInfo, err error) error {
 		if err == nil && info.Mode().IsRegular() {
-			if data, _ := os.ReadFile(path); strings.Contains(string(data), secret) {
-				t.Errorf("%s holds the build token", path)
+			data, _ := os.ReadFile(path)
+			for _, v := range []string{secret, index, "p4ssw0rd-in-url"} {
+				if strings.Contains(string(data), v) {
+					t.Errorf("%s holds the value of a build arg from the environment (%s)", path, v)
+				}
 			}
 		}
 		return nil
@@ -221,4 +231,35 @@ func TestE2EBuildProvenanceReplay(t *testing.T) {
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// A native run's image is its pod's: a replay cannot switch to the
+// recorded digest, so it neither pretends to (its provenance records the
+// image its own pod names) nor stays quiet about it (it warns which image
+// the run had).
+func TestE2ENativeReplayRunsOnItsPodsImage(t *testing.T) {
+	t.Parallel()
+	const name = "e2e-replay-native"
+	const runImage = "rocm/vllm-dev@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const podImage = "rocm/vllm-dev@sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	e := newE2E(t, name, tinyRecipe(name, 1))
+	e.setenv("VLLM_IMAGE", runImage)
+	checkCode(t, e.run(), 0)
+	manifest := e.results("provenance", "manifest.json")
+	p := readProvenance(t, manifest)
+	if p.Runtime != "native" || len(p.Image.RepoDigests) != 1 || p.Image.RepoDigests[0] != runImage {
+		t.Fatalf("manifest image = %+v on %s, want the pod's digest %s", p.Image, p.Runtime, runImage)
+	}
+	e.setenv("VLLM_IMAGE", podImage)
+	code, stdout, stderr := e.runnerCmd(nil, "replay", manifest, "--port", strconv.Itoa(e.port))
+	if code != 0 {
+		t.Fatalf("replay exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "the run was native, on its pod's image "+runImage+"; the replay runs on this pod's ("+podImage+")") {
+		t.Errorf("the replay does not say it runs on another image:\n%s", stderr)
+	}
+	rp := readProvenance(t, filepath.Join(e.dir, "results", name+"-replay", "provenance", "manifest.json"))
+	if len(rp.Image.RepoDigests) != 1 || rp.Image.RepoDigests[0] != podImage {
+		t.Errorf("the replay's provenance records %+v, want the image its pod names, %s", rp.Image, podImage)
+	}
 }

@@ -86,7 +86,7 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 		{name: "slower", pace: nightlyPace * 10 / 9, code: contract.ExitRegressed, gate: summary.VerdictFail, style: "warning", delta: -10},
 		{name: "no difference", pace: nightlyPace, code: 0, gate: summary.VerdictPass, style: "success", delta: 0},
 	}
-	checkout, histStep, gpuStep := prPipeline(t, before, after)
+	checkout, histStep, gpuStep, needs := prPipeline(t, before, after)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -95,6 +95,10 @@ func TestE2ERecipePRJudgedAgainstLastNightly(t *testing.T) {
 			baselineTput := logMedian(nightly)
 			e := newStepJob(t, prRecipe, gpuStep, checkout)
 			h := newStepJob(t, prRecipe, histStep, checkout)
+			// The history step's needs, the bootstrap step's artifact.
+			if err := os.WriteFile(filepath.Join(h.downloads(), contract.BootstrapStepKey, historyNeedsFile), needs, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			// The variables Buildkite gives every job of the pull
 			// request's build, and the API the history step reads.
 			for _, j := range []*pipelineJob{e, h} {
@@ -354,7 +358,7 @@ func buildGenerator(t *testing.T) string {
 // bootstrap step runs it, selects the changed recipe alone. It returns
 // the checkout's workloads folder, the history step and the recipe's
 // GPU step.
-func prPipeline(t *testing.T, before, after []byte) (workloads string, history, gpu pipelineStep) {
+func prPipeline(t *testing.T, before, after []byte) (workloads string, history, gpu pipelineStep, needs []byte) {
 	t.Helper()
 	gen := buildGenerator(t)
 	dir := t.TempDir()
@@ -386,7 +390,7 @@ func prPipeline(t *testing.T, before, after []byte) (workloads string, history, 
 	}
 	git("commit", "--quiet", "--all", "--message", "Fewer sequences per batch")
 
-	cmd := exec.Command(gen, "--workloads", "workloads", "--agents", "agents/profiles.yaml", "--no-resolve")
+	cmd := exec.Command(gen, "--workloads", "workloads", "--agents", "agents/profiles.yaml", "--no-resolve", "--history-needs", historyNeedsFile)
 	cmd.Dir = dir
 	cmd.Env = env
 	for kv := prBuildEnv(); len(kv) >= 2; kv = kv[2:] {
@@ -418,8 +422,20 @@ func prPipeline(t *testing.T, before, after []byte) (workloads string, history, 
 	if history.Key == "" || !slices.Equal(recipes, []string{contract.StepKey(prRecipe)}) {
 		t.Fatalf("the pull request's pipeline has steps %q, want the history step and %s alone of the recipes", keys, contract.StepKey(prRecipe))
 	}
-	if got, want := history.Env[contract.HistoryEnv], contract.EncodeNeeds([]contract.Need{{Recipe: prRecipe, Nights: 10}}); got != want {
+	needs, err = os.ReadFile(filepath.Join(dir, historyNeedsFile))
+	if err != nil {
+		t.Fatalf("the generator wrote no %s: %v", historyNeedsFile, err)
+	}
+	if got, want := string(needs), contract.EncodeNeeds([]contract.Need{{Recipe: prRecipe, Nights: 10}}); got != want {
 		t.Errorf("the history step fetches %q, want %q", got, want)
 	}
-	return filepath.Join(dir, "workloads"), history, gpu
+	if v, ok := history.Env[contract.HistoryEnv]; ok {
+		t.Errorf("the history step also carries %s=%q in its env", contract.HistoryEnv, v)
+	}
+	return filepath.Join(dir, "workloads"), history, gpu, needs
 }
+
+// historyNeedsFile is where the bootstrap step has the generator write
+// the history step's needs (.buildkite/pipeline.yml), and the artifact
+// the history step downloads.
+const historyNeedsFile = "history-needs.tsv"

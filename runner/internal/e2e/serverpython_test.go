@@ -30,6 +30,9 @@ const imagePathEnv = "FAKE_DOCKER_IMAGE_PATH"
 // standInPytest is the version the stand-in pytest module reports.
 const standInPytest = "0+e2e.standin"
 
+// standInAIPerf is the version of the image's stand-in aiperf distribution.
+const standInAIPerf = "0.13.0"
+
 // serverPython is one Python for the server: bin holds a `vllm` script
 // whose "#!" line names it (and that execs the stand-in vllm), venvBin
 // its python3, for a container's PATH.
@@ -110,6 +113,20 @@ func makeServerPython(dir, fakes string, withPytest bool) (serverPython, error) 
 		}
 		if err := os.WriteFile(filepath.Join(pkg, "__init__.py"), []byte(fmt.Sprintf("__version__ = %q\n", standInPytest)), 0o644); err != nil {
 			return serverPython{}, err
+		}
+		// An image with aiperf: a module that imports and a distribution
+		// that names its version (the aiperf command is the stand-in's).
+		site := strings.TrimSpace(string(out))
+		for file, text := range map[string]string{
+			"aiperf/__init__.py":                              "",
+			"aiperf-" + standInAIPerf + ".dist-info/METADATA": "Metadata-Version: 2.1\nName: aiperf\nVersion: " + standInAIPerf + "\n",
+		} {
+			if err := os.MkdirAll(filepath.Join(site, filepath.Dir(file)), 0o755); err != nil {
+				return serverPython{}, err
+			}
+			if err := os.WriteFile(filepath.Join(site, file), []byte(text), 0o644); err != nil {
+				return serverPython{}, err
+			}
 		}
 	}
 	bin := filepath.Join(dir, "bin")

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -31,7 +32,8 @@ type Gater struct {
 }
 
 // Apply judges sum by every gate of the recipe: accuracy bounds, bench
-// assertions and perf regressions against past nights.
+// assertions and perf regressions against past nights (the server's
+// start-up among them, when the recipe opts in).
 func (g Gater) Apply(ctx context.Context, sum *summary.Summary) []summary.GateResult {
 	out := []summary.GateResult{}
 	out = append(out, g.accuracy(ctx, sum)...)
@@ -39,6 +41,7 @@ func (g Gater) Apply(ctx context.Context, sum *summary.Summary) []summary.GateRe
 	out = append(out, g.regressions(ctx, sum)...)
 	out = append(out, g.aiperfAssertions(sum)...)
 	out = append(out, g.aiperfRegressions(ctx, sum)...)
+	out = append(out, g.startupRegressions(ctx, sum)...)
 	out = append(out, g.specDecode(sum)...)
 	return out
 }
@@ -223,14 +226,14 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			gr.Value = &value
 			if (e.Min == nil || *e.Min <= DefaultFloor) && value <= DefaultFloor {
 				c := gr
-				c.Bound = fmt.Sprintf("> %g", DefaultFloor)
+				c.Bound = "> " + numfmt.Exact(DefaultFloor)
 				c.Verdict = summary.VerdictFail
-				c.Message = fmt.Sprintf("%s %s = %.4f, at or below the floor %g: fails whatever the baseline says", t.Name, e.Metric, value, DefaultFloor)
+				c.Message = fmt.Sprintf("%s %s = %.4f, at or below the floor %s: fails whatever the baseline says", t.Name, e.Metric, value, numfmt.Exact(DefaultFloor))
 				out = append(out, c)
 			}
 			if e.Min != nil {
 				c := gr
-				c.Bound = fmt.Sprintf(">= %g", *e.Min)
+				c.Bound = ">= " + numfmt.Exact(*e.Min)
 				c.Verdict = verdictOf(value >= *e.Min)
 				c.Message = fmt.Sprintf("%s %s = %.4f, must be %s", t.Name, e.Metric, value, c.Bound)
 				out = append(out, c)
@@ -256,7 +259,7 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 				b, from, n, p, err := g.otherRecipeScore(ctx, sum, e.BaselineFrom, t.Name, e.Metric)
 				if err != nil {
 					c.Verdict = summary.VerdictNoBaseline
-					c.Bound = fmt.Sprintf("within %g of %s", e.Tolerance, e.BaselineFrom)
+					c.Bound = fmt.Sprintf("within %s of %s", numfmt.Exact(e.Tolerance), e.BaselineFrom)
 					c.Message = fmt.Sprintf("%s %s = %.4f: no baseline from %s (%v)", t.Name, e.Metric, value, e.BaselineFrom, err)
 					out = append(out, c)
 					continue
@@ -267,10 +270,10 @@ func (g Gater) accuracy(ctx context.Context, sum *summary.Summary) []summary.Gat
 			if base != 0 {
 				c.DeltaPct = pct((value - base) / base * 100)
 			}
-			c.Bound = fmt.Sprintf(">= %.4f (%s %.4f - %g)", base-e.Tolerance, source, base, e.Tolerance)
+			c.Bound = fmt.Sprintf(">= %.4f (%s %.4f - %s)", base-e.Tolerance, source, base, numfmt.Exact(e.Tolerance))
 			// A score may rise, but not fall by more than the tolerance.
 			c.Verdict = verdictOf(value >= base-e.Tolerance-1e-12)
-			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %g)%s", t.Name, e.Metric, value, source, base, value-base, e.Tolerance, note)
+			c.Message = fmt.Sprintf("%s %s = %.4f vs %s %.4f (Δ %+.4f, tolerance %s)%s", t.Name, e.Metric, value, source, base, value-base, numfmt.Exact(e.Tolerance), note)
 			if e.BaselineFrom != "" && t.Phase == summary.PhaseLMEval {
 				pr, why, unverified := g.pairedTest(ctx, night, e, t.Name, t.Entry, note)
 				switch {
@@ -314,8 +317,8 @@ func floors(sum *summary.Summary, judged map[[2]string]bool) []summary.GateResul
 			}
 			value := v
 			out = append(out, summary.GateResult{Kind: summary.GateAccuracy, Subject: a.Task, Metric: m, Value: &value,
-				Bound: fmt.Sprintf("> %g", DefaultFloor), Verdict: summary.VerdictFail,
-				Message: fmt.Sprintf("%s %s = %.4f, at or below the floor %g: fails though no gate names it", a.Task, m, v, DefaultFloor)})
+				Bound: "> " + numfmt.Exact(DefaultFloor), Verdict: summary.VerdictFail,
+				Message: fmt.Sprintf("%s %s = %.4f, at or below the floor %s: fails though no gate names it", a.Task, m, v, numfmt.Exact(DefaultFloor))})
 		}
 	}
 	return out
@@ -473,13 +476,13 @@ func orUnpinned(digest string) string {
 func describeBound(e workloads.Expectation) string {
 	var parts []string
 	if e.Min != nil {
-		parts = append(parts, fmt.Sprintf(">= %g", *e.Min))
+		parts = append(parts, ">= "+numfmt.Exact(*e.Min))
 	}
 	if e.Baseline != nil {
-		parts = append(parts, fmt.Sprintf("baseline %g - %g", *e.Baseline, e.Tolerance))
+		parts = append(parts, fmt.Sprintf("baseline %s - %s", numfmt.Exact(*e.Baseline), numfmt.Exact(e.Tolerance)))
 	}
 	if e.BaselineFrom != "" {
-		parts = append(parts, fmt.Sprintf("within %g of %s", e.Tolerance, e.BaselineFrom))
+		parts = append(parts, fmt.Sprintf("within %s of %s", numfmt.Exact(e.Tolerance), e.BaselineFrom))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -558,7 +561,7 @@ func (g Gater) assertions(sum *summary.Summary) []summary.GateResult {
 			gr.Value = &v
 			pass := (a.Min == nil || v >= *a.Min) && (a.Max == nil || v <= *a.Max)
 			gr.Verdict = verdictOf(pass)
-			gr.Message = fmt.Sprintf("%s %s = %.4g, must be %s", planned.Name, a.Metric, v, gr.Bound)
+			gr.Message = fmt.Sprintf("%s %s = %s, must be %s", planned.Name, a.Metric, numfmt.Sig(v, 4), gr.Bound)
 			out = append(out, gr)
 		}
 	}
@@ -568,10 +571,10 @@ func (g Gater) assertions(sum *summary.Summary) []summary.GateResult {
 func boundText(a workloads.Assertion) string {
 	switch {
 	case a.Min != nil && a.Max != nil:
-		return fmt.Sprintf("in [%g, %g]", *a.Min, *a.Max)
+		return fmt.Sprintf("in [%s, %s]", numfmt.Exact(*a.Min), numfmt.Exact(*a.Max))
 	case a.Min != nil:
-		return fmt.Sprintf(">= %g", *a.Min)
+		return ">= " + numfmt.Exact(*a.Min)
 	default:
-		return fmt.Sprintf("<= %g", *a.Max)
+		return "<= " + numfmt.Exact(*a.Max)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/detect"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -96,10 +97,10 @@ func JudgeProbe(r summary.Regime, sum summary.Summary, commit, subject, metric s
 	cfg := detect.Config{HigherIsBetter: r.HigherIsBetter, MinEffectPct: r.FloorPct, Known: r.Known}
 	d, err := judgeTonight(r.Nights, tonight, run.Reruns, cfg)
 	if err != nil {
-		return inconclusive("%s %s = %.4g cannot be judged: %v", subject, metric, v, err)
+		return inconclusive("%s %s = %s cannot be judged: %v", subject, metric, numfmt.Sig(v, 4), err)
 	}
 	if d.Status == detect.StatusInsufficientHistory {
-		return inconclusive("%s %s = %.4g: %s", subject, metric, v, d.Why)
+		return inconclusive("%s %s = %s: %s", subject, metric, numfmt.Sig(v, 4), d.Why)
 	}
 	return Probe{Bad: d.Flagged, Value: d.Tonight, Why: d.Why}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/internal/shell"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/detect"
@@ -85,12 +86,11 @@ type series struct {
 	// flagged are the nights whose gate flagged the metric; nil when no
 	// night recorded a verdict on it.
 	flagged []int
-	// acceptedTonight: the accepted level begins tonight; accepting:
-	// it began on a night the history holds.
-	acceptedTonight, accepting bool
+	// accepting: an accepted level of the metric holds tonight.
+	accepting bool
 }
 
-func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, tonightBuild int, now time.Time) series {
+func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, m workloads.RegressionMetric, tonightBuild int, now time.Time) series {
 	var s series
 	for i := len(past) - 1; i >= 0; i-- {
 		if past[i].judged && s.flagged == nil {
@@ -110,10 +110,10 @@ func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, 
 		}
 	}
 	if n := len(s.past); n > 0 && sum.Fingerprint != nil && s.past[n-1].fp != nil && s.past[n-1].fp.Hash != sum.Fingerprint.Hash {
-		s.notes = append(s.notes, fmt.Sprintf("recipe changed tonight (%s): judged against the nights of the old recipe, the latest #%d at %.4g",
-			strings.Join(sum.Fingerprint.Changed(s.past[n-1].fp), ", "), s.past[n-1].ref.Build, s.past[n-1].value))
+		s.notes = append(s.notes, fmt.Sprintf("recipe changed tonight (%s): judged against the nights of the old recipe, the latest #%d at %s",
+			strings.Join(sum.Fingerprint.Changed(s.past[n-1].fp), ", "), s.past[n-1].ref.Build, numfmt.Sig(s.past[n-1].value, 4)))
 	}
-	if accept != nil {
+	if level, named := accept.Level(m.Metric); named {
 		after := func(p pastValue) bool {
 			if accept.Build > 0 {
 				return p.ref.Build >= accept.Build
@@ -121,18 +121,36 @@ func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, 
 			return !p.at.IsZero() && !p.at.Before(accept.Date)
 		}
 		i := slices.IndexFunc(s.past, after)
-		if i >= 0 {
+		tonightAccepted := accept.Build > 0 && tonightBuild >= accept.Build || accept.Build == 0 && !now.Before(accept.Date)
+		if i >= 0 || tonightAccepted {
 			s.accepting = true
-			// Nights of the accepted level flagged before the acceptance
-			// were flagged for the regression now accepted: settled.
-			s.flagged = slices.DeleteFunc(s.flagged, func(j int) bool { return j >= i && !s.past[j].accepted })
-		}
-		switch {
-		case i > 0:
-			s.known = append(s.known, i)
-			s.notes = append(s.notes, fmt.Sprintf("regression accepted since %s (%s): the level from #%d on", accept.Since, accept.Reason, s.past[i].ref.Build))
-		case i < 0 && (accept.Build > 0 && tonightBuild >= accept.Build || accept.Build == 0 && !now.Before(accept.Date)):
-			s.acceptedTonight = true
+			cut := i
+			if i < 0 {
+				cut = len(s.past)
+			} else {
+				// Nights of the accepted level flagged before the
+				// acceptance were flagged for the regression now
+				// accepted: settled.
+				s.flagged = slices.DeleteFunc(s.flagged, func(j int) bool { return j >= i && !s.past[j].accepted })
+			}
+			// The nights before the accepted level count at that level:
+			// the accepted worsening is no regression, anything beyond it
+			// is judged as usual, on the first night of the level too.
+			worse := 1 + level/100
+			if m.HigherIsBetter {
+				worse = 1 - level/100
+			}
+			for j := range cut {
+				s.values[j] *= worse
+			}
+			if cut > 0 {
+				first := "tonight"
+				if i >= 0 {
+					first = "#" + strconv.Itoa(s.past[i].ref.Build)
+				}
+				s.notes = append(s.notes, fmt.Sprintf("regression of %s accepted since %s (%s): up to %g%% worse from %s on, so the %d night(s) before count %g%% worse",
+					m.Metric, accept.Since, accept.Reason, level, first, cut, level))
+			}
 		}
 	}
 	slices.Sort(s.known)
@@ -154,7 +172,7 @@ func (g Gater) judge(sum *summary.Summary, name string, run *summary.BenchRun, p
 func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, policy *workloads.Regression, m workloads.RegressionMetric, history baseline.Nights, histErr error) (summary.GateResult, *detect.Decision) {
 	need := policy.Nights - policy.MaxMissing
 	gr := summary.GateResult{Kind: summary.GateRegression, Subject: name, Metric: m.Metric,
-		Bound: fmt.Sprintf("no worse than the %g%% floor and the noise of the current regime of the last %d nights allow (%s)", m.MaxDropPct, policy.Nights, direction(m))}
+		Bound: fmt.Sprintf("no worse than the %s%% floor and the noise of the current regime of the last %d nights allow (%s)", numfmt.Exact(m.MaxDropPct), policy.Nights, direction(m))}
 	v, why := benchValue(run, m.Metric)
 	if why != "" {
 		return unmeasured(gr, sum, summary.PhaseBench, why), nil
@@ -162,7 +180,7 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 	gr.Value = &v
 	if histErr != nil && !errors.Is(histErr, baseline.ErrNoNights) {
 		gr.Verdict = summary.VerdictNoBaseline
-		gr.Message = fmt.Sprintf("%s %s = %.4g: no baseline (%v)", name, m.Metric, v, histErr)
+		gr.Message = fmt.Sprintf("%s %s = %s: no baseline (%v)", name, m.Metric, numfmt.Sig(v, 4), histErr)
 		return gr, nil
 	}
 	past, shapeNote := pastValues(history, name, m.Metric, shapeKey(run), sum.Fingerprint)
@@ -171,36 +189,29 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		tonight = reps
 	}
 	ref := tonightRef(sum, v)
-	s := seriesOf(past, sum, policy.Accept, ref.Build, time.Now().UTC())
+	s := seriesOf(past, sum, policy.Accept, m, ref.Build, time.Now().UTC())
 	accepted := ""
-	if a := policy.Accept; a != nil {
-		accepted = fmt.Sprintf("since %s: %s", a.Since, a.Reason)
-	}
-	if s.acceptedTonight {
-		gr.Verdict = summary.VerdictPass
-		gr.Detector = &summary.Detector{Nights: len(past), Repetitions: len(tonight), Tonight: v, FloorPct: m.MaxDropPct, P: 1, Accepted: accepted,
-			Why: "accepted regression: tonight is the first night of the accepted level"}
-		gr.Message = fmt.Sprintf("%s %s = %.4g: regression accepted %s; tonight is the first night of the accepted level, no regression check", name, m.Metric, v, accepted)
-		return gr, nil
+	if level, ok := policy.Accept.Level(m.Metric); ok {
+		accepted = fmt.Sprintf("since %s: up to %s%% worse: %s", policy.Accept.Since, numfmt.Sig(level, 4), policy.Accept.Reason)
 	}
 	if len(past) < detect.DefaultMinHistory {
 		// A young recipe: its absolute gates decide; not a soft failure.
 		gr.Verdict = summary.VerdictPass
 		gr.Detector = &summary.Detector{Nights: len(past), Repetitions: len(tonight), Tonight: v, FloorPct: m.MaxDropPct, P: 1,
 			Why: "first nights: no regression check yet"}
-		gr.Message = fmt.Sprintf("%s %s = %.4g: first nights: no regression check yet (%d past nights, %d needed)", name, m.Metric, v, len(past), detect.DefaultMinHistory) + withNote(shapeNote)
+		gr.Message = fmt.Sprintf("%s %s = %s: first nights: no regression check yet (%d past nights, %d needed)", name, m.Metric, numfmt.Sig(v, 4), len(past), detect.DefaultMinHistory) + withNote(shapeNote)
 		return gr, nil
 	}
 	if len(past) < need {
 		gr.Verdict = summary.VerdictNoBaseline
-		gr.Message = fmt.Sprintf("%s %s = %.4g: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, v, len(past), policy.Nights, need, policy.MaxMissing) + withNote(shapeNote)
+		gr.Message = fmt.Sprintf("%s %s = %s: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, numfmt.Sig(v, 4), len(past), policy.Nights, need, policy.MaxMissing) + withNote(shapeNote)
 		return gr, nil
 	}
 	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past), Flagged: s.flagged}
 	d, err := judgeTonight(s.values, tonight, run.Reruns, cfg)
 	if err != nil {
 		gr.Verdict = summary.VerdictError
-		gr.Message = fmt.Sprintf("%s %s = %.4g: cannot be judged: %v", name, m.Metric, v, err)
+		gr.Message = fmt.Sprintf("%s %s = %s: cannot be judged: %v", name, m.Metric, numfmt.Sig(v, 4), err)
 		return gr, nil
 	}
 	gr.Detector = reading(d, tonight, m.MaxDropPct)
@@ -210,7 +221,7 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 	if d.Open != nil {
 		gr.Detector.OpenSince = s.past[d.Open.Index].ref.Build
 	}
-	gr.Message = fmt.Sprintf("%s %s = %.4g: %s", name, m.Metric, v, d.Why)
+	gr.Message = fmt.Sprintf("%s %s = %s: %s", name, m.Metric, numfmt.Sig(v, 4), d.Why)
 	if shapeNote != "" {
 		s.notes = append(s.notes, shapeNote)
 	}
@@ -225,8 +236,8 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		return gr, &d
 	}
 	gr.Baseline, gr.DeltaPct = &d.Baseline, pct(d.DeltaPct)
-	gr.Bound = fmt.Sprintf("at most %.1f%% worse than %.4g, the median of %d nights (floor %g%%, noise %.1f%%; %s)",
-		d.ThresholdPct, d.Baseline, d.RegimeNights, m.MaxDropPct, d.NoiseThresholdPct, direction(m))
+	gr.Bound = fmt.Sprintf("at most %.1f%% worse than %s, the median of %d nights (floor %s%%, noise %.1f%%; %s)",
+		d.ThresholdPct, numfmt.Sig(d.Baseline, 4), d.RegimeNights, numfmt.Exact(m.MaxDropPct), d.NoiseThresholdPct, direction(m))
 	gr.Verdict = verdictOf(!d.Flagged)
 	if d.Flagged {
 		cp := culprit(s.past, d, ref, sum.Recipe)
@@ -264,7 +275,7 @@ func pastValues(r baseline.Nights, run, metric, key string, tonight *summary.Fin
 			note = fmt.Sprintf("the bench config of %s changed after #%d: the nights before measured another workload and are not compared", run, n.BuildNumber)
 			break
 		}
-		for _, b := range n.Summary.Bench {
+		for _, b := range nightRuns(n.Summary, run) {
 			if b.Name != run || b.Status != summary.StatusOK {
 				continue
 			}
@@ -404,7 +415,7 @@ func bisect(recipe string, cp summary.ChangePoint) []string {
 func describeChange(cp summary.ChangePoint) string {
 	s := "last good " + nightName(cp.LastGood) + ", first bad " + nightName(cp.FirstBad)
 	if cp.Found {
-		s = fmt.Sprintf("change point (p = %.2g, mean %.4g then %.4g): %s", cp.P, cp.Before, cp.After, s)
+		s = fmt.Sprintf("change point (p %s, mean %s then %s): %s", numfmt.P(cp.P), numfmt.Sig(cp.Before, 4), numfmt.Sig(cp.After, 4), s)
 	}
 	if cp.Widened {
 		s += " (widened by a night each side: the evidence is weak)"
@@ -425,7 +436,7 @@ func nightName(r summary.NightRef) string {
 	default:
 		s = fmt.Sprintf("#%d", r.Build)
 	}
-	s += fmt.Sprintf(" %.4g", r.Value)
+	s += " " + numfmt.Sig(r.Value, 4)
 	if r.VLLMCommit != "" {
 		s += " vLLM " + r.VLLMCommit
 	}

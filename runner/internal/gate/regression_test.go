@@ -159,7 +159,7 @@ func TestRegressionGates(t *testing.T) {
 			name: "a clean drop tonight, policy on the config", configPol: true, nights: steady, sum: tonight(summary.StatusOK, 90, 23), lookup: true,
 			want: []regressionCase{
 				{Verdict: "fail", Rule: "single-night", Used: 29, Reps: 1, LastGood: 100, FirstBad: 0, Bisect: 3, BaselineRecorded: true,
-					MessageHas: []string{"flagged (single-night, p = ", "tonight 90 is 10.0% worse", "last good #100 99.6 vLLM abc0064 image sha256:", "first bad tonight (#101) 90 vLLM def4567", "bisect with: git -C vllm rev-list --first-parent --reverse abc0064..def4567"}},
+					MessageHas: []string{"flagged (single-night, p < 0.0001 ≤ 0.01)", "tonight 90 is 10.0% worse", "last good #100 99.6 vLLM abc0064 image sha256:", "first bad tonight (#101) 90 vLLM def4567", "bisect with: git -C vllm rev-list --first-parent --reverse abc0064..def4567"}},
 				{Verdict: "fail", Rule: "single-night", Used: 29, Reps: 1, LastGood: 100, FirstBad: 0, Bisect: 3, BaselineRecorded: true},
 			},
 		},
@@ -343,13 +343,13 @@ func TestSeriesSettlesAcceptedFlags(t *testing.T) {
 		want   []int // indexes, oldest first
 	}{
 		{"no acceptance: every flag", nil, []int{0, 2, 3, 5}},
-		{"accepted from #103: flags before the acceptance settled", &workloads.Accept{Since: "103", Build: 103, Reason: "r"}, []int{0, 5}},
-		{"accepted from before the history: the same", &workloads.Accept{Since: "90", Build: 90, Reason: "r"}, []int{5}},
+		{"accepted from #103: flags before the acceptance settled", &workloads.Accept{Since: "103", Build: 103, Reason: "r", Metrics: map[string]float64{"output_throughput": 3}}, []int{0, 5}},
+		{"accepted from before the history: the same", &workloads.Accept{Since: "90", Build: 90, Reason: "r", Metrics: map[string]float64{"output_throughput": 3}}, []int{5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := seriesOf(past, &summary.Summary{}, tt.accept, 107, time.Now())
+			s := seriesOf(past, &summary.Summary{}, tt.accept, workloads.RegressionMetric{Metric: "output_throughput", HigherIsBetter: true}, 107, time.Now())
 			if diff := cmp.Diff(tt.want, s.flagged); diff != "" {
 				t.Errorf("flagged nights (-want +got):\n%s", diff)
 			}
@@ -407,6 +407,76 @@ func TestBenchShapeChangeLeavesOlderNightsOut(t *testing.T) {
 			g := gates[0]
 			if g.Verdict != tt.verdict || g.Detector == nil || g.Detector.Nights != tt.nights || !strings.Contains(g.Message, tt.note) {
 				t.Errorf("gate = %s on %v nights: %s; want %s on %d nights, saying %q", g.Verdict, g.Detector, g.Message, tt.verdict, tt.nights, tt.note)
+			}
+		})
+	}
+}
+
+// An acceptance names its metrics and the level it accepts: another
+// metric's regression, and a worsening beyond the level, fail as usual,
+// on the acceptance's first night as on later ones.
+func TestAcceptanceNamesMetricsAndLevel(t *testing.T) {
+	t.Parallel()
+	accept := func(since int) *workloads.Accept {
+		return &workloads.Accept{Since: fmt.Sprint(since), Build: since, Reason: "fp8 KV cache", Metrics: map[string]float64{"output_throughput": 8}}
+	}
+	// Nights up to #100 at 100 tok/s; with since 99, #99 and #100 at the
+	// accepted level, 8 % down.
+	nights := func(levelFrom int) func(t *testing.T) []baseline.Night {
+		return func(t *testing.T) []baseline.Night {
+			tput, tpot := flat(30, 100, 20)
+			for i := range tput {
+				if 100-(len(tput)-1-i) >= levelFrom {
+					tput[i] *= 0.92
+				}
+			}
+			return seriesNights(t, tput, tpot)
+		}
+	}
+	tests := []struct {
+		name       string
+		accept     *workloads.Accept
+		levelFrom  int
+		tput, tpot float64
+		want       []string // verdicts: output_throughput, median_tpot_ms
+		messageHas string
+	}{
+		{name: "no acceptance: an 8 % drop fails", levelFrom: 101, tput: 92, tpot: 20, want: []string{"fail", "pass"}},
+		{name: "first night: the accepted drop passes", accept: accept(101), levelFrom: 101, tput: 92, tpot: 20, want: []string{"pass", "pass"},
+			messageHas: "regression of output_throughput accepted since 101 (fp8 KV cache): up to 8% worse from tonight on"},
+		{name: "first night: another metric's 60 % regression fails", accept: accept(101), levelFrom: 101, tput: 92, tpot: 32, want: []string{"pass", "fail"}},
+		{name: "first night: beyond the accepted level fails", accept: accept(101), levelFrom: 101, tput: 85, tpot: 20, want: []string{"fail", "pass"}},
+		{name: "later night: the accepted level passes", accept: accept(99), levelFrom: 99, tput: 92.2, tpot: 20, want: []string{"pass", "pass"},
+			messageHas: "up to 8% worse from #99 on, so the 28 night(s) before count 8% worse"},
+		{name: "later night: beyond the accepted level fails", accept: accept(99), levelFrom: 99, tput: 85, tpot: 20, want: []string{"fail", "pass"}},
+		{name: "later night: another metric fails", accept: accept(99), levelFrom: 99, tput: 92.2, tpot: 32, want: []string{"pass", "fail"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			policy := &workloads.Regression{Nights: 30, MaxMissing: 25, Accept: tt.accept, Metrics: []workloads.RegressionMetric{
+				{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 5},
+				{Metric: "median_tpot_ms", HigherIsBetter: false, MaxDropPct: 10},
+			}}
+			src := &baselinetest.Source{Nights: map[string][]baseline.Night{"r-h200": nights(tt.levelFrom)(t)}}
+			g := Gater{Res: withRuns(&workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: &workloads.Bench{Configs: []workloads.BenchConfig{{Name: "8k"}}, Regression: policy}}}), History: src.History()}
+			sum := &summary.Summary{Recipe: "r-h200", Buildkite: &summary.BuildkiteInfo{BuildNumber: "101"},
+				Bench: []summary.BenchRun{{Name: "8k", Config: "8k", Status: summary.StatusOK, Metrics: tputTPOT(tt.tput, tt.tpot)}}}
+			var got []string
+			for _, gr := range g.Apply(context.Background(), sum) {
+				if gr.Kind != summary.GateRegression {
+					continue
+				}
+				got = append(got, gr.Verdict)
+				if gr.Metric == "output_throughput" && tt.messageHas != "" && !strings.Contains(gr.Message, tt.messageHas) {
+					t.Errorf("message = %q, want it to contain %q", gr.Message, tt.messageHas)
+				}
+				if gr.Metric == "median_tpot_ms" && gr.Detector != nil && gr.Detector.Accepted != "" {
+					t.Errorf("median_tpot_ms records an acceptance it does not have: %q", gr.Detector.Accepted)
+				}
+			}
+			if diff := cmp.Diff(got, tt.want); diff != "" {
+				t.Errorf("verdicts (output_throughput, median_tpot_ms) diff (-got +want):\n%s", diff)
 			}
 		})
 	}

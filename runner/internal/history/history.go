@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,10 @@ type Config struct {
 	Timeout time.Duration
 	// Needs is the "recipe<TAB>nights" lines of contract.HistoryEnv.
 	Needs string
-	API   baseline.APIConfig
+	// NeedsFile, when set, holds Needs instead: a build of thousands of
+	// recipes has more of them than an environment variable can carry.
+	NeedsFile string
+	API       baseline.APIConfig
 }
 
 // Run is `runner history`: it fetches the nights c.Needs names through
@@ -51,8 +55,22 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 
 // run is Run with the source replaceable in tests.
 func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(string) string, bk buildkite.Door, source func(ctx context.Context) (baseline.Source, error)) error {
-	needs, err := contract.ParseNeeds(c.Needs)
+	text := c.Needs
+	if c.NeedsFile != "" {
+		if text != "" {
+			return fmt.Errorf("%w: the needs come from %s or from --needs (%s), not both", cliutil.ErrUsage, c.NeedsFile, contract.HistoryEnv)
+		}
+		b, err := readNeedsFile(c.NeedsFile)
+		if err != nil {
+			return err
+		}
+		text = b
+	}
+	needs, err := contract.ParseNeeds(text)
 	if err != nil {
+		if c.NeedsFile != "" {
+			return fmt.Errorf("%w: %s: %w", cliutil.ErrUsage, c.NeedsFile, err)
+		}
 		return fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
 	}
 	if source == nil {
@@ -208,4 +226,23 @@ func report(w io.Writer, n contract.Need, r baseline.Result, err error) {
 		fmt.Fprintf(w, " (%v)", err)
 	}
 	fmt.Fprintln(w)
+}
+
+// maxNeedsFile bounds the needs file read: 100,000 recipes' lines.
+const maxNeedsFile = 16 << 20
+
+func readNeedsFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read the history's needs: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxNeedsFile+1))
+	if err != nil {
+		return "", fmt.Errorf("read the history's needs %s: %w", path, err)
+	}
+	if len(b) > maxNeedsFile {
+		return "", fmt.Errorf("the history's needs %s are larger than %d MiB", path, maxNeedsFile>>20)
+	}
+	return string(b), nil
 }

@@ -236,6 +236,12 @@ func PostRecords(ctx context.Context, client *http.Client, url, token string, s 
 	if err != nil {
 		return fmt.Errorf("ingest: encode: %w", err)
 	}
+	return postBody(ctx, client, url, token, nil, body)
+}
+
+// postBody posts one JSON body, trying again on a server error or a
+// refusal for load; the token goes only into the Authorization header.
+func postBody(ctx context.Context, client *http.Client, url, token string, headers map[string]string, body []byte) error {
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
 		if attempt > 0 {
@@ -252,6 +258,9 @@ func PostRecords(ctx context.Context, client *http.Client, url, token string, s 
 			return fmt.Errorf("ingest: %w", err)
 		}
 		req.Header.Set("Content-Type", "application/json")
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}

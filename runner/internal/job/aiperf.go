@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
@@ -53,10 +54,97 @@ func aiperfSet() tools.Set {
 // aiperfVenv is the venv the aiperf set is published at.
 func (j *Job) aiperfVenv() string { return filepath.Join(j.aiperfToolsDir(), aiperfSet().Key()) }
 
+// aiperfInContainer: on docker hosts aiperf runs in the server's
+// container.
+func (j *Job) aiperfInContainer() bool {
+	return j.res.Profile.Runtime == agents.Docker && j.cfg.BaseURL == ""
+}
+
+// aiperfProbe prints "aiperf VERSION" when aiperf imports in the
+// container's Python, else "aiperf - WHY", then "dist NAME VERSION" for
+// each distribution named (VERSION "-" when absent): pytestProbe's
+// answer, for the same parser.
+const aiperfProbe = `import sys
+from importlib.metadata import version, PackageNotFoundError
+try:
+    import aiperf
+    print("aiperf", version("aiperf"))
+except Exception as e:
+    print("aiperf -", type(e).__name__ + ":", " ".join(str(e).split()))
+for name in sys.argv[1:]:
+    try:
+        print("dist", name, version(name))
+    except PackageNotFoundError:
+        print("dist", name, "-")
+`
+
+// containerAIPerf makes aiperf importable in the server's container:
+// nothing when the image has it, else the distributions of its hashed
+// lock (internal/toollocks/aiperf.txt) the image lacks are installed, as
+// the pytest step installs pytest; those the image has at other versions
+// are the server's and left alone. Stock vLLM images do not ship aiperf.
+func (j *Job) containerAIPerf(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, pytestTimeout)
+	defer cancel()
+	name := containerName(j.res, j.getenv)
+	env, err := j.env(childenv.Docker)
+	if err != nil {
+		return err
+	}
+	lock := toollocks.AIPerf()
+	entries := parseLock(lock.Text)
+	probe := proc.Spec{Argv: append([]string{"docker", "exec", name, "python3", "-c", aiperfProbe}, lockNames(entries)...), Env: env}
+	python := "docker exec " + name + " python3"
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(probe.Argv))
+	st, err := j.probeTool(ctx, probe, "aiperf")
+	if err != nil {
+		return fmt.Errorf("aiperf: ask %s: %w", python, err)
+	}
+	if st.version != "" {
+		fmt.Fprintf(j.log, "runner: aiperf %s imports in %s; nothing installed\n", st.version, python)
+		return nil
+	}
+	var missing []lockEntry
+	for _, e := range entries {
+		if st.dists[e.name] == "" {
+			missing = append(missing, e)
+		}
+	}
+	if len(missing) == 0 {
+		return fmt.Errorf("aiperf: %s cannot import aiperf (%s), yet it has every distribution of the lock; nothing to install", python, st.why)
+	}
+	fmt.Fprintf(j.log, "runner: aiperf does not import in %s (%s); installing %d distribution(s) from its lock (%s)\n", python, st.why, len(missing), lock.Key())
+	install, err := j.containerPip(name)
+	if err != nil {
+		return err
+	}
+	install.Stdin = strings.NewReader(lockText(missing))
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(install.Argv))
+	pw := proc.NewPrefixWriter(j.log, "[pip] ")
+	tail := proc.NewTail(pipTail)
+	install.Stdout = io.MultiWriter(pw, tail)
+	install.Stderr = install.Stdout
+	err = j.procs.Run(ctx, install)
+	pw.Close()
+	if err != nil {
+		j.noteCause(tail)
+		return fmt.Errorf("aiperf: install into %s (lock %s): %w; last lines:\n%s", python, lock.Key(), err, tail.String())
+	}
+	after, err := j.probeTool(ctx, probe, "aiperf")
+	if err != nil {
+		return fmt.Errorf("aiperf: ask %s after the install: %w", python, err)
+	}
+	if after.version == "" {
+		return fmt.Errorf("aiperf: pip installed it, but %s still cannot import aiperf: %s", python, after.why)
+	}
+	fmt.Fprintf(j.log, "runner: installed aiperf %s into %s\n", after.version, python)
+	return nil
+}
+
 // aiperfBin is the aiperf the job runs: the image's on docker, else the
 // venv's, else PATH's under --tools path.
 func (j *Job) aiperfBin() string {
-	if j.res.Profile.Runtime == agents.Docker && j.cfg.BaseURL == "" {
+	if j.aiperfInContainer() {
 		return "aiperf"
 	}
 	if j.cfg.Tools == tools.ModePath {
@@ -122,6 +210,11 @@ func (j *Job) aiperf(ctx context.Context) error {
 			return fmt.Errorf("install aiperf: %w", err)
 		}
 	}
+	if j.aiperfInContainer() {
+		if err := j.containerAIPerf(ctx); err != nil {
+			return err
+		}
+	}
 	return whileServing(ctx, j, j.res.Recipe.AIPerf.Configs,
 		func(c workloads.AIPerfConfig) string { return workloads.AIPerfSubject(c.Name, "") },
 		func(c workloads.AIPerfConfig) error {
@@ -158,7 +251,11 @@ func (j *Job) aiperfRun(ctx context.Context, c workloads.AIPerfConfig) ([]summar
 	if err := j.procs.Run(ctx, spec); err != nil {
 		return fail(err)
 	}
-	points, err := aiperfExports(dir)
+	planned, err := c.Points()
+	if err != nil {
+		return fail(err)
+	}
+	points, err := aiperfExports(dir, planned)
 	if err != nil {
 		return fail(err)
 	}
@@ -168,7 +265,12 @@ func (j *Job) aiperfRun(ctx context.Context, c workloads.AIPerfConfig) ([]summar
 		name := workloads.AIPerfSubject(c.Name, p.point)
 		br := summary.BenchRun{Name: name, Config: subject, Backend: "aiperf", Concurrency: pointConcurrency(p.point), Repetitions: 1, Status: summary.StatusOK}
 		br.File, _ = filepath.Rel(j.absDir, p.file)
-		r, err := results.ParseAIPerfFile(p.file)
+		var r results.AIPerfResult
+		if p.problem == "" {
+			r, err = results.ParseAIPerfFile(p.file)
+		} else {
+			err = errors.New(p.problem)
+		}
 		switch {
 		case err != nil:
 		case r.Cancelled:
@@ -193,19 +295,29 @@ func (j *Job) aiperfRun(ctx context.Context, c workloads.AIPerfConfig) ([]summar
 		br.TTFT = summary.Latency{Mean: m["time_to_first_token_avg_ms"], Median: m["time_to_first_token_p50_ms"], P99: m["time_to_first_token_p99_ms"]}
 		br.ITL = summary.Latency{Mean: m["inter_token_latency_avg_ms"], Median: m["inter_token_latency_p50_ms"], P99: m["inter_token_latency_p99_ms"]}
 		br.E2EL = summary.Latency{Mean: m["request_latency_avg_ms"], Median: m["request_latency_p50_ms"], P99: m["request_latency_p99_ms"]}
-		fmt.Fprintf(j.log, "runner: %s: %.1f output tok/s, %.2f req/s, median TTFT %.1f ms\n", name, br.OutputThroughput, br.RequestThroughput, br.TTFT.Median)
+		fmt.Fprintf(j.log, "runner: %s: %s output tok/s, %s req/s, median TTFT %s ms\n", name,
+			numfmt.Num(br.OutputThroughput, numfmt.TokensPerSec), numfmt.Num(br.RequestThroughput, numfmt.Plain), numfmt.Num(br.TTFT.Median, numfmt.Millis))
 		runs = append(runs, br)
 	}
 	return runs, errors.Join(errs...)
 }
 
-type aiperfPoint struct{ point, file string }
+// aiperfPoint is one run's export, or problem when the run cannot be
+// judged from it.
+type aiperfPoint struct{ point, file, problem string }
 
 // aiperfExports finds aiperf's exports: one in dir for a single run, one
 // per point folder for a sweep (aiperf orchestrator's artifact layout:
-// <dir>/<point>/ with one trial). Aggregates across points are not runs.
-func aiperfExports(dir string) ([]aiperfPoint, error) {
-	if f := filepath.Join(dir, results.AIPerfExportFile); fileExists(f) {
+// <dir>/<point>/ with one trial). Every planned point comes back, one
+// that wrote no export with the problem, so that it is not judged but
+// fails the run; so does a point folder the recipe did not plan.
+// Aggregates across points are not runs.
+func aiperfExports(dir string, planned []workloads.AIPerfPoint) ([]aiperfPoint, error) {
+	if len(planned) == 1 && planned[0].Name == "" {
+		f := filepath.Join(dir, results.AIPerfExportFile)
+		if !fileExists(f) {
+			return nil, fmt.Errorf("aiperf wrote no %s in %s", results.AIPerfExportFile, dir)
+		}
 		return []aiperfPoint{{file: f}}, nil
 	}
 	entries, err := os.ReadDir(dir)
@@ -213,17 +325,33 @@ func aiperfExports(dir string) ([]aiperfPoint, error) {
 		return nil, fmt.Errorf("read aiperf artifacts: %w", err)
 	}
 	var out []aiperfPoint
+	want := map[string]bool{}
+	for _, p := range planned {
+		want[p.Name] = true
+		f := filepath.Join(dir, p.Name, results.AIPerfExportFile)
+		ap := aiperfPoint{point: p.Name, file: f}
+		if !fileExists(f) {
+			ap.problem = fmt.Sprintf("aiperf wrote no %s for the planned sweep point %s", filepath.Join(filepath.Base(dir), p.Name, results.AIPerfExportFile), p.Name)
+		}
+		out = append(out, ap)
+	}
+	var extra []aiperfPoint
 	for _, e := range entries {
 		f := filepath.Join(dir, e.Name(), results.AIPerfExportFile)
-		if e.IsDir() && e.Name() != "sweep_aggregate" && fileExists(f) {
-			out = append(out, aiperfPoint{point: e.Name(), file: f})
+		if e.IsDir() && e.Name() != "sweep_aggregate" && !want[e.Name()] && fileExists(f) {
+			extra = append(extra, aiperfPoint{point: e.Name(), file: f, problem: fmt.Sprintf("aiperf wrote sweep point %s, which the recipe does not plan (planned: %s)", e.Name(), pointNames(planned))})
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("aiperf wrote no %s in %s or a sweep point folder under it", results.AIPerfExportFile, dir)
+	sort.Slice(extra, func(a, b int) bool { return extra[a].point < extra[b].point })
+	return append(out, extra...), nil
+}
+
+func pointNames(ps []workloads.AIPerfPoint) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].point < out[b].point })
-	return out, nil
+	return strings.Join(names, ", ")
 }
 
 // pointConcurrency reads concurrency_<n> out of a sweep point's folder

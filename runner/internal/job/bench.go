@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
@@ -100,11 +101,27 @@ func (j *Job) benchSpecTo(run workloads.BenchRun, file string) (proc.Spec, error
 	if run.Backend == "openai-chat" {
 		argv = append(argv, "--endpoint", "/v1/chat/completions")
 	}
+	argv = append(argv, "--model", res.ServedModel())
+	text, isText := workloads.RealTextDatasets[run.Dataset]
+	if isText {
+		// Real prompts from the model cache (--no-stream: datasets keeps
+		// them there, as lm_eval keeps gsm8k), every answer output_len
+		// tokens long.
+		argv = append(argv,
+			"--dataset-name", "hf",
+			"--dataset-path", text.Path,
+			"--hf-split", text.Split,
+			"--no-stream",
+			"--hf-output-len", strconv.Itoa(run.OutputLen),
+		)
+	} else {
+		argv = append(argv,
+			"--dataset-name", "random",
+			"--random-input-len", strconv.Itoa(run.InputLen),
+			"--random-output-len", strconv.Itoa(run.OutputLen),
+		)
+	}
 	argv = append(argv,
-		"--model", res.ServedModel(),
-		"--dataset-name", "random",
-		"--random-input-len", strconv.Itoa(run.InputLen),
-		"--random-output-len", strconv.Itoa(run.OutputLen),
 		"--ignore-eos",
 		"--num-prompts", strconv.Itoa(run.NumPrompts),
 		"--max-concurrency", strconv.Itoa(run.Concurrency),
@@ -126,14 +143,91 @@ func (j *Job) benchSpecTo(run workloads.BenchRun, file string) (proc.Spec, error
 	}
 	argv = append(argv, run.Args...)
 	argv = append(argv, "--save-result", "--result-filename", file)
+	var offline []childenv.Var
+	if isText && j.hfOffline() {
+		// The cluster reaches no hub: datasets must read its cache only,
+		// and fail rather than try.
+		offline = []childenv.Var{{Name: "HF_DATASETS_OFFLINE", Value: "1"}, {Name: "HF_HUB_OFFLINE", Value: "1"}}
+	}
 	if res.Profile.Runtime == agents.Docker && j.cfg.BaseURL == "" {
 		exec := append([]string{"docker", "exec"}, j.hfTokenFlags()...)
+		for _, v := range offline {
+			exec = append(exec, "-e", v.Name+"="+v.Value)
+		}
 		argv = append(append(exec, containerName(res, j.getenv)), argv...)
 		env, err := j.env(childenv.DockerBench)
 		return proc.Spec{Argv: argv, Env: env}, err
 	}
-	env, err := j.env(childenv.Bench)
-	return proc.Spec{Argv: argv, Env: env}, err
+	runner := offline
+	if isText {
+		// The dataset lives in the server's model cache, as gsm8k does.
+		if home := j.hfHome(); home != "" {
+			runner = append(runner, childenv.Var{Name: "HF_HOME", Value: home})
+		}
+	}
+	env, err := j.env(childenv.Bench, runner...)
+	return proc.Spec{Argv: argv, Env: env, Confine: j.modelCode()}, err
+}
+
+// hfHome is the server's HF_HOME: the profile's cache unless the recipe
+// sets its own.
+func (j *Job) hfHome() string {
+	for _, e := range j.res.Env {
+		if e.Name == "HF_HOME" {
+			return e.Value
+		}
+	}
+	return j.res.Profile.HFCacheDir()
+}
+
+// hfOffline says whether the job may not reach the Hugging Face hub: the
+// job's or the server's environment sets HF_HUB_OFFLINE or
+// HF_DATASETS_OFFLINE.
+func (j *Job) hfOffline() bool {
+	on := func(v string) bool {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "1", "true", "yes", "on":
+			return true
+		}
+		return false
+	}
+	for _, name := range []string{"HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"} {
+		if j.getenv != nil && on(j.getenv(name)) {
+			return true
+		}
+		for _, e := range j.res.Env {
+			if e.Name == name && on(e.Value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ErrDatasetNotCached: a real-text dataset the bench needs is not in the
+// model cache, and the job may not fetch it.
+var ErrDatasetNotCached = errors.New("dataset not in the model cache")
+
+// checkDatasetCache fails, before any request, a real-text run whose
+// dataset an offline job would have to fetch: where datasets keeps it
+// (datasets/<org>___<name>, or the hub's datasets--<org>--<name>) in the
+// model cache. A docker volume the host cannot look into is left to the
+// bench, which then fails in datasets' own words.
+func (j *Job) checkDatasetCache(run workloads.BenchRun) error {
+	text, ok := workloads.RealTextDatasets[run.Dataset]
+	if !ok || !j.hfOffline() || (j.res.Profile.Runtime == agents.Docker && j.res.Profile.HFHome == "") {
+		return nil
+	}
+	cache := j.hfHome()
+	for _, dir := range []string{
+		filepath.Join(cache, "datasets", strings.ReplaceAll(text.Path, "/", "___")),
+		filepath.Join(cache, "hub", "datasets--"+strings.ReplaceAll(text.Path, "/", "--")),
+	} {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s (%s) is not under %s and the job is offline (HF_HUB_OFFLINE), so the bench may not fetch it; run the recipe once where the hub is reachable, or copy the dataset into that cache", ErrDatasetNotCached, run.Dataset, text.Path, cache)
 }
 
 // bench runs every expanded run, repetitions in order. A failed run does
@@ -145,6 +239,8 @@ func (j *Job) bench(ctx context.Context) error {
 	canary := map[string]bool{}        // configs whose first point has run
 	failed := map[string]string{}      // configs whose canary failed: why
 	took := map[string]time.Duration{} // how long each canary took
+	runs := j.newBenchSession()
+	defer runs.close()
 	return whileServing(ctx, j, j.res.BenchRuns,
 		func(run workloads.BenchRun) string { return run.Name },
 		func(run workloads.BenchRun) error {
@@ -159,7 +255,7 @@ func (j *Job) bench(ctx context.Context) error {
 			first := !canary[run.Config]
 			canary[run.Config] = true
 			start := time.Now()
-			br, err := j.benchRun(ctx, run)
+			br, err := j.benchRun(ctx, runs, run)
 			j.sum.Bench = append(j.sum.Bench, br)
 			if err != nil && first && ctx.Err() == nil {
 				took[run.Config] = time.Since(start)
@@ -172,7 +268,7 @@ func (j *Job) bench(ctx context.Context) error {
 		})
 }
 
-func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.BenchRun, error) {
+func (j *Job) benchRun(ctx context.Context, runs *benchSession, run workloads.BenchRun) (summary.BenchRun, error) {
 	br := summary.BenchRun{
 		Name: run.Name, Config: run.Config, Concurrency: run.Concurrency, NumPrompts: run.NumPrompts,
 		InputLen: run.InputLen, OutputLen: run.OutputLen, Repetitions: run.Repetitions, Backend: run.Backend,
@@ -195,6 +291,10 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	if err := os.MkdirAll(j.benchDir(), 0o755); err != nil {
 		return fail(fmt.Errorf("create bench folder: %w", err))
 	}
+	if err := j.checkDatasetCache(run); err != nil {
+		fmt.Fprintf(j.log, "runner: %s: %v\n", run.Name, err)
+		return fail(err)
+	}
 	var reps []results.BenchResult
 	for rep := 1; rep <= run.Repetitions; rep++ {
 		spec, err := j.benchSpec(run, rep)
@@ -205,13 +305,12 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		// through this pipe: the file must say the same.
 		printed := &results.Printed{}
 		spec.Stdout, spec.Stderr = io.MultiWriter(out, printed), out
-		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
 		before, err := dirNames(j.benchDir())
 		if err != nil {
 			return fail(fmt.Errorf("repetition %d: %w", rep, err))
 		}
 		w := results.Window{Start: time.Now()}
-		err = j.procs.Run(ctx, spec)
+		err = runs.run(ctx, spec)
 		w.End = time.Now()
 		if err != nil {
 			j.noteCause(tail)
@@ -234,7 +333,7 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 		}
 		reps = append(reps, b)
 	}
-	reps, reruns, err := j.rerunOnAlarm(ctx, run, reps, out)
+	reps, reruns, err := j.rerunOnAlarm(ctx, runs, run, reps, out)
 	if err != nil {
 		return fail(err)
 	}
@@ -265,8 +364,9 @@ func (j *Job) benchRun(ctx context.Context, run workloads.BenchRun) (summary.Ben
 	}
 	out2.RepetitionValues = j.repetitionValues(run, reps)
 	out2.Repetitions, out2.Reruns = len(reps), reruns
-	fmt.Fprintf(j.log, "runner: %s: %.1f output tok/s (%.1f per GPU), median TTFT %.1f ms, median TPOT %.2f ms\n",
-		run.Name, out2.OutputThroughput, out2.OutputThroughputPerGPU, out2.TTFT.Median, out2.TPOT.Median)
+	fmt.Fprintf(j.log, "runner: %s: %s output tok/s (%s per GPU), median TTFT %s ms, median TPOT %s ms\n",
+		run.Name, numfmt.Num(out2.OutputThroughput, numfmt.TokensPerSec), numfmt.Num(out2.OutputThroughputPerGPU, numfmt.TokensPerSec),
+		numfmt.Num(out2.TTFT.Median, numfmt.Millis), numfmt.Num(out2.TPOT.Median, numfmt.Millis))
 	return out2, nil
 }
 

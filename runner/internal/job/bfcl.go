@@ -43,7 +43,7 @@ func (j *Job) bfclSpec(p bfcl.Plan) (proc.Spec, error) {
 		return proc.Spec{}, err
 	}
 	env, err := j.env(childenv.BFCL, append(append([]childenv.Var(nil), tl.Env...), driverVars...)...)
-	return proc.Spec{Argv: argv, Env: env, Dir: filepath.Join(j.absDir, bfclDir, p.Category)}, err
+	return proc.Spec{Argv: argv, Env: env, Dir: filepath.Join(j.absDir, bfclDir, p.Category), Confine: j.modelCode()}, err
 }
 
 // bfclPhase runs every category on the server lm_eval used; one failing

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
+	"github.com/benchkite/benchkite/internal/envname"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
@@ -56,6 +57,9 @@ func (j *Job) buildSpec() (proc.Spec, error) {
 	argv := []string{"docker", "build", "-f", dockerfile, "-t", j.res.Image.Image, "--label", LabelRecipe + "=" + j.res.Recipe.Name}
 	var byName []childenv.Var
 	for _, a := range b.Args {
+		if why := envname.BuildArgReason(a.Name); why != "" {
+			return proc.Spec{}, fmt.Errorf("vllm.build.args.%s may not be passed: %s", a.Name, why)
+		}
 		switch {
 		case a.FromEnv:
 			v, ok := lookupEnv(j.environ, a.Name)

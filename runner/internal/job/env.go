@@ -4,12 +4,14 @@ import (
 	"strconv"
 
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/workloads"
 )
 
 // envReadyTimeout is vLLM's own limit on engine start-up, 600 s by
 // default: a large model dies there whatever the runner's health timeout
-// is. The runner sets it to its health timeout.
-const envReadyTimeout = "VLLM_ENGINE_READY_TIMEOUT_S"
+// is. The runner sets it to its health timeout unless the recipe's (or the
+// profile's) env sets it: that value is the recipe's choice.
+const envReadyTimeout = workloads.EngineReadyTimeoutEnv
 
 // env is the complete environment of a child of role r: what the role
 // takes of the job's environment, the recipe's env for the server, and
@@ -32,9 +34,14 @@ func (j *Job) recipeEnv() []childenv.Var {
 	return out
 }
 
-// readyTimeoutVar gives vLLM the runner's health timeout, in whole
-// seconds, rounded up.
-func (j *Job) readyTimeoutVar() childenv.Var {
+// readyTimeoutVars gives vLLM the runner's health timeout, in whole
+// seconds, rounded up, when the server's env does not set it already.
+func (j *Job) readyTimeoutVars() []childenv.Var {
+	for _, e := range j.res.Env {
+		if e.Name == envReadyTimeout {
+			return nil
+		}
+	}
 	secs := int((j.cfg.HealthTimeout + 999_999_999) / 1_000_000_000)
-	return childenv.Var{Name: envReadyTimeout, Value: strconv.Itoa(secs)}
+	return []childenv.Var{{Name: envReadyTimeout, Value: strconv.Itoa(secs)}}
 }

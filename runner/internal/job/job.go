@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
+	"github.com/benchkite/benchkite/runner/internal/rootcause"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
 	"github.com/benchkite/benchkite/workloads"
@@ -58,11 +58,18 @@ type Config struct {
 	HistoryPoll  time.Duration // between looks at it; baseline.DefaultHistoryPoll when zero
 	IngestURL    string        // best-effort dashboard sink; "" for none
 	IngestSecret string        // Buildkite secret with the ingest token
+	// IngestPerfEval turns on the perf-eval-compatible sink: rows to
+	// IngestPerfURL, accuracy results and samples to IngestEvalURL.
+	IngestPerfEval               bool
+	IngestPerfURL, IngestEvalURL string
+	IngestNoSamples              bool
 	// IngestNightlyOnly sends only scheduled nights that did not fail and
 	// ran their own server; other runs are marked when sent.
 	IngestNightlyOnly bool
-	// PortAuto: no port was asked for. On a host-network pod the port is
-	// a port of the node, so the runner picks a free one.
+	// PortAuto: no port was asked for (no --port, BENCHKITE_PORT or
+	// VLLM_PORT). Inside a Buildkite job the port is then JobPort of the
+	// job id, on every runtime, and a free one if that is held; outside
+	// one, Port, or a free one where the server binds the host's network.
 	PortAuto bool
 	// Tools is how lm_eval and the BFCL driver are found: installed into
 	// ToolsDir (tools.ModeVenv) or taken from PATH (tools.ModePath).
@@ -70,6 +77,10 @@ type Config struct {
 	ToolsDir string
 	// PassEnv names job variables every child gets as they are.
 	PassEnv []string
+	// Unconfined starts the processes that run model code without user
+	// and mount namespaces of their own (modelCode), for hosts whose
+	// kernel allows none.
+	Unconfined bool
 }
 
 // Deps are the job's ties to the world, replaced in tests.
@@ -108,9 +119,12 @@ type Job struct {
 	absDir   string // dir, absolute: where a container sees it
 	port     int
 	baseURL  string
-	deny     []string // more variables no child may get
-	tools    tools.Tools
-	server   *server
+	// portDerived: port came from the job id, not from the user, so
+	// another may replace it when something holds it.
+	portDerived bool
+	deny        []string // more variables no child may get
+	tools       tools.Tools
+	server      *server
 	// serverExit says why the server ended on its own after it was
 	// ready; empty when it did not.
 	serverExit string
@@ -168,9 +182,17 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		j.cfg.HealthTimeout = res.Recipe.StartupTimeout()
 	}
 	j.port = c.Port
-	if c.PortAuto && c.BaseURL == "" && res.Profile.HostNetwork() {
-		if p, err := freePort(); err == nil {
-			j.port = p
+	if c.PortAuto && c.BaseURL == "" {
+		var id string
+		if j.getenv != nil {
+			id = j.getenv("BUILDKITE_JOB_ID")
+		}
+		if id != "" {
+			j.port, j.portDerived = JobPort(id), true
+		} else if res.Profile.HostNetwork() {
+			if p, err := freePort(); err == nil {
+				j.port = p
+			}
 		}
 	}
 	j.baseURL = strings.TrimSuffix(c.BaseURL, "/")
@@ -345,8 +367,11 @@ func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) e
 			p.Status = summary.StatusCanceled
 		}
 		p.Error = err.Error()
-		if j.cause == "" {
-			j.cause = j.serverCause()
+		// A server that died while the phase ran took it down: its death
+		// comes first, before what the phase's own process said of it
+		// (a bench's "connection refused").
+		if c := j.serverCause(); c != "" {
+			j.cause = c
 		}
 		p.Cause = j.cause
 		fmt.Fprintf(j.log, "runner: %s %s: %v\n", name, p.Status, err)
@@ -364,8 +389,17 @@ func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) e
 // record; the first failure of a phase is kept.
 func (j *Job) noteCause(tail *proc.Tail) {
 	if j.cause == "" && tail != nil {
-		j.cause = tail.Cause()
+		j.cause = causeOf(tail)
 	}
+}
+
+// causeOf is a failed process's cause: the innermost exception of its
+// last traceback, else its last error lines (proc.Tail.Cause).
+func causeOf(tail *proc.Tail) string {
+	if c := rootcause.Of(tail.Lines()); c != "" {
+		return c
+	}
+	return tail.Cause()
 }
 
 // skip records a phase this run does not plan (bench only, an attached
@@ -451,7 +485,13 @@ func (j *Job) verdict(ctx context.Context) gate.Judgement {
 // finish prints the closing lines: the verdict, and every problem and
 // failed gate with its reason, so the end of the log says what went wrong.
 func (j *Job) finish(judged gate.Judgement) {
-	lines := slices.Clone(j.sum.Problems)
+	var lines []string
+	// What happened first leads: a server that died took down what
+	// failed after it.
+	if j.sum.Verdict != summary.VerdictPass && j.serverExit != "" {
+		lines = append(lines, "server exited during the run: "+j.serverExit)
+	}
+	lines = append(lines, j.sum.Problems...)
 	for _, g := range j.sum.Gates {
 		if g.Verdict == summary.VerdictFail {
 			lines = append(lines, "gate failed: "+g.Message)
@@ -459,9 +499,6 @@ func (j *Job) finish(judged gate.Judgement) {
 	}
 	if p := j.sum.Phase(summary.PhasePublish); p != nil && p.Status == summary.StatusFailed {
 		lines = append(lines, "publish failed: "+firstLine(p.Error))
-	}
-	if j.sum.Verdict != summary.VerdictPass && j.serverExit != "" {
-		lines = append(lines, "server exited during the run: "+j.serverExit)
 	}
 	switch j.sum.Verdict {
 	case summary.VerdictPass:
@@ -476,6 +513,11 @@ func (j *Job) finish(judged gate.Judgement) {
 		}
 		fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
 	default:
+		if j.sum.Canceled != "" {
+			// A cancel is what a person did, not what the run found.
+			fmt.Fprintf(j.log, "+++ :x: %s: %s: canceled (%s)\n", j.res.Recipe.Name, j.sum.Verdict, j.sum.Canceled)
+			break
+		}
 		fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
 	}
 	for _, l := range lines {

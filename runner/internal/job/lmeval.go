@@ -45,7 +45,7 @@ func (j *Job) lmevalSpec(t workloads.ResolvedTask, dir string) (proc.Spec, error
 		"--num_fewshot", strconv.Itoa(t.NumFewshot),
 		"--log_samples",
 		"--output_path", filepath.Join(j.dir, dir),
-	}, Env: env}, err
+	}, Env: env, Confine: j.modelCode()}, err
 }
 
 // taskEntry is one lm_eval task entry of the recipe with the folder its
@@ -109,7 +109,11 @@ func (j *Job) lmevalTask(ctx context.Context, t taskEntry) (summary.TaskResult, 
 	if err != nil {
 		return fail(err)
 	}
-	spec.Stdout, spec.Stderr = out, out
+	// The table lm_eval prints on its own stdout is what its results
+	// file must say: the file is on disk, where a native server can
+	// rewrite it in place.
+	table := &results.LMEvalTable{}
+	spec.Stdout, spec.Stderr = io.MultiWriter(out, table), out
 	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
 	limit := j.res.Recipe.LMEvalTimeout()
 	runCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w: lm_eval %s ran past its %s limit (lm_eval.timeout_minutes)", errTimeLimit, t.Name, limit))
@@ -147,6 +151,12 @@ func (j *Job) lmevalTask(ctx context.Context, t taskEntry) (summary.TaskResult, 
 		if len(missing) > 0 {
 			tr.Status = summary.StatusFailed
 			tr.Error = fmt.Sprintf("no key %s for task %q", strings.Join(missing, ", "), t.Name)
+		}
+	}
+	if tr.Status == summary.StatusOK {
+		if err := table.Check(t.Name, r.Tasks[t.Name].Alias, tr.Metrics); err != nil {
+			tr.Status, tr.Metrics, tr.Stderr = summary.StatusFailed, nil, nil
+			tr.Error = err.Error()
 		}
 	}
 	if tr.Status != summary.StatusOK {

@@ -138,18 +138,20 @@ func (j *Job) git(ctx context.Context, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), err
 }
 
-// buildProvenance is how the image was built: the Dockerfile, the args
-// (secret-looking names without their values), and the source tree:
-// repository, commit, context below the top, and whether it had changes.
+// buildProvenance is how the image was built: the Dockerfile, the args,
+// and the source tree: repository, commit, context below the top, and
+// whether it had changes. An arg the recipe takes from the job's
+// environment is recorded by name only, whatever its name: the recipe
+// took it from there because its value is the job's to hold (a token
+// under any name, an index URL with credentials), and the manifest
+// travels in summary.json and every ingest record. A secret-looking name
+// loses its value too.
 func (j *Job) buildProvenance(ctx context.Context) (*summary.ProvenanceBuild, []byte) {
 	b := j.res.Recipe.VLLM.Build
 	pb := &summary.ProvenanceBuild{Dockerfile: b.Dockerfile, Context: b.Context, Args: []summary.ProvenanceVar{}}
 	for _, a := range b.Args {
 		v := summary.ProvenanceVar{Name: a.Name, Value: a.Value, FromEnv: a.FromEnv}
-		if a.FromEnv {
-			v.Value = j.getenv(a.Name)
-		}
-		if proc.IsSecretName(a.Name) {
+		if a.FromEnv || proc.IsSecretName(a.Name) {
 			v.Value, v.Redacted = "", true
 		}
 		pb.Args = append(pb.Args, v)

@@ -91,8 +91,9 @@ func (j *Job) publish(ctx context.Context) error {
 // secret Config.IngestSecret.
 const ingestTokenEnv = "BENCHKITE_INGEST_TOKEN"
 
-// ingest posts to the optional dashboard sink; a failure only warns.
+// ingest posts to the optional dashboard sinks; a failure only warns.
 func (j *Job) ingest(ctx context.Context) {
+	j.ingestPerfEval(ctx)
 	if j.cfg.IngestURL == "" {
 		return
 	}
@@ -150,8 +151,8 @@ func orNoNights(err error) error {
 	return err
 }
 
-// trendPanels are the output throughput per GPU of every bench run and the main
-// score of every task, oldest night first with the nights whose job
+// trendPanels are the output throughput per GPU of every bench run, the
+// server's time to ready and the main score of every task, oldest night first with the nights whose job
 // failed marked, tonight last and highlighted, and a line where the
 // recipe last changed (a known change point: the nights before it are
 // still compared).
@@ -187,6 +188,22 @@ func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: run.OutputThroughputPerGPU, Highlight: true})
 		panels = append(panels, p)
 	}
+	if s.Startup != nil && s.Startup.ReadySeconds > 0 {
+		// The server's time to ready: what every night pays before it
+		// measures anything.
+		p := trend.Panel{Title: "server time to ready", Unit: "s", Marks: marks}
+		for i, ps := range pasts {
+			v := math.NaN()
+			if ps.Startup != nil && ps.Startup.ReadySeconds > 0 {
+				v = ps.Startup.ReadySeconds
+			}
+			pt := nights[i]
+			pt.Value = v
+			p.Points = append(p.Points, pt)
+		}
+		p.Points = append(p.Points, trend.Point{Label: "tonight", Value: s.Startup.ReadySeconds, Highlight: true})
+		panels = append(panels, p)
+	}
 	for _, t := range s.Accuracy {
 		metric := ""
 		for _, k := range []string{"exact_match,flexible-extract", "exact_match,strict-match", workloads.BFCLMetric} {
@@ -216,4 +233,37 @@ func trendPanels(s summary.Summary, history baseline.Nights) []trend.Panel {
 		panels = append(panels, p)
 	}
 	return panels
+}
+
+// ingestPerfEval posts to perf-eval's dashboards in their shape: a team
+// switching keeps its rows. The token is INGEST_BEARER_TOKEN (or
+// BENCHKITE_INGEST_TOKEN), else the Buildkite secret.
+func (j *Job) ingestPerfEval(ctx context.Context) {
+	if !j.cfg.IngestPerfEval {
+		return
+	}
+	c := j.cfg
+	if marks := ingest.OriginOf(j.sum).Marks; c.IngestNightlyOnly && len(marks) > 0 {
+		fmt.Fprintf(j.log, "runner: not posted to perf-eval's dashboards: the run is %s (--ingest-nightly-only)\n", strings.Join(marks, ", "))
+		return
+	}
+	bk, err := j.buildkite()
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: perf-eval ingest skipped: %v\n", err)
+		return
+	}
+	token, err := bk.Token(ctx, ingestTokenEnv, "")
+	if err != nil {
+		token, err = bk.Token(ctx, ingest.PerfEvalTokenName, c.IngestSecret)
+	}
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: perf-eval ingest skipped: %v\n", err)
+		return
+	}
+	sink := &ingest.PerfEvalSink{PerfURL: c.IngestPerfURL, EvalURL: c.IngestEvalURL, Token: token, Client: &http.Client{}, Dir: j.dir, Getenv: j.getenv, NoSamples: c.IngestNoSamples}
+	n, err := sink.Post(ctx, j.sum)
+	if err != nil {
+		fmt.Fprintf(j.log, "runner: warning: perf-eval ingest: %v\n", err)
+	}
+	fmt.Fprintf(j.log, "runner: posted %d record(s) to %s and %s\n", n, c.IngestPerfURL, c.IngestEvalURL)
 }

@@ -109,8 +109,27 @@ func (j *Job) pytestSpecs() (pytestSpecs, error) {
 	if err != nil {
 		return pytestSpecs{}, err
 	}
-	// pip's settings go into the container by name: an index URL may
-	// hold a password, which must be on no command line.
+	install, err := j.containerPip(name)
+	if err != nil {
+		return pytestSpecs{}, err
+	}
+	return pytestSpecs{
+		python:  "docker exec " + name + " python3",
+		probe:   proc.Spec{Argv: append([]string{"docker", "exec", name, "python3", "-c", pytestProbe}, names...), Env: env},
+		install: install,
+		release: &proc.Spec{Argv: []string{"docker", "exec", name, "touch", startGateFile(name)}, Env: env},
+	}, nil
+}
+
+// containerPip is `pip install` of a lock given on stdin into the
+// container's python3, as the pytest step installs pytest: hashes
+// required, no configuration file, the job's pip settings passed into the
+// container by name (an index URL may hold a password, which must be on
+// no command line).
+func (j *Job) containerPip(name string) (proc.Spec, error) {
+	pip := append([]string{"-m", "pip", "install"}, tools.PipFlags()...)
+	pip = append(pip, "-r", "/dev/stdin")
+	fixed := []childenv.Var{tools.NoPipConfig(), {Name: "PIP_BREAK_SYSTEM_PACKAGES", Value: "1"}}
 	install := []string{"docker", "exec", "-i"}
 	var passed []childenv.Var
 	for _, v := range fixed {
@@ -118,7 +137,7 @@ func (j *Job) pytestSpecs() (pytestSpecs, error) {
 	}
 	jobPip, err := childenv.Build(childenv.Install, childenv.Options{Environ: j.environ})
 	if err != nil {
-		return pytestSpecs{}, err
+		return proc.Spec{}, err
 	}
 	for _, kv := range jobPip {
 		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "PIP_") && k != "PIP_CONFIG_FILE" {
@@ -128,15 +147,9 @@ func (j *Job) pytestSpecs() (pytestSpecs, error) {
 	}
 	installEnv, err := j.env(childenv.Docker, passed...)
 	if err != nil {
-		return pytestSpecs{}, err
+		return proc.Spec{}, err
 	}
-	install = append(append(install, name, "python3"), pip...)
-	return pytestSpecs{
-		python:  "docker exec " + name + " python3",
-		probe:   proc.Spec{Argv: append([]string{"docker", "exec", name, "python3", "-c", pytestProbe}, names...), Env: env},
-		install: proc.Spec{Argv: install, Env: installEnv},
-		release: &proc.Spec{Argv: []string{"docker", "exec", name, "touch", startGateFile(name)}, Env: env},
-	}, nil
+	return proc.Spec{Argv: append(append(install, name, "python3"), pip...), Env: installEnv}, nil
 }
 
 // serverPython is the interpreter `vllm serve` runs on natively: the
@@ -174,6 +187,12 @@ type pytestState struct {
 }
 
 func (j *Job) probePytest(ctx context.Context, s proc.Spec) (pytestState, error) {
+	return j.probeTool(ctx, s, "pytest")
+}
+
+// probeTool runs a probe that answers as pytestProbe does, its first
+// line's word head.
+func (j *Job) probeTool(ctx context.Context, s proc.Spec, head string) (pytestState, error) {
 	var out strings.Builder
 	tail := proc.NewTail(pipTail)
 	s.Stdout, s.Stderr = &out, tail
@@ -189,7 +208,7 @@ func (j *Job) probePytest(ctx context.Context, s proc.Spec) (pytestState, error)
 	for _, line := range strings.Split(out.String(), "\n") {
 		f := strings.Fields(line)
 		switch {
-		case len(f) >= 2 && f[0] == "pytest":
+		case len(f) >= 2 && f[0] == head:
 			seen = true
 			if f[1] != "-" {
 				st.version = f[1]

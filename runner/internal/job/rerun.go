@@ -11,7 +11,6 @@ import (
 
 	"github.com/benchkite/benchkite/runner/internal/detect"
 	"github.com/benchkite/benchkite/runner/internal/gate"
-	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
@@ -29,7 +28,7 @@ func (j *Job) rerunFile(run workloads.BenchRun, k int) string {
 // median of several (the gate judges again on all of them). A recipe opts out with
 // rerun_on_alarm: false. It returns the repetitions and how many were
 // added.
-func (j *Job) rerunOnAlarm(ctx context.Context, run workloads.BenchRun, reps []results.BenchResult, out io.Writer) ([]results.BenchResult, int, error) {
+func (j *Job) rerunOnAlarm(ctx context.Context, runs *benchSession, run workloads.BenchRun, reps []results.BenchResult, out io.Writer) ([]results.BenchResult, int, error) {
 	more := j.reruns(run, len(reps))
 	if more == 0 {
 		return reps, 0, nil
@@ -53,13 +52,12 @@ func (j *Job) rerunOnAlarm(ctx context.Context, run workloads.BenchRun, reps []r
 			return reps, k - 1, err
 		}
 		spec.Stdout, spec.Stderr = out, out
-		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
 		before, err := dirNames(j.benchDir())
 		if err != nil {
 			return reps, k - 1, fmt.Errorf("re-run %d on alarm: %w", k, err)
 		}
 		w := results.Window{Start: time.Now()}
-		err = j.procs.Run(ctx, spec)
+		err = runs.run(ctx, spec)
 		w.End = time.Now()
 		if err != nil {
 			return reps, k - 1, fmt.Errorf("re-run %d on alarm: %w", k, err)

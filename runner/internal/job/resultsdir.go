@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
 // freshDir makes the run's results directory, empty. A directory left by
@@ -20,7 +22,7 @@ func (j *Job) freshDir() error {
 	case err != nil:
 		return fmt.Errorf("results directory %s: %w", j.dir, err)
 	case len(entries) > 0:
-		old := j.dir + ".old-" + j.now().UTC().Format("20060102T150405.000000000Z")
+		old := summary.SetAsideName(j.dir, j.now())
 		if err := os.Rename(j.dir, old); err != nil {
 			return fmt.Errorf("results directory %s holds %d entries of an earlier run and cannot be moved aside: %w", j.dir, len(entries), err)
 		}

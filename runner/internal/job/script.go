@@ -10,6 +10,8 @@ import (
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
+	"github.com/benchkite/benchkite/runner/internal/ingest"
+	"github.com/benchkite/benchkite/runner/internal/job/benchdriver"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
@@ -187,10 +189,20 @@ func (j *Job) runBench(ctx context.Context, r *running) {
 // alarm adds to them where there are past nights to raise it: a look at
 // them, then the re-runs.
 func (j *Job) planBench(p *planList) error {
-	for _, run := range j.res.BenchRuns {
+	driver := len(j.res.BenchRuns) > 0 && !j.benchDriverOff()
+	if driver {
+		if err := p.add(j.benchDriverSpec()); err != nil {
+			return err
+		}
+		p.notes[len(p.specs)-1] = "the bench driver: the bench runs below, one argv (as JSON) a line on its stdin, through vLLM's bench entry point in this one process"
+	}
+	for i, run := range j.res.BenchRuns {
 		for rep := 1; rep <= run.Repetitions; rep++ {
 			if err := p.add(j.benchSpec(run, rep)); err != nil {
 				return err
+			}
+			if driver && i == 0 && rep == 1 {
+				p.notes[len(p.specs)-1] = fmt.Sprintf("this and the bench runs after it go to the bench driver above; each starts as its own process only where the driver exits %d (no vllm.benchmarks.serve in that Python)", benchdriver.ExitNoEntryPoint)
 			}
 		}
 		more := j.reruns(run, run.Repetitions)
@@ -371,6 +383,9 @@ func (j *Job) runSummary(ctx context.Context, r *running) {
 	j.sum.Finished = j.now()
 	r.judged = j.verdict(ctx)
 	j.sum.Verdict, j.sum.Problems = r.judged.Verdict, r.judged.Problems
+	if ctx.Err() != nil {
+		j.sum.Canceled = context.Cause(ctx).Error()
+	}
 	j.sum.Failure = j.failure()
 	j.account()
 	if err := summary.Write(filepath.Join(j.dir, "summary.json"), j.sum); err != nil {
@@ -391,19 +406,25 @@ func (j *Job) planPublish(p *planList) error {
 	return p.ingestSecret(j)
 }
 
-// ingestSecret is the ingest token's secret, read when the run is posted
-// (--ingest-url) and the job's environment holds no token.
+// ingestSecret is the ingest token's secret, read for each sink a run
+// posts to (perf-eval's dashboards first, then --ingest-url) when the
+// job's environment holds no token for it.
 func (p *planList) ingestSecret(j *Job) error {
-	if j.cfg.IngestURL == "" || j.cfg.IngestSecret == "" || strings.TrimSpace(j.getenv(ingestTokenEnv)) != "" {
-		return nil
-	}
-	bk, err := j.buildkite()
-	if err != nil {
-		return err
-	}
-	p.specs = append(p.specs, bk.Agent.SecretSpec(j.cfg.IngestSecret))
-	if j.cfg.IngestNightlyOnly {
-		p.notes[len(p.specs)-1] = "only for a scheduled night that did not fail and ran its own server (--ingest-nightly-only)"
+	c, set := j.cfg, func(k string) bool { return strings.TrimSpace(j.getenv(k)) != "" }
+	perfEval := c.IngestPerfEval && !set(ingestTokenEnv) && !set(ingest.PerfEvalTokenName)
+	sink := c.IngestURL != "" && !set(ingestTokenEnv)
+	for _, reads := range []bool{perfEval, sink} {
+		if !reads || c.IngestSecret == "" {
+			continue
+		}
+		bk, err := j.buildkite()
+		if err != nil {
+			return err
+		}
+		p.specs = append(p.specs, bk.Agent.SecretSpec(c.IngestSecret))
+		if c.IngestNightlyOnly {
+			p.notes[len(p.specs)-1] = "only for a scheduled night that did not fail and ran its own server (--ingest-nightly-only)"
+		}
 	}
 	return nil
 }

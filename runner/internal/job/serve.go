@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +17,8 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/ready"
+	"github.com/benchkite/benchkite/runner/internal/rootcause"
+	"github.com/benchkite/benchkite/runner/internal/startup"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 )
@@ -36,9 +39,38 @@ type server struct {
 	prefix    *proc.PrefixWriter
 	view      *serverLogView // what of the output the job log shows
 	tail      *proc.Tail
+	// causes follows the tracebacks in all of the output: a root cause
+	// may be far above the tail (the engine's, before the API server's).
+	causes *rootcause.Tracker
+	// startup reads vLLM's start-up times from the output; started is
+	// when the server's process (or container) started.
+	startup *startup.Parser
+	started time.Time
+}
+
+// rootException is the innermost exception of the server's process that
+// died first, when it printed one.
+func (s *server) rootException() (rootcause.Exception, bool) {
+	if s.causes != nil {
+		return s.causes.Root()
+	}
+	var t rootcause.Tracker
+	if s.tail != nil {
+		io.WriteString(&t, s.tail.String())
+	}
+	return t.Root()
 }
 
 func (s *server) done() <-chan struct{} { return s.proc.Done() }
+
+// newServerOutput is where the server's output goes: all of it to
+// server.log (f), what the job log shows of it to log, and its last lines
+// kept for a failure's cause; out is the writer for its stdout and stderr.
+func newServerOutput(log io.Writer, f *os.File) (s *server, out io.Writer) {
+	s = &server{logFile: f, prefix: proc.NewPrefixWriter(log, "[vllm] "), tail: proc.NewTail(serverLogTail), causes: &rootcause.Tracker{}, startup: &startup.Parser{}}
+	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
+	return s, io.MultiWriter(s.view, f, s.tail, s.causes, s.startup)
+}
 
 // containerName is unique per job so that concurrent jobs on one host and
 // leftovers of a killed job never collide.
@@ -186,11 +218,11 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	res := j.res
 	serveArgv := res.ServeArgv(j.port)
 	if res.Profile.Runtime != agents.Docker {
-		env, err := j.env(childenv.Server, j.readyTimeoutVar())
+		env, err := j.env(childenv.Server, j.readyTimeoutVars()...)
 		if err != nil {
 			return nil, err
 		}
-		return []proc.Spec{{Argv: append(serveArgv, "--host", loopback), Env: env}}, nil
+		return []proc.Spec{{Argv: append(serveArgv, "--host", loopback), Env: env, Confine: j.modelCode()}}, nil
 	}
 	name := containerName(res, j.getenv)
 	argv := []string{"docker", "run", "-d", "--rm", "--name", name}
@@ -213,8 +245,9 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 		}
 		argv = append(argv, "-e", e.Name+"="+e.Value)
 	}
-	ready := j.readyTimeoutVar()
-	argv = append(argv, "-e", ready.Name+"="+ready.Value)
+	for _, ready := range j.readyTimeoutVars() {
+		argv = append(argv, "-e", ready.Name+"="+ready.Value)
+	}
 	// Name only: docker copies the value from its own environment, so the
 	// token is never on a command line or in a log.
 	argv = append(argv, j.hfTokenFlags()...)
@@ -224,10 +257,9 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 	} else {
 		argv = append(argv, "-v", "benchkite-hf-cache:"+hf)
 	}
-	// The bench runs inside the container and writes its results into a
-	// folder of its own; the rest of the results directory (lm_eval's,
-	// BFCL's, the summary) is out of the container's reach.
-	argv = append(argv, "-v", j.benchDir()+":"+j.benchDir())
+	for _, d := range j.containerDirs() {
+		argv = append(argv, "-v", d+":"+d)
+	}
 	port := strconv.Itoa(j.port)
 	image := res.PullImage
 	if image == "" {
@@ -248,6 +280,21 @@ func (j *Job) serveSpecs() ([]proc.Spec, error) {
 		{Argv: argv, Env: runEnv},
 		{Argv: []string{"docker", "logs", "-f", name}, Env: logsEnv},
 	}, nil
+}
+
+// containerDirs are the results folders a container writes into, each
+// mounted at its own path: the bench's and each aiperf config's, which run
+// inside it (docker exec) and write their results there. The rest of the
+// results directory (lm_eval's, BFCL's, the summary) is out of the
+// container's reach.
+func (j *Job) containerDirs() []string {
+	dirs := []string{j.benchDir()}
+	if a := j.res.Recipe.AIPerf; a != nil {
+		for _, c := range a.Configs {
+			dirs = append(dirs, j.aiperfDir(c))
+		}
+	}
+	return dirs
 }
 
 // hfTokenFlags pass the Hugging Face tokens into a container by name, for
@@ -273,9 +320,21 @@ func (j *Job) serve(ctx context.Context) error {
 		j.removeStaleContainers(ctx)
 	}
 	// A server left on the port would answer /health and every request
-	// in place of ours, and ours would fail to bind.
+	// in place of ours, and ours would fail to bind. A port derived from
+	// the job id gives way to a free one: two job ids may share a port.
 	if err := ready.CheckPortFree(j.port); err != nil {
-		return err
+		if !j.portDerived || !errors.Is(err, ready.ErrPortInUse) {
+			return err
+		}
+		p, ferr := freePort()
+		if ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		fmt.Fprintf(j.log, "runner: %v; the port came from the job id, so the server takes free port %d instead\n", err, p)
+		j.setPort(p)
+		if specs, err = j.serveSpecs(); err != nil {
+			return err
+		}
 	}
 	ps, err := j.pytestSpecs()
 	if err != nil {
@@ -290,9 +349,18 @@ func (j *Job) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("create server log: %w", err)
 	}
-	s := &server{logFile: f, prefix: proc.NewPrefixWriter(j.log, "[vllm] "), tail: proc.NewTail(serverLogTail)}
-	s.view = newServerLogView(s.prefix, progressEvery, time.Now)
-	out := io.MultiWriter(s.view, f, s.tail)
+	if len(specs) == 2 {
+		// The folders the container mounts exist before it starts: docker
+		// would create a missing one as root.
+		for _, d := range j.containerDirs() {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				f.Close()
+				return fmt.Errorf("create %s: %w", d, err)
+			}
+		}
+	}
+	s, out := newServerOutput(j.log, f)
+	s.started = j.now()
 	last := specs[len(specs)-1]
 	if len(specs) == 2 {
 		s.container = containerName(j.res, j.getenv)
@@ -331,6 +399,7 @@ func (j *Job) serve(ctx context.Context) error {
 		if err := j.procs.Run(ctx, rel); err != nil {
 			return fmt.Errorf("start the server in container %s: %w", s.container, err)
 		}
+		s.started = j.now() // vLLM starts once released
 	}
 	return nil
 }
@@ -356,16 +425,17 @@ func (j *Job) ready(ctx context.Context) error {
 	}
 	if err == nil {
 		fmt.Fprintf(j.log, "runner: server ready after %s\n", j.now().Sub(start).Round(time.Millisecond))
+		j.noteStartup()
 		return nil
 	}
 	if j.server != nil && (errors.Is(err, ready.ErrServerExited) || errors.Is(err, ready.ErrTimeout)) {
-		if errors.Is(err, ready.ErrTimeout) {
-			// Still running: only an error it printed is a cause.
-			if j.cause == "" {
-				j.cause = j.server.tail.ErrorCause()
+		if j.cause == "" {
+			if errors.Is(err, ready.ErrTimeout) {
+				// Still running: only an error it printed is a cause.
+				j.cause = j.serverError()
+			} else {
+				j.cause = j.serverDeath()
 			}
-		} else {
-			j.noteCause(j.server.tail)
 		}
 		fmt.Fprintf(j.log, "+++ :warning: last %d lines of the server log\n", serverLogTail)
 		for _, line := range j.server.tail.Lines() {
@@ -373,6 +443,19 @@ func (j *Job) ready(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// noteStartup records the server's start-up, now that it is ready: its
+// time to ready and the parts vLLM's log gave.
+func (j *Job) noteStartup() {
+	s := j.server
+	if s == nil || s.startup == nil || s.started.IsZero() {
+		return
+	}
+	st := s.startup.Times()
+	st.ReadySeconds = math.Round(j.now().Sub(s.started).Seconds()*1000) / 1000
+	j.sum.Startup = &st
+	fmt.Fprintf(j.log, "runner: start-up: %s\n", startup.Describe(st))
 }
 
 // servingCheckTimeout bounds stillServing: a server that answers at all
@@ -463,7 +546,52 @@ func (j *Job) serverCause() string {
 	if j.tornDown || !j.serverGone() || j.server.tail == nil {
 		return ""
 	}
-	return j.server.tail.Cause()
+	return j.serverDeath()
+}
+
+// serverError is what the server printed about a failure: the innermost
+// exception of its process that died first (the EngineCore's, not the
+// API server's "See root cause above"), else its last error lines; never
+// a warning. "" when it printed none.
+func (j *Job) serverError() string {
+	if e, ok := j.server.rootException(); ok {
+		return e.String()
+	}
+	return j.server.tail.ErrorCause()
+}
+
+// serverDeath is why the server ended, for a server that has: what it
+// printed about it (serverError), else how its process ended, naming the
+// API server. A server killed by a signal (SIGKILL, the OOM killer)
+// printed nothing about its end; what it printed before is no cause.
+func (j *Job) serverDeath() string {
+	s := j.server
+	if e, ok := s.rootException(); ok {
+		return e.String()
+	}
+	var exit *proc.ExitError
+	err := s.proc.Wait()
+	signaled := errors.As(err, &exit) && exit.Signal != 0
+	if !signaled {
+		if c := s.tail.ErrorCause(); c != "" {
+			return c
+		}
+	}
+	if s.container != "" {
+		// `docker logs -f` ended with the container; its status says
+		// nothing of the server's.
+		return "the server's container " + s.container + " ended"
+	}
+	why := "exited with code 0"
+	if err != nil {
+		why = err.Error()
+	}
+	if exit != nil && s.causes != nil {
+		if api := s.causes.Prefix("APIServer"); api != "" && strings.HasPrefix(why, exit.Name+" ") {
+			why = exit.Name + " " + api + why[len(exit.Name):]
+		}
+	}
+	return "the server died: " + why
 }
 
 // containerCleanup stops the container, giving the server the grace
@@ -529,6 +657,12 @@ func (j *Job) teardown(ctx context.Context, hurry bool) {
 	}
 	s.prefix.Close()
 	s.logFile.Close()
+}
+
+// setPort moves the server to port p before it starts.
+func (j *Job) setPort(p int) {
+	j.port = p
+	j.baseURL = fmt.Sprintf("http://%s:%d", loopback, p)
 }
 
 // freePort is a loopback port nothing listens on right now.

@@ -26,6 +26,11 @@ type serverLogView struct {
 	access  int
 }
 
+// maxServerLine bounds the bytes held of one line of the server's output
+// (as proc's writers bound theirs): a server that writes gigabytes
+// without a line break must not take the runner's memory with it.
+const maxServerLine = 64 << 10
+
 // progressEvery is how often a redrawn progress line is shown.
 const progressEvery = 5 * time.Second
 
@@ -52,6 +57,12 @@ func (v *serverLogView) Write(p []byte) (int, error) {
 			v.pending = v.pending[:0]
 		default:
 			v.pending = append(v.pending, c)
+			if len(v.pending) >= maxServerLine {
+				// Output without line breaks is shown in pieces, never
+				// held whole.
+				v.line(&out, v.pending, false)
+				v.pending = v.pending[:0]
+			}
 		}
 	}
 	if out.Len() > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/benchkite/benchkite/runner/internal/confine"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
@@ -43,6 +44,16 @@ func (j *Job) expectedTools() tools.Tools {
 // provision is the tools phase: it runs before the server starts, so a
 // failed install costs no model load.
 func (j *Job) provision(ctx context.Context) error {
+	// Where model code cannot be confined, the job stops here, before
+	// any model is loaded, rather than run it where it reads tokens.
+	if p := j.modelCode(); p != nil {
+		if err := confine.Probe(ctx, *p); err != nil {
+			return fmt.Errorf("confine the processes that run model code: %w", err)
+		}
+		fmt.Fprintf(j.log, "runner: the server, bench, lm_eval and BFCL run in user and mount namespaces of their own (read-only: %s)\n", pathsOrNothing(p.ReadOnly))
+	} else {
+		fmt.Fprintf(j.log, "runner: --unconfined: the server, bench, lm_eval and BFCL run as the runner's uid in its namespaces, where they can read every process of that uid\n")
+	}
 	t, err := tools.Provision(ctx, j.procs, j.toolsRequest())
 	if err != nil {
 		return err

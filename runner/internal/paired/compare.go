@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/benchkite/benchkite/internal/numfmt"
 )
 
 // Defaults of Options.
@@ -240,8 +242,8 @@ func (r *Result) decide(filter string, opts Options, answers bool) {
 	if !answers {
 		agree = fmt.Sprintf("outcomes alike on %.1f%%", r.OutcomeAgreement*100)
 	}
-	head := fmt.Sprintf("%s %s over %d paired documents: %.4f with speculation vs %.4f without (Δ %+.4f); %d right only without, %d right only with (McNemar exact one-sided p = %.3g); %s",
-		filter, opts.Metric, r.Pairs, r.SpecScore, r.BaselineScore, r.Delta, r.B, r.C, r.P, agree)
+	head := fmt.Sprintf("%s %s over %d paired documents: %.4f with speculation vs %.4f without (Δ %+.4f); %d right only without, %d right only with (McNemar exact one-sided p %s); %s",
+		filter, opts.Metric, r.Pairs, r.SpecScore, r.BaselineScore, r.Delta, r.B, r.C, numfmt.P(r.P), agree)
 	if r.Pairs < opts.MinPairs {
 		r.Unverified = true
 		r.Why = fmt.Sprintf("unverified: only %d paired documents, %d needed to decide per question; %s%s", r.Pairs, opts.MinPairs, head, unmatched)
@@ -251,7 +253,7 @@ func (r *Result) decide(filter string, opts Options, answers bool) {
 	r.AgreementFail = opts.MinAgreement > 0 && r.OutcomeAgreement < opts.MinAgreement
 	var why []string
 	if r.Fail {
-		why = append(why, fmt.Sprintf("speculation answers significantly worse (p < %g)", opts.Alpha))
+		why = append(why, fmt.Sprintf("speculation answers significantly worse (p < %s)", numfmt.Exact(opts.Alpha)))
 	}
 	if r.AgreementFail {
 		why = append(why, fmt.Sprintf("the outcomes agree on %.1f%% of documents, below the %.1f%% expected", r.OutcomeAgreement*100, opts.MinAgreement*100))
@@ -261,7 +263,7 @@ func (r *Result) decide(filter string, opts Options, answers bool) {
 		r.Fail = true
 		r.Why = fmt.Sprintf("fail: %s; %s%s", head, strings.Join(why, "; "), unmatched)
 	default:
-		r.Why = fmt.Sprintf("pass: %s; not significantly worse (p >= %g)%s", head, opts.Alpha, unmatched)
+		r.Why = fmt.Sprintf("pass: %s; not significantly worse (p >= %s)%s", head, numfmt.Exact(opts.Alpha), unmatched)
 	}
 }
 

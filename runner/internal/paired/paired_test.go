@@ -89,7 +89,7 @@ func TestCompareFiles(t *testing.T) {
 				r.BaselineScore, r.SpecScore, r.Delta, r.P = 0.75, 0.64, -0.11, 14.0/8192
 				r.Fail = true
 			}),
-			why: "fail: strict-match exact_match over 100 paired documents: 0.6400 with speculation vs 0.7500 without (Δ -0.1100); 12 right only without, 1 right only with (McNemar exact one-sided p = 0.00171); answers identical on 87.0%; speculation answers significantly worse (p < 0.01)",
+			why: "fail: strict-match exact_match over 100 paired documents: 0.6400 with speculation vs 0.7500 without (Δ -0.1100); 12 right only without, 1 right only with (McNemar exact one-sided p = 0.0017); answers identical on 87.0%; speculation answers significantly worse (p < 0.01)",
 		},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/benchkite/benchkite/runner/internal/confine"
 )
 
 const (
@@ -89,15 +91,22 @@ func (e Exec) Start(ctx context.Context, s Spec) (Process, error) {
 		kill:        make(chan struct{}),
 		done:        make(chan struct{}),
 	}
-	cmd := exec.CommandContext(ctx, path, s.Argv[1:]...)
-	cmd.Args = slices.Clone(s.Argv)
+	attr := sysProcAttr()
+	argv := slices.Clone(s.Argv)
+	if s.Confine != nil {
+		if path, argv, err = confine.Wrap(path, argv, *s.Confine, attr); err != nil {
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Args = argv
 	cmd.Env = s.Env
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would inherit the runner's environment
 	}
 	cmd.Dir = s.Dir
 	cmd.Stdin = s.Stdin
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = attr
 	cmd.Cancel = p.cancel
 	// Backstop: should the group signals not end the child, os/exec kills
 	// it once this much time has passed after ctx ended.
@@ -112,6 +121,9 @@ func (e Exec) Start(ctx context.Context, s Spec) (Process, error) {
 	if err := cmd.Start(); err != nil {
 		spawnMu.Unlock()
 		p.closePipes()
+		if s.Confine != nil {
+			err = confine.StartError(err)
+		}
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p.cmd = cmd

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"io"
 	"sync"
 )
@@ -33,26 +32,7 @@ func (w *PrefixWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []byte
-	rest := p
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			w.pending = append(w.pending, rest...)
-			if len(w.pending) >= maxLine {
-				out = w.appendLine(out, w.pending)
-				w.pending = w.pending[:0]
-			}
-			break
-		}
-		if len(w.pending) > 0 {
-			w.pending = append(w.pending, rest[:i]...)
-			out = w.appendLine(out, w.pending)
-			w.pending = w.pending[:0]
-		} else {
-			out = w.appendLine(out, rest[:i])
-		}
-		rest = rest[i+1:]
-	}
+	eachLine(p, &w.pending, func(line []byte) { out = w.appendLine(out, line) })
 	if len(out) == 0 {
 		return len(p), nil
 	}

@@ -64,9 +64,14 @@ func TestPrefixWriterBoundsLongLines(t *testing.T) {
 	t.Parallel()
 	var dst bytes.Buffer
 	w := NewPrefixWriter(&dst, "> ")
+	// One write longer than a line may be: cut at maxLine, the rest held.
 	w.Write(bytes.Repeat([]byte("x"), maxLine+10))
-	if got, want := dst.String(), "> "+strings.Repeat("x", maxLine+10)+"\n"; got != want {
+	if got, want := dst.String(), "> "+strings.Repeat("x", maxLine)+"\n"; got != want {
 		t.Errorf("long line: got %d bytes, want %d", len(got), len(want))
+	}
+	w.Close()
+	if got, want := dst.String(), "> "+strings.Repeat("x", maxLine)+"\n> "+strings.Repeat("x", 10)+"\n"; got != want {
+		t.Errorf("long line and its rest: got %d bytes, want %d", len(got), len(want))
 	}
 }
 

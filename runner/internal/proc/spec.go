@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/benchkite/benchkite/internal/shell"
+	"github.com/benchkite/benchkite/runner/internal/confine"
 )
 
 // Spec describes one command to run.
@@ -28,6 +29,10 @@ type Spec struct {
 	// to finish, because it publishes what exists (the artifact upload,
 	// the annotation); only KillEverything ends it.
 	Spare bool
+	// Confine, when set, starts the command in user and mount namespaces
+	// of its own (runner/internal/confine): for the processes that run
+	// model code, which must not read a process holding a token.
+	Confine *confine.Policy
 }
 
 // Name is argv[0], the name used in errors and logs.
@@ -43,6 +48,11 @@ func (s Spec) Name() string {
 func (s Spec) clone() Spec {
 	s.Argv = slices.Clone(s.Argv)
 	s.Env = slices.Clone(s.Env)
+	if s.Confine != nil {
+		c := *s.Confine
+		c.ReadOnly = slices.Clone(c.ReadOnly)
+		s.Confine = &c
+	}
 	return s
 }
 

@@ -23,24 +23,41 @@ func NewTail(n int) *Tail {
 	return &Tail{max: max(n, 1)}
 }
 
-// Write never fails.
+// Write never fails. A line longer than maxLine is kept as several, so
+// that output without line breaks holds at most maxLine bytes a line
+// whatever the size of the writes.
 func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	eachLine(p, &t.partial, func(line []byte) { t.add(string(line)) })
+	return len(p), nil
+}
+
+// eachLine splits p at line feeds, continuing the unfinished line in
+// *pending, and calls emit with every line completed, without its line
+// feed; a line reaching maxLine bytes is emitted there and continues as
+// the next. *pending never holds more than maxLine bytes.
+func eachLine(p []byte, pending *[]byte, emit func(line []byte)) {
 	rest := p
-	for {
+	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			t.partial = append(t.partial, rest...)
-			if len(t.partial) >= maxLine {
-				t.add(string(t.partial))
-				t.partial = t.partial[:0]
-			}
-			return len(p), nil
+		chunk := rest
+		if i >= 0 {
+			chunk = rest[:i]
 		}
-		t.partial = append(t.partial, rest[:i]...)
-		t.add(string(t.partial))
-		t.partial = t.partial[:0]
+		if room := maxLine - len(*pending); len(chunk) > room {
+			*pending = append(*pending, chunk[:room]...)
+			emit(*pending)
+			*pending = (*pending)[:0]
+			rest = rest[room:]
+			continue
+		}
+		*pending = append(*pending, chunk...)
+		if i < 0 {
+			return
+		}
+		emit(*pending)
+		*pending = (*pending)[:0]
 		rest = rest[i+1:]
 	}
 }
@@ -98,8 +115,9 @@ var noise = regexp.MustCompile(`^\s*(Traceback \(most recent call last\)|File ".
 
 // Cause is what a failed process said about its failure: the last line
 // that reports an error, with up to two error lines just before it, or
-// the last non-empty line when none does; capped at a few hundred bytes.
-// Empty when the process printed nothing.
+// the last non-empty line when none does; never a warning or an
+// informational log line; capped at a few hundred bytes. Empty when the
+// process printed nothing else.
 func (t *Tail) Cause() string {
 	return CauseOf(t.Lines())
 }
@@ -120,11 +138,32 @@ func CauseOf(lines []string) string {
 // accessLog is a line of the server's per-request log: never a cause.
 var accessLog = regexp.MustCompile(`^\s*INFO:\s+\S+ - "[A-Z]+ /`)
 
+// vllmPrefix is the process prefix vLLM puts before each line of its
+// processes: "(EngineCore pid=1150) ".
+var vllmPrefix = regexp.MustCompile(`^\([A-Za-z][\w.-]*[^()]*?\bpid=\d+\) ?`)
+
+// quiet matches lines that are never a cause however they are worded:
+// warnings and informational log lines. vLLM starts every time with
+// "[W1202 07:58:12.964 socket.cpp:207] [c10d] The hostname of the client
+// socket cannot be retrieved" and ends with torch's "Warning: WARNING:
+// destroy_process_group() was not called"; neither says why anything
+// failed. Forms: vLLM's logger ("WARNING 12-02 07:58:17 [...]"),
+// uvicorn's ("INFO:     ..."), glog's (torch's C++: "[W1202 ...",
+// "[rank0]:[W1202 ..."), Python's warnings ("...: UserWarning: ..."),
+// lm_eval's ("2026-12-02:07:53:27 WARNING  [...]") and the logging
+// module's default ("2026-12-02 07:58:17,068 - INFO - ...").
+var quiet = regexp.MustCompile(`^((WARNING|WARN|INFO|DEBUG) \d\d-\d\d \d|INFO:\s|(\[rank\d+\]:)?\[?[WI]\d{4} \d\d:\d\d:\d\d|\S+ (WARNING|INFO|DEBUG)\s+\[)|\b\w*Warning: |\s- (WARNING|INFO|DEBUG) -\s`)
+
+// isQuiet says whether l, trimmed, is a warning or an informational line.
+func isQuiet(l string) bool {
+	return quiet.MatchString(vllmPrefix.ReplaceAllString(l, ""))
+}
+
 func causeOf(lines []string, fallback bool) string {
 	last := -1
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
-		if l != "" && errorLine.MatchString(l) && !noise.MatchString(l) {
+		if l != "" && errorLine.MatchString(l) && !noise.MatchString(l) && !isQuiet(l) {
 			last = i
 			break
 		}
@@ -135,7 +174,7 @@ func causeOf(lines []string, fallback bool) string {
 			return ""
 		}
 		for i := len(lines) - 1; i >= 0; i-- {
-			if l := strings.TrimSpace(lines[i]); l != "" && !accessLog.MatchString(l) {
+			if l := strings.TrimSpace(lines[i]); l != "" && !accessLog.MatchString(l) && !isQuiet(l) {
 				picked = []string{l}
 				break
 			}
@@ -145,7 +184,7 @@ func causeOf(lines []string, fallback bool) string {
 		for i := last - 1; i >= 0 && len(picked) < causeLines; i-- {
 			l := strings.TrimSpace(lines[i])
 			// An indented line is a traceback's source line, not a message.
-			if l == "" || l != strings.TrimRight(lines[i], " \t\r") || !errorLine.MatchString(l) || noise.MatchString(l) {
+			if l == "" || l != strings.TrimRight(lines[i], " \t\r") || !errorLine.MatchString(l) || noise.MatchString(l) || isQuiet(l) {
 				break
 			}
 			picked = append([]string{l}, picked...)

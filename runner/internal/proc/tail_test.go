@@ -76,6 +76,20 @@ func TestCauseOf(t *testing.T) {
 		{"no error line", []string{"loading", "done 12/40", ""}, "done 12/40"},
 		{"access log is never the cause", []string{"loading", `INFO:     127.0.0.1:43218 - "GET /health HTTP/1.1" 503 Service Unavailable`}, "loading"},
 		{"nothing", nil, ""},
+		// vLLM 0.26.0's own lines: torch's C++ warnings and vLLM's logger.
+		{"warnings are never the cause", []string{
+			"RuntimeError: the real one",
+			"[W1202 07:58:12.964034529 socket.cpp:207] [c10d] The hostname of the client socket cannot be retrieved. err=-3",
+			"[rank0]:[W1202 07:49:19.795354059 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources.",
+			"(EngineCore pid=4618) WARNING 12-02 07:58:17 [kernel_warmup.py:258] No FlashInfer autotune cache entries found.Falling back to default tactics.",
+			"/venv/lib/python3.12/site-packages/vllm/benchmarks/serve.py:1123: UserWarning: All requests failed. This is likely due to a misconfiguration on the benchmark arguments.",
+			"2026-12-02:07:53:27 WARNING  [evaluator:333] Overwriting default num_fewshot of gsm8k from 5 to 5",
+		}, "RuntimeError: the real one"},
+		{"only warnings and information", []string{
+			"[W1202 07:58:12.964034529 socket.cpp:207] [c10d] The hostname of the client socket cannot be retrieved. err=-3",
+			"(EngineCore pid=4618) INFO 12-02 07:58:17 [ll_bf16.py:30] cuteDSL (CUTLASS Python) not available, ll_bf16_gemm disabled",
+			"(EngineCore pid=4618) INFO 12-02 07:58:26 [core.py:1326] [shutdown] EngineCore: exiting busy loop",
+		}, ""},
 		{"capped", []string{"ValueError: " + long}, "…" + ("ValueError: " + long)[len("ValueError: "+long)-400:]},
 	}
 	for _, tt := range tests {

@@ -7,9 +7,11 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/benchkite/benchkite/internal/bisect"
 	"github.com/benchkite/benchkite/internal/bkapi"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/internal/oci"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -23,16 +25,29 @@ type bisector struct {
 	registry *oci.Client
 	branch   string
 	build    int
+	// timeout bounds the step's bisect calls; bisectTimeout when zero.
+	timeout time.Duration
 }
 
 // bisectStep goes on with the bisect this build belongs to (its env
-// carries BENCHKITE_BISECT), or starts one for each recipe whose
+// carries BENCHKITE_BISECT, with the MAC the triggering report step gave
+// it), or starts one for each recipe whose
 // regression gate found a change point between two known vLLM commits and
 // whose profile gives a bisect budget. It only warns: the report's
 // verdict does not depend on it. Cancelling a bisect build stops the
 // chain: its report step is what triggers the next.
-func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summary.Summary, state string, out io.Writer) {
+func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summary.Summary, state, mac string, out io.Writer) {
+	timeout := b.timeout
+	if timeout <= 0 {
+		timeout = bisectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	if state != "" {
+		if err := bisect.Authentic(b.client, state, mac); err != nil {
+			fmt.Fprintf(out, "runner: warning: bisect: %v\n", err)
+			return
+		}
 		if err := b.advance(ctx, sums, state, out); err != nil {
 			fmt.Fprintf(out, "runner: warning: bisect: %v\n", err)
 		}
@@ -50,6 +65,10 @@ func bisectStep(ctx context.Context, b bisector, build gate.Build, sums []summar
 		}
 	}
 }
+
+// bisectTimeout bounds the bisect's registry and API calls in the report
+// step, whatever a registry answers: the report is written either way.
+const bisectTimeout = 3 * time.Minute
 
 // imageRepo is the repository of s's image, without tag or digest.
 func imageRepo(s summary.Summary) string {
@@ -144,7 +163,7 @@ func (b bisector) advance(ctx context.Context, sums []summary.Summary, state str
 		if st, err = st.Record(commit, b.build, probe.Value, probe.Bad, gpuh); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "runner: bisect %s: vLLM %s measured %.4g: %s (%s)\n", st.Recipe, commit, probe.Value, map[bool]string{true: "bad", false: "good"}[probe.Bad], probe.Why)
+		fmt.Fprintf(out, "runner: bisect %s: vLLM %s measured %s: %s (%s)\n", st.Recipe, commit, numfmt.Sig(probe.Value, 4), map[bool]string{true: "bad", false: "good"}[probe.Bad], probe.Why)
 	}
 	switch {
 	case st.Done():

@@ -5,6 +5,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/internal/oci"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
 
@@ -111,7 +114,7 @@ func TestReportBisectsARegressionToItsCommit(t *testing.T) {
 			s.Verdict, s.Bench, s.Problems = summary.VerdictError, nil, []string{"bench not-run: the agent was lost"}
 		}
 		number := origin + 1 + seen
-		if err := run(s, map[string]string{bisect.Env: env[bisect.Env], "BUILDKITE_BUILD_NUMBER": strconv.Itoa(number)}, number); err != nil {
+		if err := run(s, map[string]string{bisect.Env: env[bisect.Env], bisect.MACEnv: env[bisect.MACEnv], "BUILDKITE_BUILD_NUMBER": strconv.Itoa(number)}, number); err != nil {
 			t.Fatalf("bisect build #%d: %v\n%s", number, err, out.String())
 		}
 		if seen == 1 && !strings.Contains(out.String(), "inconclusive: the run could not finish: bench not-run: the agent was lost") {
@@ -179,7 +182,7 @@ func TestReportStopsABisectJudgedInconclusiveTwice(t *testing.T) {
 		}
 		out.Reset()
 		if err := runReport(context.Background(), Config{Results: writeSummary(t, lostRun), bisect: &bisector{client: client, branch: "main", build: build}},
-			cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(map[string]string{bisect.Env: state}), nil); err != nil {
+			cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(map[string]string{bisect.Env: state, bisect.MACEnv: client.MAC("bisect state", state)}), nil); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
@@ -222,5 +225,90 @@ func TestReportStartsNoBisectItCouldNotJudge(t *testing.T) {
 		cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(nil), nil)
 	if len(api.Created()) != 0 || !strings.Contains(out.String(), "runner: warning: bisect r-h200: no bisect: inconclusive: the good regime cannot judge a bisect build: first nights") {
 		t.Errorf("%d builds triggered; want none, and why:\n%s", len(api.Created()), out.String())
+	}
+}
+
+// BENCHKITE_BISECT is anyone's who can start a build: a state without the
+// MAC the pipeline's report step gives the builds it triggers, or with
+// one under another token, is not followed: no build is triggered, no
+// annotation written.
+func TestReportIgnoresABisectStateItDidNotWrite(t *testing.T) {
+	t.Parallel()
+	api := bkapitest.NewServer(t, "org", "nightly", "tok")
+	api.AddBuild(bkapitest.Build{Number: 700, State: "failed"})
+	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "another-token", Org: "org", Pipeline: "nightly"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cands []bisect.Candidate
+	for i := 1; i <= 4; i++ {
+		cands = append(cands, bisect.Candidate{Commit: vllmCommit(i)})
+	}
+	st, err := bisect.Start("r-h200", "output_throughput", vllmCommit(0), vllmCommit(4), cands, 700, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Subject, st.Regime = "sweep", bisect.Regime{Nights: []float64{100, 101, 99, 100, 102, 98}, HigherIsBetter: true, FloorPct: 5}
+	state, err := st.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid, _ := st.Next()
+	v := 90.0
+	s := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r-h200", Verdict: summary.VerdictPass, VLLMCommit: mid,
+		Bench: []summary.BenchRun{{Name: "sweep", Config: "sweep", Status: summary.StatusOK, Metrics: map[string]float64{"output_throughput": v}}}}
+	for _, mac := range []string{"", "00", other.MAC("bisect state", state), client.MAC("bisect state", state+" ")} {
+		var out strings.Builder
+		if err := runReport(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: 701}},
+			cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(map[string]string{bisect.Env: state, bisect.MACEnv: mac}), nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(api.Created()) != 0 || len(api.Annotations()) != 0 || !strings.Contains(out.String(), "not a bisect build this pipeline triggered; ignored") {
+			t.Errorf("MAC %q: %d build(s) triggered, %d annotation(s); want none and a warning:\n%s", mac, len(api.Created()), len(api.Annotations()), out.String())
+		}
+	}
+}
+
+// A registry that never answers holds the report step no longer than
+// the bisect's bound: the step warns and ends, its report written.
+func TestReportBisectIsBoundedInTime(t *testing.T) {
+	t.Parallel()
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+	}))
+	t.Cleanup(silent.Close)
+	api := bkapitest.NewServer(t, "org", "nightly", "tok")
+	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var good []float64
+	for i := range 20 {
+		good = append(good, 1000+float64(i%3))
+	}
+	v := 900.0
+	s := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r-h200", Verdict: summary.VerdictFail, VLLMCommit: vllmCommit(2),
+		Image: strings.TrimPrefix(silent.URL, "http://") + "/vllm/vllm-openai:nightly-" + vllmCommit(2), GPUTime: &summary.GPUTime{GPUs: 8, Total: 3600, BisectBudget: 10},
+		Gates: []summary.GateResult{{Kind: summary.GateRegression, Subject: "sweep", Metric: "output_throughput", Value: &v, Verdict: summary.VerdictFail,
+			ChangePoint: &summary.ChangePoint{Found: true, Before: 1000, After: 900,
+				LastGood: summary.NightRef{Build: 3, VLLMCommit: vllmCommit(0)}, FirstBad: summary.NightRef{Build: 4, VLLMCommit: vllmCommit(1)},
+				GoodRegime: &summary.Regime{Nights: good, HigherIsBetter: true, FloorPct: 5}}}}}
+	var out strings.Builder
+	start := time.Now()
+	_ = runReport(context.Background(), Config{Results: writeSummary(t, s), bisect: &bisector{client: client, branch: "main", build: 5,
+		registry: &oci.Client{Timeout: time.Minute}, timeout: 300 * time.Millisecond}},
+		cliutil.Streams{Stdout: &out, Stderr: &out}, mapGetenv(nil), nil)
+	if took := time.Since(start); took > 10*time.Second || !strings.Contains(out.String(), "runner: warning: bisect r-h200:") || !strings.Contains(out.String(), "context deadline exceeded") {
+		t.Errorf("report took %s against a silent registry, want the bisect's bound and a warning:\n%s", took, out.String())
+	}
+	if len(api.Created()) != 0 {
+		t.Errorf("%d builds triggered", len(api.Created()))
 	}
 }

@@ -82,16 +82,16 @@ func TestReportPairsSeedWithTwin(t *testing.T) {
 		// The files hold 100 questions, fewer than the 200 the test decides
 		// on: unverified, with the count, whatever they show.
 		{name: "identical answers", spec: "spec-identical", specScore: 0.75, nospec: 0.75,
-			wantRow: "| ⚠️ unverified | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.7500 | `minimax_m3-nospec-mi355x` | 0.7500 | +0.0000 | 0.015 | 100 pairs, 100.0% agree, b 0, c 0, p 1 |",
+			wantRow: "| ⚠️ unverified | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.7500 | `minimax_m3-nospec-mi355x` | 0.7500 | +0.0000 | 0.015 | 100 pairs, 100.0% agree, b 0, c 0, p = 1 |",
 			wantWhy: "unverified: only 100 paired documents, 200 needed to decide per question"},
 		{name: "a few flips both ways", spec: "spec-flips", specScore: 0.72, nospec: 0.75,
-			wantRow: "| ⚠️ unverified | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.7200 | `minimax_m3-nospec-mi355x` | 0.7500 | -0.0300 | 0.015 | 98 pairs, 94.9% agree, b 3, c 2, p 0.5 |",
+			wantRow: "| ⚠️ unverified | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.7200 | `minimax_m3-nospec-mi355x` | 0.7500 | -0.0300 | 0.015 | 98 pairs, 94.9% agree, b 3, c 2, p = 0.5 |",
 			wantWhy: "2 documents only without speculation and 1 only with it were left out"},
 		{name: "a real drop", spec: "spec-drop", specScore: 0.64, nospec: 0.75,
-			wantRow: "| ⚠️ unverified | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.6400 | `minimax_m3-nospec-mi355x` | 0.7500 | -0.1100 | 0.015 | 100 pairs, 87.0% agree, b 12, c 1, p 0.00171 |",
+			wantRow: "| ⚠️ unverified | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.6400 | `minimax_m3-nospec-mi355x` | 0.7500 | -0.1100 | 0.015 | 100 pairs, 87.0% agree, b 12, c 1, p = 0.0017 |",
 			wantWhy: "unverified: only 100 paired documents, 200 needed"},
 		{name: "a real drop, from the compact outcomes files", spec: "spec-drop", specScore: 0.64, nospec: 0.75, compact: true,
-			wantRow: "| ⚠️ unverified | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.6400 | `minimax_m3-nospec-mi355x` | 0.7500 | -0.1100 | 0.015 | 100 pairs, 87.0% agree, b 12, c 1, p 0.00171 |",
+			wantRow: "| ⚠️ unverified | `minimax_m3-mi355x` | gsm8k | `exact_match,flexible-extract` | 0.6400 | `minimax_m3-nospec-mi355x` | 0.7500 | -0.1100 | 0.015 | 100 pairs, 87.0% agree, b 12, c 1, p = 0.0017 |",
 			wantWhy: "unverified: only 100 paired documents, 200 needed"},
 		// Without the twin's samples the means decide: 0.72 is more than
 		// 0.015 below 0.75.

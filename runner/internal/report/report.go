@@ -22,6 +22,7 @@ import (
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildkite"
@@ -172,7 +173,7 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		if err != nil {
 			fmt.Fprintf(io.Stdout, "runner: warning: bisect: %v\n", err)
 		} else {
-			bisectStep(ctx, b, build, sums, state, io.Stdout)
+			bisectStep(ctx, b, build, sums, state, getenv(bisect.MACEnv), io.Stdout)
 		}
 	}
 	if build.Failing > 0 {
@@ -214,10 +215,10 @@ func renderBudget(b gate.Budget) string {
 			fails++
 		}
 		if t.Flagged && !t.Fails {
-			released = append(released, fmt.Sprintf("%s %s (p = %.2g)", annotate.InlineCode(t.Recipe), annotate.Text(t.Subject+" "+t.Metric), t.P))
+			released = append(released, fmt.Sprintf("%s %s (p %s)", annotate.InlineCode(t.Recipe), annotate.Text(t.Subject+" "+t.Metric), numfmt.P(t.P)))
 		}
 	}
-	fmt.Fprintf(&w, "False-alarm budget: Benjamini–Hochberg at %g%% over %d regression tests: %d flagged, %d fail the build", b.Q*100, len(b.Tests), flagged, fails)
+	fmt.Fprintf(&w, "False-alarm budget: Benjamini–Hochberg at %s%% over %d regression tests: %d flagged, %d fail the build", numfmt.Exact(b.Q*100), len(b.Tests), flagged, fails)
 	if len(released) > 0 {
 		fmt.Fprintf(&w, "; within the budget, not failures: %s", strings.Join(released, ", "))
 	}
@@ -243,7 +244,7 @@ func renderLifecycle(rows []gate.Row) string {
 			case d.OpenSince > 0 && released(r, g):
 				fmt.Fprintf(&w, "- released regression: %s, open since #%d (p = %.2g): within the build's false-alarm budget, not a failure tonight; red on a night the budget keeps it, until fixed or accepted\n", name, d.OpenSince, d.P)
 			case d.OpenSince > 0:
-				fmt.Fprintf(&w, "- open regression: %s since #%d; red until fixed or accepted (`regression.accept: {since, reason}` in the recipe)\n", name, d.OpenSince)
+				fmt.Fprintf(&w, "- open regression: %s since #%d; red until fixed or accepted (`regression.accept: {since, reason, metrics}` in the recipe)\n", name, d.OpenSince)
 			}
 			if d.Accepted != "" {
 				fmt.Fprintf(&w, "- accepted regression: %s %s\n", name, annotate.Text(d.Accepted))
@@ -265,13 +266,17 @@ func released(r gate.Row, g summary.GateResult) bool {
 }
 
 // readSummaries reads dir/*/summary.json; unreadable ones are reported,
-// not fatal.
+// not fatal. Directories an earlier run's results were moved aside to
+// (<recipe>.old-<timestamp>) are not recipes and are skipped.
 func readSummaries(dir string) ([]summary.Summary, []string) {
 	var out []summary.Summary
 	var problems []string
 	matches, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json"))
 	sort.Strings(matches)
 	for _, m := range matches {
+		if summary.IsSetAside(filepath.Dir(m)) {
+			continue
+		}
 		s, err := summary.ReadFile(m)
 		if err != nil {
 			problems = append(problems, err.Error())
@@ -601,6 +606,7 @@ func renderReport(build gate.Build, problems []string, skipped []contract.Skippe
 		b.WriteString("\n")
 	}
 	writeGPUTime(&b, sums)
+	writeCost(&b, rows)
 	writeSameBuild(&b, build.Same)
 	if len(skipped) > 0 {
 		b.WriteString("Not run in this build:\n\n")

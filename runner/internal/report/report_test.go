@@ -65,6 +65,39 @@ func TestReadSummaries(t *testing.T) {
 	}
 }
 
+// A results directory an earlier run was moved aside to is not a recipe:
+// one recipe run three times on one machine is one recipe in the report.
+func TestReadSummariesSkipsSetAside(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(filepath.Join(reportResults, "gpt_oss_120b-h200", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	recipe := filepath.Join(dir, "gpt_oss_120b-h200")
+	at := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	for _, d := range []string{recipe, summary.SetAsideName(recipe, at), summary.SetAsideName(recipe, at.Add(time.Hour))} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "summary.json"), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sums, problems := readSummaries(dir)
+	var names []string
+	for _, s := range sums {
+		names = append(names, s.Recipe)
+	}
+	if diff := cmp.Diff(names, []string{"gpt_oss_120b-h200"}); diff != "" || len(problems) > 0 {
+		t.Errorf("readSummaries() recipes diff (-got +want):\n%s\nproblems: %q", diff, problems)
+	}
+	got := renderSums(sums, sameBuildComparisons(sums, dir), problems, contract.ParseSkipped(""), "")
+	if !strings.Contains(got, "of 1 recipe(s)") {
+		t.Errorf("report headline counts more than the one recipe:\n%s", got)
+	}
+}
+
 func TestReportStyle(t *testing.T) {
 	t.Parallel()
 	sum := func(verdicts ...string) []summary.Summary {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/annotate"
 	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/gate"
@@ -46,10 +47,10 @@ func writeSameBuild(b *strings.Builder, cs []sameBuild) {
 		verdict := c.Verdict
 		perQ := "– (means)"
 		if r := c.Paired; r != nil {
-			perQ = fmt.Sprintf("%d pairs, %.1f%% agree, b %d, c %d, p %.3g", r.Pairs, r.OutcomeAgreement*100, r.B, r.C, r.P)
+			perQ = fmt.Sprintf("%d pairs, %.1f%% agree, b %d, c %d, p %s", r.Pairs, r.OutcomeAgreement*100, r.B, r.C, numfmt.P(r.P))
 		}
-		fmt.Fprintf(b, "| %s %s | `%s` | %s | `%s` | %.4f | `%s` | %.4f | %+.4f | %g | %s |\n", annotate.VerdictMark(verdict), verdict,
-			annotate.Text(c.Recipe), annotate.Text(c.Task), annotate.Text(c.Metric), c.Value, annotate.Text(c.From), c.Other, c.Value-c.Other, c.Tolerance, perQ)
+		fmt.Fprintf(b, "| %s %s | `%s` | %s | `%s` | %.4f | `%s` | %.4f | %+.4f | %s | %s |\n", annotate.VerdictMark(verdict), verdict,
+			annotate.Text(c.Recipe), annotate.Text(c.Task), annotate.Text(c.Metric), c.Value, annotate.Text(c.From), c.Other, c.Value-c.Other, numfmt.Exact(c.Tolerance), perQ)
 	}
 	b.WriteString("\n")
 	for _, c := range cs {

@@ -74,7 +74,8 @@ type metricSeries struct {
 }
 
 // pagePanels are a recipe's charts: throughput per GPU, TPOT, TTFT, EAGLE
-// acceptance of its first bench run, and its headline accuracy score.
+// acceptance of its first bench run, its headline accuracy score, and
+// the server's time to ready.
 func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 	var series []metricSeries
 	if run, task, metric := headline(s); run != nil || task != nil {
@@ -103,6 +104,15 @@ func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 					value: get(func(r *summary.BenchRun) float64 { return r.TPOT.Median })},
 				metricSeries{title: "TTFT p50", unit: "ms", gateMetric: "median_ttft_ms", subject: name,
 					value: get(func(r *summary.BenchRun) float64 { return r.TTFT.Median })})
+			if run.Cost != nil && run.Cost.Output != nil {
+				series = append(series, metricSeries{title: "Cost per million output tokens", unit: "per Mtok",
+					value: get(func(r *summary.BenchRun) float64 {
+						if r.Cost == nil || r.Cost.Output == nil {
+							return math.NaN()
+						}
+						return *r.Cost.Output
+					})})
+			}
 			if run.SpecDecode != nil {
 				series = append(series, metricSeries{title: "EAGLE acceptance", unit: "%", gateMetric: "spec_decode_acceptance_rate", subject: name, higher: true,
 					value: get(func(r *summary.BenchRun) float64 {
@@ -110,6 +120,17 @@ func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 							return math.NaN()
 						}
 						return r.SpecDecode.AcceptanceRate
+					})})
+			}
+			if run.SpecDecode != nil && run.SpecDecode.AcceptanceLength > 0 {
+				// Tokens a verification step yields: what a drop in
+				// acceptance costs, and what a regression gate judges.
+				series = append(series, metricSeries{title: "EAGLE acceptance length", unit: "tokens", gateMetric: "spec_decode_acceptance_length", subject: name, higher: true,
+					value: get(func(r *summary.BenchRun) float64 {
+						if r.SpecDecode == nil || r.SpecDecode.AcceptanceLength <= 0 {
+							return math.NaN()
+						}
+						return r.SpecDecode.AcceptanceLength
 					})})
 			}
 		}
@@ -139,6 +160,17 @@ func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 					}
 				}
 				return math.NaN()
+			}})
+	}
+	if s.Startup != nil && s.Startup.ReadySeconds > 0 {
+		// What every night pays before it measures; its gate's band when
+		// the recipe judges it (vllm.startup_regression).
+		series = append(series, metricSeries{title: "Server time to ready", unit: "s", gateMetric: "ready_s", subject: workloads.StartupSubject,
+			value: func(s summary.Summary) float64 {
+				if s.Startup == nil || s.Startup.ReadySeconds <= 0 {
+					return math.NaN()
+				}
+				return s.Startup.ReadySeconds
 			}})
 	}
 	var panels []trend.Panel

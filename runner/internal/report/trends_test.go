@@ -23,6 +23,9 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/benchkite/benchkite/runner/internal/summary"
+	"github.com/benchkite/benchkite/runner/internal/trend"
+	"github.com/benchkite/benchkite/workloads"
+	"github.com/google/go-cmp/cmp"
 )
 
 // trendFixture is the report's test build (testdata/report/results) with
@@ -48,6 +51,10 @@ func trendFixture(t *testing.T) (dir string, sums []summary.Summary) {
 	}
 	for i := range sums {
 		sums[i].GPUTime = gpuTime(sums[i], 1.4)
+		// A priced profile prices the bench runs' tokens.
+		for j := range sums[i].Bench {
+			sums[i].Bench[j].PriceTokens(sums[i].GPUTime.HourPrice, sums[i].NumGPUs)
+		}
 	}
 	// Tonight's change point for minimax's throughput: the first bad night.
 	for i := range sums {
@@ -105,7 +112,12 @@ func trendFixture(t *testing.T) (dir string, sums []summary.Summary) {
 				if b.SpecDecode != nil {
 					sd := *b.SpecDecode
 					sd.AcceptanceRate *= 2 - wobble
+					sd.AcceptanceLength *= 2 - wobble
 					b.SpecDecode = &sd
+				}
+				if c := b.Cost; c != nil && c.Output != nil {
+					out := *c.Output / wobble / slow
+					b.Cost = &summary.TokenCost{Input: c.Input, Output: &out, Total: c.Total}
 				}
 			}
 			n.Accuracy = append([]summary.TaskResult(nil), s.Accuracy...)
@@ -194,7 +206,7 @@ func TestTrendPage(t *testing.T) {
 	}
 	minimax := section(page, "minimax_m3-mi355x")
 	for _, want := range []string{
-		`data-charts="5"`, "Output throughput per GPU", "TPOT p50", "TTFT p50", "EAGLE acceptance", "gsm8k exact_match,flexible-extract",
+		`data-charts="7"`, "Output throughput per GPU", "TPOT p50", "TTFT p50", "Cost per million output tokens", "EAGLE acceptance", "EAGLE acceptance length", "gsm8k exact_match,flexible-extract",
 		`class="limit"`, ">change<", "fill-opacity=\"0.15\"",
 		// Night #811's job failed: a ring, its hover and the key.
 		`<title>#811: 165 tok/s · vLLM a0b1c2d · 2026-11-30 · job failed</title>`, ">a night whose job failed<",
@@ -210,8 +222,8 @@ func TestTrendPage(t *testing.T) {
 	if strings.Contains(gpt, "failed") {
 		t.Errorf("gpt_oss section, whose nights all passed, speaks of a failed night")
 	}
-	if n, failed := strings.Count(minimax, `class="night"`), strings.Count(minimax, `class="night failed"`); n != 5*13 || failed != 5 {
-		t.Errorf("minimax shows %d passed and %d failed past nights over its charts, want 5 × 13 and 5 × 1 (#811)", n, failed)
+	if n, failed := strings.Count(minimax, `class="night"`), strings.Count(minimax, `class="night failed"`); n != 7*13 || failed != 7 {
+		t.Errorf("minimax shows %d passed and %d failed past nights over its charts, want 7 × 13 and 7 × 1 (#811)", n, failed)
 	}
 	if !strings.Contains(page, `<span class="k failed"></span> failed night`) {
 		t.Errorf("the page legend lacks the failed night's key")
@@ -368,5 +380,38 @@ func TestRunInBuildkite(t *testing.T) {
 	})
 	if stored != 1 {
 		t.Errorf("the artifact store holds %d trend pages, want 1", stored)
+	}
+}
+
+// The page charts the server's time to ready, with the start-up gate's
+// limit when the recipe judges it.
+func TestTrendPageStartup(t *testing.T) {
+	t.Parallel()
+	base := 120.0
+	tonight := summary.Summary{Recipe: "r", NumGPUs: 1, Startup: &summary.Startup{ReadySeconds: 180},
+		Gates: []summary.GateResult{{Kind: summary.GateRegression, Subject: workloads.StartupSubject, Metric: "ready_s", Verdict: summary.VerdictFail,
+			Baseline: &base, Detector: &summary.Detector{ThresholdPct: 25, NoiseCVPct: 2}}}}
+	past := baseline.Nights{Nights: []baseline.Past{
+		{Night: baseline.Night{BuildNumber: 2}, Summary: summary.Summary{Startup: &summary.Startup{ReadySeconds: 121}}},
+		{Night: baseline.Night{BuildNumber: 1}, Summary: summary.Summary{}},
+	}}
+	var got *trend.Panel
+	for _, p := range pagePanels(tonight, past) {
+		if p.Title == "Server time to ready" {
+			got = &p
+		}
+	}
+	if got == nil {
+		t.Fatal("no time-to-ready panel")
+	}
+	var values []string
+	for _, pt := range got.Points {
+		values = append(values, fmt.Sprint(pt.Value))
+	}
+	if diff := cmp.Diff([]string{"NaN", "121", "180"}, values); diff != "" {
+		t.Errorf("points (-want +got):\n%s", diff)
+	}
+	if got.HigherIsBetter || got.Limit == nil || *got.Limit != 150 {
+		t.Errorf("panel %+v: want lower is better and the gate's limit 150 s", got)
 	}
 }

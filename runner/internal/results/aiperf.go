@@ -3,7 +3,6 @@ package results
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"sort"
 
@@ -102,8 +101,8 @@ func ParseAIPerfFile(path string) (AIPerfResult, error) {
 			if v == nil {
 				continue
 			}
-			if math.IsNaN(*v) || math.IsInf(*v, 0) {
-				return out, fmt.Errorf("%s: %s.%s is not a finite number", path, name, stat)
+			if err := CheckValue(*v); err != nil {
+				return out, fmt.Errorf("%s: %s.%s: %w", path, name, stat, err)
 			}
 			if !workloads.IsAIPerfStat(stat) {
 				continue

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +53,18 @@ func TestParseAIPerfFileRejects(t *testing.T) {
 				t.Errorf("ParseAIPerfFile() error = %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseAIPerfFileRefusesImplausible(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), AIPerfExportFile)
+	body := `{"request_throughput": {"unit": "requests/sec", "avg": 2}, "time_to_first_token": {"unit": "ms", "avg": 3, "p50": 1.7e308}}`
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ParseAIPerfFile(p)
+	if !errors.Is(err, ErrImplausible) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "time_to_first_token.p50") {
+		t.Errorf("ParseAIPerfFile() error = %v, want ErrImplausible naming the file and time_to_first_token.p50", err)
 	}
 }

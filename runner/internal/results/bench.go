@@ -181,6 +181,11 @@ func decodeBench(data []byte) (BenchResult, error) {
 		return BenchResult{}, err
 	}
 	f := fieldReader{values: obj.values}
+	for _, k := range obj.keys {
+		if err := plausible(obj.values[k]); err != nil {
+			f.errs = append(f.errs, fmt.Errorf("key %q: %w", k, err))
+		}
+	}
 	b := BenchResult{
 		Date:                 f.string(keyDate),
 		ModelID:              f.string(keyModelID),
@@ -514,6 +519,10 @@ func (f *fieldReader) optFloats(key string) []float64 {
 		v, ok := number(e)
 		if !ok {
 			f.errs = append(f.errs, fmt.Errorf("key %q: element %d: want a number, got %s", key, i, kind(e)))
+			return nil
+		}
+		if err := CheckValue(v); err != nil {
+			f.errs = append(f.errs, fmt.Errorf("key %q: element %d: %w", key, i, err))
 			return nil
 		}
 		out[i] = v

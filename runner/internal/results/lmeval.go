@@ -287,6 +287,14 @@ func lmEvalTask(members map[string]json.RawMessage) LMEvalTask {
 		}
 		v, ok := number(raw)
 		metric, isStderr := stderrOf(key)
+		if err := plausible(raw); err != nil {
+			// A number no evaluation computes is refused, stderr or not.
+			if t.Invalid == nil {
+				t.Invalid = map[string]string{}
+			}
+			t.Invalid[key] = fmt.Sprintf("the number %s, beyond ±%g", raw, MaxMagnitude)
+			continue
+		}
 		switch {
 		case isStderr && ok:
 			t.Stderr[metric] = v

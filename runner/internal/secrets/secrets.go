@@ -128,11 +128,14 @@ func Start(argv, environ []string) (Env, error) {
 	clean, secret := Split(environ)
 	for _, kv := range environ {
 		if v, ok := strings.CutPrefix(kv, FDEnv+"="); ok {
-			if err := nonDumpable(); err != nil {
-				return Env{}, err
-			}
 			fd, err := fdFrom(v)
-			if err != nil {
+			if err != nil || !isPipe(fd) {
+				// Not the pipe a re-executing runner left open: the
+				// variable came with the job's environment. The runner
+				// starts as it would without it (Split dropped it).
+				continue
+			}
+			if err := nonDumpable(); err != nil {
 				return Env{}, err
 			}
 			f := os.NewFile(uintptr(fd), "secrets")

@@ -48,3 +48,10 @@ func reexec(argv, clean []string, data []byte) error {
 	err = syscall.Exec(exe, argv, env)
 	return fmt.Errorf("re-execute %s without secrets: %w", exe, err)
 }
+
+// isPipe says whether fd is an open pipe, as the re-executing runner
+// leaves its secrets on.
+func isPipe(fd int) bool {
+	var st syscall.Stat_t
+	return syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO
+}

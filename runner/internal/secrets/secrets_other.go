@@ -10,3 +10,5 @@ const reexecs = false
 func nonDumpable() error { return nil }
 
 func reexec(argv, clean []string, data []byte) error { return nil }
+
+func isPipe(fd int) bool { return false }

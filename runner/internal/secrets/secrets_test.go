@@ -112,7 +112,7 @@ func scan() int {
 // runAs starts the test binary as the runner (role) with the tokens in
 // its environment, as uid when not -1, and returns what it and its
 // scanning child printed.
-func runAs(t *testing.T, role string, uid int) string {
+func runAs(t *testing.T, role string, uid int, extraEnv ...string) string {
 	t.Helper()
 	bin := os.Args[0]
 	if uid >= 0 {
@@ -137,6 +137,7 @@ func runAs(t *testing.T, role string, uid int) string {
 	for k, v := range tokens {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	cmd.Env = append(cmd.Env, extraEnv...)
 	if uid >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
 	}
@@ -204,5 +205,19 @@ func TestSplitAndEnv(t *testing.T) {
 	}
 	if got := strings.Join(e.Environ(), " "); got != "PATH=/bin BUILDKITE_STEP_KEY=recipe:a EMPTY_TOKEN= HF_TOKEN=x" {
 		t.Errorf("Environ() = %s", got)
+	}
+}
+
+// A BENCHKITE_SECRETS_FD that came with the job's environment, naming no
+// pipe or no descriptor at all, is not taken for the re-executed runner's:
+// the runner starts, keeps every secret and leaks none.
+func TestForgedSecretsFDIsIgnored(t *testing.T) {
+	// Not parallel: another test's control run holds the tokens in its
+	// environment on purpose, and the scan would find them.
+	for _, v := range []string{"9", "3", "nope", "1"} {
+		out := runAs(t, runner, -1, FDEnv+"="+v)
+		if strings.Contains(out, foundMark) || strings.Contains(out, "start:") || strings.Contains(out, "lost ") {
+			t.Errorf("%s=%s: %s", FDEnv, v, out)
+		}
 	}
 }

@@ -48,6 +48,14 @@
 //     backing (what holds it), persistent (whether the next job on the
 //     node finds it), downloaded_bytes (what it gained from the server's
 //     start to ready; -1 when not measurable), ready_seconds.
+//   - startup: optional (absent for an attached server and one that never
+//     became ready); the server's start-up in seconds: ready_s (its
+//     process start to ready, the runner's clock) and, each as vLLM's log
+//     says it and absent when it does not, weights_load_s ("Loading
+//     weights took"), model_load_s ("Model loading took"), torch_compile_s
+//     ("torch.compile took … in total"), cuda_graphs_s ("Graph capturing
+//     finished in") and engine_init_s ("init engine (profile, create kv
+//     cache, warmup model) took"; compile and graphs included).
 //   - started, finished: optional; wall-clock start and end of the run.
 //   - verdict: "pass" (every planned phase ran, every gate had a value and
 //     passed), "fail" (a gate failed), "error" (something planned is
@@ -58,6 +66,8 @@
 //     exits 0, 1, 1 and contract.ExitUnverified (75) for them; a "fail"
 //     on regression gates alone exits contract.ExitRegressed (79). Before
 //     "unverified" existed, such runs were "pass".
+//   - canceled: optional; why the run was stopped before its end (the
+//     signal: "received terminated"); its verdict is then "error".
 //   - problems: optional; one line per reason the verdict is not "pass",
 //     besides failed gates (a failed, not-run or canceled phase, a gate
 //     without a value or a baseline), each naming the phase, metric, file
@@ -106,6 +116,11 @@
 //   - ttft_ms, tpot_ms, itl_ms: time to first token, time per output token
 //     after the first, inter-token latency; each {mean, median, p99} in ms.
 //   - e2el_ms: optional; end-to-end request latency, same shape.
+//   - cost_per_mtok: optional, present when the profile has a
+//     gpu_hour_price: {input, output, total}, the cost of a million tokens
+//     of each kind (gpu_hour_price × num_gpus over the tokens an hour at
+//     the run's throughput; input throughput is total less output), null
+//     for a kind with no throughput.
 //   - spec_decode: optional, present when the server speculated:
 //     acceptance_rate in percent (0-100), acceptance_length in tokens per
 //     draft including the bonus token, per_position acceptance as fractions

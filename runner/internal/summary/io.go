@@ -113,6 +113,9 @@ func read(r io.Reader) (Summary, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return Summary{}, err
 	}
+	if err := CheckNumbers(data); err != nil {
+		return Summary{}, err
+	}
 	return s, nil
 }
 

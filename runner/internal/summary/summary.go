@@ -96,12 +96,18 @@ type Summary struct {
 	Buildkite  *BuildkiteInfo `json:"buildkite,omitempty"`
 	Tools      *Tools         `json:"tools,omitempty"`
 	ModelCache *ModelCache    `json:"model_cache,omitempty"`
+	// Startup is the server's start-up, split as vLLM logs it; absent for
+	// an attached server and one that never became ready.
+	Startup *Startup `json:"startup,omitempty"`
 	// ServerPytest is the pytest step before the server started.
 	ServerPytest *ServerPytest `json:"server_pytest,omitempty"`
 
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Verdict  string    `json:"verdict"`
+	// Canceled is why the run was stopped before its end ("received
+	// terminated"); "" when it was not. A canceled run's verdict is error.
+	Canceled string `json:"canceled,omitempty"`
 	// Problems are what kept the verdict from pass other than a failed
 	// gate: each names the phase, metric, file or key; optional.
 	Problems []string `json:"problems,omitempty"`
@@ -193,6 +199,45 @@ type ModelCache struct {
 	ReadySeconds float64 `json:"ready_seconds,omitempty"`
 }
 
+// Startup is the server's time to ready, split as vLLM's log says it.
+// Each part is absent when the log did not say it (an older vLLM, a part
+// the model skipped: no torch.compile under --enforce-eager).
+type Startup struct {
+	// ReadySeconds is from the server's process start to /health and
+	// /v1/models answering, on the runner's clock.
+	ReadySeconds float64 `json:"ready_s"`
+	// WeightsSeconds: "Loading weights took X seconds".
+	WeightsSeconds *float64 `json:"weights_load_s,omitempty"`
+	// ModelLoadSeconds: "Model loading took … GiB and X seconds" (the
+	// weights included).
+	ModelLoadSeconds *float64 `json:"model_load_s,omitempty"`
+	// TorchCompileSeconds: "torch.compile took X s in total".
+	TorchCompileSeconds *float64 `json:"torch_compile_s,omitempty"`
+	// CUDAGraphsSeconds: "Graph capturing finished in X secs".
+	CUDAGraphsSeconds *float64 `json:"cuda_graphs_s,omitempty"`
+	// EngineInitSeconds: "init engine (profile, create kv cache, warmup
+	// model) took X s" (torch.compile and the graphs included).
+	EngineInitSeconds *float64 `json:"engine_init_s,omitempty"`
+}
+
+// Metrics are the values s has, by key (workloads.StartupMetrics).
+func (s *Startup) Metrics() map[string]float64 {
+	out := map[string]float64{}
+	if s == nil {
+		return out
+	}
+	if s.ReadySeconds > 0 {
+		out["ready_s"] = s.ReadySeconds
+	}
+	for k, v := range map[string]*float64{"weights_load_s": s.WeightsSeconds, "model_load_s": s.ModelLoadSeconds,
+		"torch_compile_s": s.TorchCompileSeconds, "cuda_graphs_s": s.CUDAGraphsSeconds, "engine_init_s": s.EngineInitSeconds} {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	return out
+}
+
 // ServerPytest is pytest in the server's Python, which torch.compile
 // needs (it imports cupy's testing helpers) in the CUDA nightlies: left
 // alone when it imports, else installed from its lock before the server
@@ -272,12 +317,52 @@ type BenchRun struct {
 	ITL  Latency `json:"itl_ms"`
 	E2EL Latency `json:"e2el_ms,omitzero"`
 
-	SpecDecode *SpecDecode        `json:"spec_decode,omitempty"`
-	Metrics    map[string]float64 `json:"metrics,omitempty"`
+	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
+	// Cost is what a million tokens cost at this run's throughput and the
+	// profile's gpu_hour_price; nil without a price.
+	Cost    *TokenCost         `json:"cost_per_mtok,omitempty"`
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// RepetitionValues are the gated metrics' values of every repetition,
 	// in order, when there were several: the regression detector judges
 	// tonight by all of them, and people see their spread.
 	RepetitionValues map[string][]float64 `json:"repetition_values,omitempty"`
+}
+
+// TokenCost is the cost of a million tokens, in the currency of the
+// profile's gpu_hour_price, as InferenceX reports it: the GPUs' hourly
+// price over the tokens of that kind an hour at the measured throughput.
+// A kind with no throughput has no cost (nil).
+type TokenCost struct {
+	Input  *float64 `json:"input"`
+	Output *float64 `json:"output"`
+	Total  *float64 `json:"total"`
+}
+
+// PerMillionTokens is the cost of a million tokens made at tokPerSec on
+// gpus GPUs of hourPrice each; nil when either is not positive.
+func PerMillionTokens(hourPrice float64, gpus int, tokPerSec float64) *float64 {
+	if hourPrice <= 0 || gpus <= 0 || tokPerSec <= 0 {
+		return nil
+	}
+	c := hourPrice * float64(gpus) / (tokPerSec * 3600 / 1e6)
+	return &c
+}
+
+// PriceTokens sets r.Cost from its throughputs; input throughput is the
+// total less the output.
+func (r *BenchRun) PriceTokens(hourPrice float64, gpus int) {
+	if r.Status != StatusOK || hourPrice <= 0 || gpus <= 0 {
+		return
+	}
+	c := &TokenCost{
+		Input:  PerMillionTokens(hourPrice, gpus, r.TotalTokenThroughput-r.OutputThroughput),
+		Output: PerMillionTokens(hourPrice, gpus, r.OutputThroughput),
+		Total:  PerMillionTokens(hourPrice, gpus, r.TotalTokenThroughput),
+	}
+	if c.Input == nil && c.Output == nil && c.Total == nil {
+		return
+	}
+	r.Cost = c
 }
 
 // Latency is one latency metric in milliseconds.

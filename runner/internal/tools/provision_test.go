@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -585,5 +586,152 @@ func TestPlan(t *testing.T) {
 	}
 	if _, err := Plan(Request{Set: Locked(false)}); err == nil {
 		t.Error("Plan(no Dir) error = nil, want one")
+	}
+}
+
+// A venv that model code of an earlier job could write to is reused only
+// as the install left it: a .pth dropped into site-packages (which every
+// later python of the venv runs at start), a module changed, bytecode
+// changed (RECORD lists it without a hash), a RECORD rewritten along with
+// its file, or a file removed: each makes the next job build the venv
+// again, and the new one runs none of it.
+func TestProvisionRebuildsATamperedVenv(t *testing.T) {
+	t.Parallel()
+	py := realPython(t)
+	lmWheels := append(apiDeps(), lmEvalStandIn(LMEval.Version))
+	wheels := wheelDir(t, lmWheels...)
+	req := Request{
+		Dir:     filepath.Join(t.TempDir(), "tools"),
+		Set:     standInSet(t, "lm-eval", Pinned(false), wheels, lmWheels...),
+		Python:  py,
+		Environ: jobEnviron(t, wheels),
+	}
+	ctx := context.Background()
+	first, err := Provision(ctx, proc.Exec{}, req)
+	if err != nil {
+		t.Fatalf("Provision() error = %v", err)
+	}
+	sitePackages := func(t *testing.T, dir string) string {
+		t.Helper()
+		m, err := filepath.Glob(filepath.Join(dir, "lib", "python*", "site-packages"))
+		if err != nil || len(m) != 1 {
+			t.Fatalf("site-packages of %s: %q, %v", dir, m, err)
+		}
+		return m[0]
+	}
+	runLMEval := func(t *testing.T, tl Tools) string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := (proc.Exec{}).Run(ctx, proc.Spec{Argv: []string{tl.LMEval, "--tasks", "gsm8k"}, Stdout: &out, Stderr: &out}); err != nil {
+			t.Fatalf("%s: %v\n%s", tl.LMEval, err, out.String())
+		}
+		return out.String()
+	}
+	write := func(t *testing.T, path, content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const mark = "TAMPERED"
+	tampers := []struct {
+		name string
+		do   func(t *testing.T, site string)
+		why  string // what the log says of the old venv
+	}{
+		{"a .pth dropped into site-packages", func(t *testing.T, site string) {
+			write(t, filepath.Join(site, "zz-poison.pth"), "import sys; print('"+mark+"', file=sys.stderr)\n")
+		}, "zz-poison.pth is in no RECORD and was not there after the install"},
+		{"a module changed", func(t *testing.T, site string) {
+			p := filepath.Join(site, "lm_eval", "__main__.py")
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, p, strings.Replace(string(data), "print(", "print('"+mark+"', ", 1))
+		}, "lm_eval/__main__.py does not match its RECORD hash"},
+		{"bytecode changed", func(t *testing.T, site string) {
+			// Other code under the header of the source's own bytecode
+			// (its mtime and size): python loads it as it is.
+			pycs, _ := filepath.Glob(filepath.Join(site, "lm_eval", "__pycache__", "__main__.*.pyc"))
+			if len(pycs) != 1 {
+				t.Fatalf("pip compiled no lm_eval/__main__ bytecode: %q", pycs)
+			}
+			const forge = `import importlib._bootstrap_external as b, os, sys
+src, pyc = sys.argv[1], sys.argv[2]
+st = os.stat(src)
+code = compile(open(src).read().replace("print(", "print('` + mark + `', ", 1), src, "exec")
+open(pyc, "wb").write(b._code_to_timestamp_pyc(code, st.st_mtime, st.st_size))
+`
+			if out, err := exec.Command(py, "-c", forge, filepath.Join(site, "lm_eval", "__main__.py"), pycs[0]).CombinedOutput(); err != nil {
+				t.Fatalf("forge bytecode: %v\n%s", err, out)
+			}
+		}, "__main__.cpython-"},
+		{"a module and its RECORD line changed together", func(t *testing.T, site string) {
+			p := filepath.Join(site, "lm_eval", "__main__.py")
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			newData := strings.Replace(string(data), "print(", "print('"+mark+"', ", 1)
+			write(t, p, newData)
+			recs, _ := filepath.Glob(filepath.Join(site, "lm_eval-*.dist-info", "RECORD"))
+			if len(recs) != 1 {
+				t.Fatalf("lm_eval's RECORD: %q", recs)
+			}
+			rec, err := os.ReadFile(recs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256([]byte(newData))
+			var lines []string
+			for _, l := range strings.Split(string(rec), "\n") {
+				if strings.HasPrefix(l, "lm_eval/__main__.py,") {
+					l = fmt.Sprintf("lm_eval/__main__.py,sha256=%s,%d", base64.RawURLEncoding.EncodeToString(sum[:]), len(newData))
+				}
+				lines = append(lines, l)
+			}
+			write(t, recs[0], strings.Join(lines, "\n"))
+		}, "RECORD changed since the install"},
+		{"a file removed", func(t *testing.T, site string) {
+			if err := os.Remove(filepath.Join(site, "lm_eval", "__init__.py")); err != nil {
+				t.Fatal(err)
+			}
+		}, "lm_eval/__init__.py is gone"},
+	}
+	prev := first
+	for i, tc := range tampers {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.do(t, sitePackages(t, prev.Dir))
+			if i != len(tampers)-1 && !strings.Contains(runLMEval(t, prev), mark) {
+				t.Fatalf("the tampered venv does not run the change: the test would see nothing")
+			}
+			var log bytes.Buffer
+			req.Log = &log
+			got, err := Provision(ctx, proc.Exec{}, req)
+			if err != nil {
+				t.Fatalf("Provision() error = %v\n%s", err, log.String())
+			}
+			if got.Reused || got.Dir == prev.Dir {
+				t.Fatalf("Provision() reused %s (Reused %v), want a new venv\n%s", got.Dir, got.Reused, log.String())
+			}
+			if !strings.Contains(log.String(), prev.Dir+" is not what the lock installed: ") || !strings.Contains(log.String(), tc.why) {
+				t.Errorf("log does not say why %s was not reused (want %q):\n%s", prev.Dir, tc.why, log.String())
+			}
+			if out := runLMEval(t, got); strings.Contains(out, mark) {
+				t.Errorf("the new venv runs the tampered code:\n%s", out)
+			}
+			prev = got
+		})
+	}
+	// Untouched, the last one is reused.
+	var log bytes.Buffer
+	req.Log = &log
+	again, err := Provision(ctx, proc.Exec{}, req)
+	if err != nil || !again.Reused || again.Dir != prev.Dir {
+		t.Errorf("Provision() of an untouched venv = %+v, %v; want %s reused\n%s", again, err, prev.Dir, log.String())
+	}
+	if !strings.Contains(log.String(), "files are what the lock installed") {
+		t.Errorf("log does not say the venv was checked:\n%s", log.String())
 	}
 }

@@ -161,9 +161,10 @@ func provisionLocked(ctx context.Context, r proc.Runner, req Request, log io.Wri
 
 func provisionVenv(ctx context.Context, r proc.Runner, req Request, root string, log io.Writer) (Tools, error) {
 	link := filepath.Join(root, req.Set.Key())
-	if dir, why := current(link, req.Set); why != "" {
+	if dir, why, n := current(link, req.Set); why != "" {
 		fmt.Fprintf(log, "tools: installing %s: %s\n", req.Set.Key(), why)
 	} else {
+		fmt.Fprintf(log, "tools: %s: all %d files are what the lock installed\n", dir, n)
 		s, err := newSpecs(req, dir, "")
 		if err != nil {
 			return Tools{}, err

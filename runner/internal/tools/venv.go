@@ -34,6 +34,9 @@ const markerName = "benchkite-tools.json"
 type marker struct {
 	Set        string `json:"set"`
 	LockSHA256 string `json:"lock_sha256"`
+	// Files are the hashes of the files no RECORD hashes, taken after
+	// the install (verifyVenv).
+	Files fileSums `json:"files"`
 }
 
 func lockSum(s Set) string { return s.lock().SHA256() }
@@ -47,27 +50,33 @@ func userLockPath(root string, s Set) string {
 }
 
 // current resolves the set's symlink to its venv and says why that
-// cannot be used as it is, or "" when its marker records this lock.
-func current(link string, s Set) (string, string) {
+// cannot be used as it is, or "" when its marker records this lock and
+// every file in it is what the install left (verifyVenv); n is how many
+// files were checked.
+func current(link string, s Set) (dir string, why string, n int) {
 	dir, err := filepath.EvalSymlinks(link)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", "no earlier install"
+		return "", "no earlier install", 0
 	}
 	if err != nil {
-		return "", err.Error()
+		return "", err.Error(), 0
 	}
 	data, err := os.ReadFile(filepath.Join(dir, markerName))
 	if err != nil {
-		return "", fmt.Sprintf("%s: no complete install: %v", dir, err)
+		return "", fmt.Sprintf("%s: no complete install: %v", dir, err), 0
 	}
 	var m marker
 	if err := json.Unmarshal(data, &m); err != nil {
-		return "", fmt.Sprintf("%s: %v", markerName, err)
+		return "", fmt.Sprintf("%s: %v", markerName, err), 0
 	}
 	if m.LockSHA256 != lockSum(s) {
-		return "", fmt.Sprintf("%s was installed from another lock", dir)
+		return "", fmt.Sprintf("%s was installed from another lock", dir), 0
 	}
-	return dir, ""
+	n, err = verifyVenv(dir, m.Files)
+	if err != nil {
+		return "", fmt.Sprintf("%s is not what the lock installed: %v", dir, err), n
+	}
+	return dir, "", n
 }
 
 // nextGeneration is one more than the highest generation of the set
@@ -91,7 +100,11 @@ func nextGeneration(root string, s Set) (int, error) {
 }
 
 func writeMarker(dir string, s Set) error {
-	data, err := json.MarshalIndent(marker{Set: s.Name, LockSHA256: lockSum(s)}, "", "  ")
+	sums, err := takeSums(dir)
+	if err != nil {
+		return fmt.Errorf("record the install: %w", err)
+	}
+	data, err := json.MarshalIndent(marker{Set: s.Name, LockSHA256: lockSum(s), Files: sums}, "", "  ")
 	if err != nil {
 		return err
 	}

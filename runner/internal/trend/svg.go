@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/benchkite/benchkite/internal/untrusted"
 )
 
 // canvas accumulates the SVG so that Render makes a single Write.
@@ -58,19 +60,21 @@ func num(v float64) string { return formatFixed(v, 1) }
 // cannot carry become U+FFFD.
 func escape(s string) string {
 	var b strings.Builder
-	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails
+	_ = xml.EscapeText(&b, []byte(untrusted.ShowBidi(s))) // a strings.Builder never fails
 	return b.String()
 }
 
 // cleanText turns control characters (newlines, tabs) into spaces: SVG
-// text is a single line.
+// text is a single line. Bidi controls, which would reorder what a reader
+// sees (a recipe name, a vLLM commit, a gate's message), are written by
+// name ("[U+202E]").
 func cleanText(s string) string {
-	return strings.Map(func(r rune) rune {
+	return untrusted.ShowBidi(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 }
 
 // truncate shortens s to at most n runes, marking the cut with "…".
@@ -81,7 +85,18 @@ func truncate(s string, n int) string {
 	if n <= 1 {
 		return "…"
 	}
-	return string([]rune(s)[:n-1]) + "…"
+	rs := []rune(s)[:n-1]
+	// Cut at a word's end when one is in the second half, so a title
+	// reads "p99 TTFT of the…" rather than "p99 TTFT of th…".
+	if rs[len(rs)-1] != ' ' && (n-1 >= len([]rune(s)) || []rune(s)[n-1] != ' ') {
+		for i := len(rs) - 1; i >= (n-1)/2; i-- {
+			if rs[i] == ' ' {
+				rs = rs[:i]
+				break
+			}
+		}
+	}
+	return strings.TrimRight(string(rs), " ,;:·-") + "…"
 }
 
 // Average advance of sans-serif glyphs per em. Real fonts vary; these err

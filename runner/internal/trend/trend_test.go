@@ -606,3 +606,27 @@ func TestPlaceLabelKeepsNeighbourVisible(t *testing.T) {
 		t.Errorf("label [%.1f, %.1f]×[%.1f, %.1f] leaves the plot", left, left+w, top, bottom)
 	}
 }
+
+// Bidi controls from a recipe's or a night's text (a name, a label, a
+// hover, a note) would reorder what a reader of the page sees; every one
+// is written by name instead, in the charts and the page around them.
+func TestWritePageShowsBidiControls(t *testing.T) {
+	t.Parallel()
+	const rlo = "\u202e"
+	evil := "ok" + rlo + "gnp.exe" + "\u2066x\u2069\u200f"
+	p := Page{Title: evil, Subtitle: evil, Sections: []Section{{ID: "a", Title: evil, Subtitle: evil, Note: evil, Verdict: "pass",
+		Panels: []Panel{{Title: evil, Unit: evil, Points: []Point{{Label: evil, Value: 1, Hover: evil}, {Label: evil, Value: 2, Highlight: true}}}}}}}
+	var b bytes.Buffer
+	if err := WritePage(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, r := range []rune{'\u202e', '\u2066', '\u2069', '\u200f'} {
+		if strings.ContainsRune(page, r) {
+			t.Errorf("the page holds U+%04X", r)
+		}
+	}
+	if !strings.Contains(page, "ok[U+202E]gnp.exe") {
+		t.Errorf("the page does not name the control:\n%.600s", page)
+	}
+}

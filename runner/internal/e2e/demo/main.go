@@ -1,10 +1,11 @@
-// Command demo runs a shrunk copy of the seed recipe end to end on this
-// machine, as `make demo`: the runner with its real tools phase (a venv
+// Command demo runs a shrunk copy of the seed recipe (or of -recipe)
+// end to end on this machine, as `make demo`: the runner with its real tools phase (a venv
 // from the checked-in lock) and the real lm_eval, against the stand-in
 // vLLM server, with gsm8k from a loopback stand-in of the Hugging Face
 // Hub. It runs three nights, each judged against the ones before (the
 // history file a build's history step would write), so the last one has
-// a trend picture, and prints where the results are. With -bfcl the
+// a trend picture; then `runner report` writes the build report and the
+// trend page from those nights, and it prints where the results are. With -bfcl the
 // recipe also runs two BFCL categories through the real bfcl_eval package,
 // which the stand-in server answers from BFCL's shipped answer key.
 package main
@@ -17,10 +18,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/hfhub"
@@ -28,43 +31,44 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-const (
-	seedRecipe = "workloads/minimax_m3_mi355x.yaml"
-	recipeName = "minimax_m3-mi355x"
-)
+const seedRecipe = "workloads/minimax_m3_mi355x.yaml"
+
+// maxModelLenRE finds a context length among serve_args, in either spelling.
+var maxModelLenRE = regexp.MustCompile(`(^|\s)--max[-_]model[-_]len([=\s]|$)`)
 
 func main() {
 	nights := flag.Int("nights", 3, "nights to run; the last one draws the trend of those before")
 	questions := flag.Int("questions", 50, "gsm8k questions in the generated set")
 	withBFCL := flag.Bool("bfcl", false, "also run BFCL (simple_python, parallel_multiple) with the real bfcl_eval")
+	recipeFile := flag.String("recipe", seedRecipe, "the recipe to run, shrunk; its lm_eval task, if any, must be gsm8k (the Hub stand-in's one data set)")
 	flag.Parse()
-	if err := run(*nights, *questions, *withBFCL); err != nil {
+	if err := run(*recipeFile, *nights, *questions, *withBFCL); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nights, questions int, withBFCL bool) error {
+func run(recipeFile string, nights, questions int, withBFCL bool) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(root, seedRecipe)); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		return fmt.Errorf("run from the checkout's root: %w", err)
 	}
 	work := filepath.Join(root, ".demo")
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	runner, err := buildRunner(work)
-	if err != nil {
-		return err
+	runner := filepath.Join(work, "runner")
+	if out, err := exec.Command("go", "build", "-o", runner, "./runner").CombinedOutput(); err != nil {
+		return fmt.Errorf("build the runner: %w\n%s", err, out)
 	}
 	fakes, err := fakebin.Dir()
 	if err != nil {
 		return err
 	}
-	recipe, err := shrunkSeed(filepath.Join(work, "seed.yaml"), withBFCL)
+	recipe, recipeName, err := shrunk(recipeFile, filepath.Join(work, "recipe.yaml"), withBFCL)
 	if err != nil {
 		return err
 	}
@@ -79,12 +83,28 @@ func run(nights, questions int, withBFCL bool) error {
 	if err != nil {
 		return err
 	}
-	tools, pass, bfclEnv, err := standInEnv(withBFCL)
+	cache, err := os.UserCacheDir()
 	if err != nil {
 		return err
 	}
+	tools := filepath.Join(cache, "benchkite", "test-tools")
+	pass := "FAKE_VLLM_ACCURACY"
+	var bfclEnv []string
+	if withBFCL {
+		data, err := bfclData(tools)
+		if err != nil {
+			return err
+		}
+		bfclEnv = []string{"FAKE_VLLM_BFCL_DATA=" + data}
+		pass += ",FAKE_VLLM_BFCL_DATA"
+	}
 	hist := &baseline.File{Version: baseline.FileVersion, Recipes: map[string]baseline.FileRecipe{}}
-	histPath := filepath.Join(work, "history.json")
+	// Where a build's history step leaves the nights, which `runner
+	// report` reads for the trend page.
+	histPath := filepath.Join(root, filepath.FromSlash(contract.HistoryArtifact))
+	if err := os.MkdirAll(filepath.Dir(histPath), 0o755); err != nil {
+		return err
+	}
 	// The stand-in server's share of right answers, night by night.
 	accuracy := []string{"0.9", "0.92", "0.86", "0.9", "0.88"}
 	for n := 1; n <= nights; n++ {
@@ -113,60 +133,32 @@ func run(nights, questions int, withBFCL bool) error {
 		if err != nil && !errors.As(err, &exit) {
 			return err
 		}
-		if err := recordNight(hist, root, n); err != nil {
+		sum, err := os.ReadFile(filepath.Join(root, "results", recipeName, "summary.json"))
+		if err != nil {
+			return fmt.Errorf("night %d left no summary: %w", n, err)
+		}
+		r := hist.Recipes[recipeName]
+		r.StepKey = "recipe:" + recipeName
+		r.Nights = append([]baseline.FileNight{{BuildNumber: n, Summary: sum}}, r.Nights...)
+		r.Asked = len(r.Nights)
+		hist.Recipes[recipeName] = r
+	}
+	// The nights judged, as the history step would have written them
+	// for the build after the last.
+	if err := writeJSON(histPath, hist); err != nil {
+		return err
+	}
+	fmt.Printf("--- runner report (the build report and the trend page, from %s)\n", contract.HistoryArtifact)
+	cmd := exec.Command(runner, "report", "--results", contract.ResultsRoot, "--download=false")
+	cmd.Dir = root
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "BUILDKITE") })
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
 			return err
 		}
 	}
-	printResults(root, withBFCL)
-	return nil
-}
-
-// buildRunner builds the runner into work.
-func buildRunner(work string) (string, error) {
-	runner := filepath.Join(work, "runner")
-	if out, err := exec.Command("go", "build", "-o", runner, "./runner").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build the runner: %w\n%s", err, out)
-	}
-	return runner, nil
-}
-
-// standInEnv is where the evaluation tools are kept between demos, and
-// what the stand-in server needs besides its accuracy: the BFCL data with
-// -bfcl. pass names the variables the runner passes on.
-func standInEnv(withBFCL bool) (tools, pass string, env []string, err error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", "", nil, err
-	}
-	tools = filepath.Join(cache, "benchkite", "test-tools")
-	pass = "FAKE_VLLM_ACCURACY"
-	if !withBFCL {
-		return tools, pass, nil, nil
-	}
-	data, err := bfclData(tools)
-	if err != nil {
-		return "", "", nil, err
-	}
-	return tools, pass + ",FAKE_VLLM_BFCL_DATA", []string{"FAKE_VLLM_BFCL_DATA=" + data}, nil
-}
-
-// recordNight adds night n's summary to the history the next night is
-// judged against, newest first.
-func recordNight(hist *baseline.File, root string, n int) error {
-	sum, err := os.ReadFile(filepath.Join(root, "results", recipeName, "summary.json"))
-	if err != nil {
-		return fmt.Errorf("night %d left no summary: %w", n, err)
-	}
-	r := hist.Recipes[recipeName]
-	r.StepKey = "recipe:" + recipeName
-	r.Nights = append([]baseline.FileNight{{BuildNumber: n, Summary: sum}}, r.Nights...)
-	r.Asked = len(r.Nights)
-	hist.Recipes[recipeName] = r
-	return nil
-}
-
-// printResults lists the files the last night left.
-func printResults(root string, withBFCL bool) {
 	dir := filepath.Join("results", recipeName)
 	fmt.Printf("\nresults of the last night: %s/\n", dir)
 	for _, f := range []string{"summary.json", "annotation.md", "trend.svg", "gsm8k/", "lm_eval-gsm8k.log"} {
@@ -174,21 +166,24 @@ func printResults(root string, withBFCL bool) {
 			fmt.Printf("  %s/%s\n", dir, f)
 		}
 	}
+	if _, err := os.Stat(filepath.Join(root, "results", "_report", "trends.html")); err == nil {
+		fmt.Printf("  results/_report/trends.html (the trend page: open it in a browser)\n")
+	}
 	files, _ := filepath.Glob(filepath.Join(root, dir, "gsm8k", "*", "*"))
 	for _, f := range files {
 		rel, _ := filepath.Rel(root, f)
 		fmt.Printf("  %s (written by lm_eval)\n", rel)
 	}
-	if !withBFCL {
-		return
-	}
-	for _, cat := range demoBFCL {
-		scores, _ := filepath.Glob(filepath.Join(root, dir, "bfcl", cat, "score", "*"))
-		for _, f := range scores {
-			rel, _ := filepath.Rel(root, f)
-			fmt.Printf("  %s (written by bfcl_eval)\n", rel)
+	if withBFCL {
+		for _, cat := range demoBFCL {
+			scores, _ := filepath.Glob(filepath.Join(root, dir, "bfcl", cat, "score", "*"))
+			for _, f := range scores {
+				rel, _ := filepath.Rel(root, f)
+				fmt.Printf("  %s (written by bfcl_eval)\n", rel)
+			}
 		}
 	}
+	return nil
 }
 
 // demoBFCL are the BFCL categories of the demo: one call per answer, and
@@ -206,64 +201,71 @@ func bfclData(tools string) (string, error) {
 	return filepath.Join(tools, toolset.Locked(true).Key(), "lib", strings.TrimSpace(string(out)), "site-packages", "bfcl_eval", "data"), nil
 }
 
-// shrunkSeed writes the seed recipe with its benchmark made tiny, as the
-// end-to-end tests shrink it, and returns its path.
-func shrunkSeed(path string, withBFCL bool) (string, error) {
-	src, err := os.ReadFile(seedRecipe)
+// shrunk writes the recipe in file with its benchmark made tiny, as the
+// end-to-end tests shrink it, to path, and returns path and the recipe's
+// name. The runner checks the rest, as it checks any recipe.
+func shrunk(file, path string, withBFCL bool) (string, string, error) {
+	src, err := os.ReadFile(file)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return "", err
+		return "", "", fmt.Errorf("%s: %w", file, err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return "", "", fmt.Errorf("%s: not a recipe (a YAML mapping)", file)
 	}
 	root := doc.Content[0]
-	vllm, err := mapValue(root, "vllm")
+	name, err := mapValue(file, root, "name")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	serve, err := mapValue(vllm, "serve_args")
+	vllm, err := mapValue(file, root, "vllm")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	// The stand-in's default context is 32k; the task's max_length needs more.
-	serve.Value += " --max-model-len 40960"
-	bench, err := mapValue(root, "vllm_bench")
-	if err != nil {
-		return "", err
+	// The stand-in's default context is 32k; the seed's gsm8k max_length
+	// needs more. A recipe that sets its own context keeps it.
+	if serve, err := mapValue(file, vllm, "serve_args"); err == nil {
+		if !maxModelLenRE.MatchString(serve.Value) {
+			serve.Value += " --max-model-len 40960"
+		}
+	} else {
+		vllm.Content = append(vllm.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "serve_args"}, &yaml.Node{Kind: yaml.ScalarNode, Value: "--max-model-len 40960"})
 	}
-	configs, err := mapValue(bench, "configs")
-	if err != nil {
-		return "", err
-	}
-	for _, c := range configs.Content {
-		for key, v := range map[string]string{"input_len": "16", "output_len": "8", "num_prompts": "8", "max_concurrency": "2"} {
-			n, err := mapValue(c, key)
-			if err != nil {
-				return "", err
+	if bench, err := mapValue(file, root, "vllm_bench"); err == nil {
+		configs, err := mapValue(file, bench, "configs")
+		if err != nil {
+			return "", "", err
+		}
+		for _, c := range configs.Content {
+			for _, kv := range [][2]string{{"input_len", "16"}, {"output_len", "8"}, {"num_prompts", "8"}, {"max_concurrency", "2"}} {
+				if n, err := mapValue(file, c, kv[0]); err == nil {
+					n.Value = kv[1]
+				}
 			}
-			n.Value = v
 		}
 	}
 	out, err := yaml.Marshal(&doc)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if withBFCL {
 		// Ten entries of each; the night's FAKE_VLLM_ACCURACY decides how many the stand-in gets wrong.
 		out = append(out, fmt.Sprintf("bfcl:\n  test_categories: [%s]\n  num_threads: 4\n  max_test_cases: {%s: 10, %s: 10}\n",
 			strings.Join(demoBFCL, ", "), demoBFCL[0], demoBFCL[1])...)
 	}
-	return path, os.WriteFile(path, out, 0o644)
+	return path, name.Value, os.WriteFile(path, out, 0o644)
 }
 
-func mapValue(m *yaml.Node, key string) (*yaml.Node, error) {
+func mapValue(file string, m *yaml.Node, key string) (*yaml.Node, error) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			return m.Content[i+1], nil
 		}
 	}
-	return nil, fmt.Errorf("%s has no %q at line %d", seedRecipe, key, m.Line)
+	return nil, fmt.Errorf("%s:%d: no %q", file, m.Line, key)
 }
 
 // serverPython gives the stand-in server a Python of its own, a venv in

@@ -31,15 +31,32 @@
 // --enable-auto-tool-choice and --tool-call-parser (any name) it answers
 // chat requests with tools as vLLM does when its parser found calls
 // (message.tool_calls, finish_reason "tool_calls"); without them a request
-// with tools and tool_choice "auto" gets vLLM's 400. SIGTERM or SIGINT
-// shut it down with exit status 0.
+// with tools and tool_choice "auto" gets vLLM's 400.
+//
+// Like vLLM 0.26.0 (the recordings in the repository's testdata/vllm-0.26.0)
+// it is a process tree: the API server starts an engine process
+// (EngineCore, the same executable run again) in its process group, which
+// loads the model and gets SIGTERM when its parent dies; every line of
+// each carries vLLM's prefix, "(APIServer pid=N) " or "(EngineCore pid=M) ",
+// and each request an access line. The load (FAKE_VLLM_STARTUP_DELAY) is
+// the engine's, logged as vLLM logs it (weights, model loading,
+// torch.compile, CUDA graph capture, "init engine ... took"), each with
+// the time it took. SIGTERM or SIGINT shut it down with exit status 0
+// through vLLM's [shutdown] sequence: the engine's four lines, the API
+// server's, which SIGKILLs what is left of the engine ("force killing
+// remaining processes count=1"), uvicorn's, and the resource tracker's
+// leaked-semaphore warning. Stopped during the load, both end silently,
+// as the recordings show nothing then. An API server SIGKILLed leaves an
+// engine that logs its shutdown and ends.
 //
 // Its knobs:
 //
 //	FAKE_VLLM_STARTUP_DELAY            time to "load the model" before listening; a Go
 //	                                   duration ("2s") or seconds ("2"). Default 0.
-//	FAKE_VLLM_EXIT_DURING_LOAD         exit with this status after the startup delay,
-//	                                   printing an engine start-up traceback.
+//	FAKE_VLLM_EXIT_DURING_LOAD         exit with this status after the weights loaded:
+//	                                   the engine prints its traceback and ends, the API
+//	                                   server raises vLLM's "Engine core initialization
+//	                                   failed. See root cause above.".
 //	FAKE_VLLM_EXIT_MESSAGE             the root-cause line of that traceback
 //	                                   (default: a CUDA out-of-memory error).
 //	FAKE_VLLM_DIE_AFTER_REQUESTS       N: when generation request N+1 arrives the
@@ -61,22 +78,35 @@
 //	FAKE_VLLM_PID_FILE                 serve writes its pid to this file.
 //	FAKE_VLLM_NO_SPECULATION           true: accept --speculative-config but never
 //	                                   draft, so no acceptance is reported.
-//	FAKE_VLLM_ENGINE_ESCAPE            group or session: serve starts an engine-core
-//	                                   child that leaves the server's process group
-//	                                   (or session) and waits for a signal.
+//	FAKE_VLLM_ENGINE_ESCAPE            group or session: the engine leaves the server's
+//	                                   process group (or session), is no longer ended by
+//	                                   the API server or its death, and waits for a signal.
 //	FAKE_VLLM_PLANT_FROM, _INTO        a hostile server: from its first request on, copy every file
 //	                                   of the folder _FROM into every folder under _INTO
 //	                                   (a planted results_2099-….json, bench JSON).
+//	FAKE_VLLM_REWRITE_INTO, _SCORE     a hostile server: rewrite the exact_match scores of
+//	                                   every lm_eval results_*.json under _INTO to _SCORE, in
+//	                                   place, putting its modification time back.
+//	FAKE_PROC_SCAN_DIR                 vllm (serve, bench) and lm_eval, at start, write what
+//	                                   model code could read of other processes: every
+//	                                   /proc/*/environ they can read, every /proc/*/mem they
+//	                                   can open (package procscan).
 //	FAKE_VLLM_ARGV_LOG                 file to which each start appends its argv as a
 //	                                   JSON array: ["vllm", "serve", MODEL, flags...].
 //
 // "vllm bench serve" takes the real option set (unknown options exit 2 with
-// argparse's "unrecognized arguments"). It supports the random dataset
-// (the only one recipes may use), the openai, vllm and openai-chat
+// argparse's "unrecognized arguments"). It supports the random dataset and
+// the hf datasets philschmid/mt-bench and likaixin/InstructCoder (real
+// prompt lengths, --hf-output-len answers; streamed from the hub each run,
+// or with --no-stream read from $HF_HOME/datasets/<org>___<name>, fetched
+// there first when missing; HF_HUB_OFFLINE or HF_DATASETS_OFFLINE make any
+// fetch fail as datasets does), the openai, vllm and openai-chat
 // backends, finite and infinite request rates, warm-ups and goodput; other
 // datasets fail. It exits 1 if the server cannot be reached at the start;
 // failed requests are reported in the result file, as vLLM does. Knobs:
 //
+//	FAKE_HF_FETCH_LOG                  file to which every hub fetch of a dataset
+//	                                   appends its path, one a line.
 //	FAKE_VLLM_BENCH_NO_OUTPUT          true: exit 0 without writing the result file.
 //	FAKE_VLLM_BENCH_KILL_PIDFILE       after the run, SIGKILL the pid in this file
 //	                                   (a server's FAKE_VLLM_PID_FILE) and wait for it
@@ -96,6 +126,9 @@
 //	                                   the results file: nan, inf (bare tokens, as
 //	                                   Python writes them), string:TEXT, or missing.
 //	FAKE_LMEVAL_NO_OUTPUT              true: exit 0 without writing --output_path.
+//	FAKE_LMEVAL_EXIT_DELAY             a duration to wait after writing the results,
+//	                                   before printing the table and exiting (real
+//	                                   lm_eval writes the samples meanwhile).
 //
 // The test problems are chosen so that the exact match of any prefix of the
 // set tracks the server's FAKE_VLLM_ACCURACY within a few percent.

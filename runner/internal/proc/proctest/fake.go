@@ -54,6 +54,7 @@ type Call struct {
 	do           func(proc.Spec)
 	ctxFn        func(context.Context)
 	finish       chan int
+	kill         chan syscall.Signal
 	used         bool
 }
 
@@ -65,7 +66,7 @@ func (f *Fake) Expect(prefix ...string) *Call {
 	if len(prefix) == 0 {
 		f.t.Fatal("proctest: Expect needs at least argv[0]")
 	}
-	c := &Call{prefix: prefix, finish: make(chan int, 1)}
+	c := &Call{prefix: prefix, finish: make(chan int, 1), kill: make(chan syscall.Signal, 1)}
 	f.mu.Lock()
 	f.calls = append(f.calls, c)
 	f.mu.Unlock()
@@ -102,6 +103,15 @@ func (c *Call) UntilStopped() *Call { c.untilStopped = true; return c }
 func (c *Call) Finish(code int) {
 	select {
 	case c.finish <- code:
+	default:
+	}
+}
+
+// Kill ends an UntilStopped command as if a signal from elsewhere had
+// killed it (a server SIGKILLed by the OOM killer or a person).
+func (c *Call) Kill(sig syscall.Signal) {
+	select {
+	case c.kill <- sig:
 	default:
 	}
 }
@@ -192,6 +202,8 @@ func (f *Fake) Start(ctx context.Context, s proc.Spec) (proc.Process, error) {
 		select {
 		case code := <-call.finish:
 			p.exit(code, 0, nil)
+		case sig := <-call.kill:
+			p.exit(-1, sig, nil)
 		case <-p.stop:
 			p.exit(-1, syscall.SIGTERM, proc.ErrStopped)
 		case <-ctx.Done():
@@ -241,7 +253,7 @@ type process struct {
 
 func (p *process) exit(code int, sig syscall.Signal, cause error) {
 	p.code = code
-	if code != 0 || cause != nil {
+	if code != 0 || sig != 0 || cause != nil {
 		p.err = &proc.ExitError{Name: p.name, Code: code, Signal: sig, Err: cause}
 	}
 	close(p.done)

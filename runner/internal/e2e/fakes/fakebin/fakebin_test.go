@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-var listening = regexp.MustCompile(`Starting vLLM API server on (http://\S+)`)
+var listening = regexp.MustCompile(`Starting vLLM server on (http://\S+)`)
 
 // serve starts the vllm stand-in and returns its URL once it listens.
 func serve(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, string, <-chan error) {

@@ -162,6 +162,7 @@ type harness struct {
 	bin  string
 	home string
 	env  []string
+	dir  string // where docker runs; the test's directory when empty
 }
 
 func newHarness(t *testing.T, extra ...string) *harness {
@@ -181,7 +182,7 @@ func newHarness(t *testing.T, extra ...string) *harness {
 func (h *harness) docker(args ...string) (int, string, string) {
 	h.t.Helper()
 	cmd := exec.Command(h.bin, args...)
-	cmd.Env = h.env
+	cmd.Env, cmd.Dir = h.env, h.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -497,5 +498,35 @@ func TestPortInUse(t *testing.T) {
 	}
 	if got := h.must("ps", "-aq"); got != "" {
 		t.Errorf("the failed container stayed: %q", got)
+	}
+}
+
+// A container sees the job's files only where -v mounts them: exec of a
+// command naming another path of the job's directory is refused, as a
+// real container would not find the host's file there (or would write
+// into its own layer, lost with it). Paths elsewhere are the image's.
+func TestExecRefusesUnmountedJobPaths(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.dir = t.TempDir()
+	mounted, other := filepath.Join(h.dir, "results", "bench"), filepath.Join(h.dir, "results", "aiperf-x")
+	for _, d := range []string{mounted, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := freePort(t)
+	h.runServer("mounts", port, "-v", mounted+":"+mounted)
+	if code, _, errOut := h.docker("exec", "mounts", "ls", mounted); code != 0 {
+		t.Errorf("exec ls of a mounted path = %d: %s", code, errOut)
+	}
+	if code, _, errOut := h.docker("exec", "mounts", "ls", "/tmp"); code != 0 {
+		t.Errorf("exec ls of an image path = %d: %s", code, errOut)
+	}
+	for _, args := range [][]string{{"ls", other}, {"aiperf", "profile", "--output-artifact-dir=" + other}} {
+		code, _, errOut := h.docker(append([]string{"exec", "mounts"}, args...)...)
+		if code != 126 || !strings.Contains(errOut, other+" is a path of the job's files that no -v mounts into container mounts") {
+			t.Errorf("exec %q = %d: %s; want 126 naming the unmounted path", args, code, errOut)
+		}
 	}
 }

@@ -50,6 +50,9 @@ func (d *daemon) exec(args []string) error {
 	if !st.status(ctr.ID).Running {
 		return daemonErr("container %s is not running", ctr.ID)
 	}
+	if err := ctr.unmounted(pos[1:]); err != nil {
+		return err
+	}
 	cmdEnv := append([]string{}, ctr.Env...)
 	for _, kv := range env.GetSlice() {
 		if strings.Contains(kv, "=") {
@@ -123,4 +126,41 @@ func (d *daemon) startExec(st *store, cid, eid string, env []string, stdin io.Re
 		}
 	}
 	return &cliError{msg: "fake docker: the exec's supervisor ended without an exit status", code: 1}
+}
+
+// unmounted refuses a command that names a path of the job's own files
+// (under the directory `docker run` ran in) that no mount brings into the
+// container. The stand-in runs containers on the host's filesystem, where
+// such a path would work; in a real container it is the image's path:
+// absent, or a file written there is lost with the container.
+func (ctr *container) unmounted(argv []string) error {
+	if ctr.HostDir == "" {
+		return nil
+	}
+	for _, a := range argv {
+		p := a
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			p = v
+		}
+		if !filepath.IsAbs(p) || !within(ctr.HostDir, p) {
+			continue
+		}
+		mounted := false
+		for _, m := range ctr.Mounts {
+			if within(m, p) {
+				mounted = true
+				break
+			}
+		}
+		if !mounted {
+			return &cliError{code: 126, msg: fmt.Sprintf("fake docker: exec %s: %s is a path of the job's files that no -v mounts into container %s (mounted: %s); a real container would not see the host's file there", argv[0], p, ctr.Name, strings.Join(ctr.Mounts, ", "))}
+		}
+	}
+	return nil
+}
+
+// within says whether p is dir or under it.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(p))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

@@ -177,6 +177,12 @@ func (d *daemon) run(args []string) error {
 		ctr.Name = "fake_" + shortID(ctr.ID)
 	}
 	ctr.Env = d.containerEnv(ctr, o.env.GetSlice())
+	for _, v := range volumes {
+		ctr.Mounts = append(ctr.Mounts, v.target)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		ctr.HostDir = wd
+	}
 	if err := st.create(ctr); err != nil {
 		return err
 	}

@@ -48,6 +48,11 @@ type container struct {
 	Privileged  bool              `json:"privileged,omitempty"`
 	NetworkMode string            `json:"network_mode,omitempty"`
 	Created     time.Time         `json:"created"`
+	// Mounts are the paths -v mounted into the container, and HostDir
+	// the directory `docker run` ran in: the job's own files, which a
+	// real container does not see unless they are under a mount.
+	Mounts  []string `json:"mounts,omitempty"`
+	HostDir string   `json:"host_dir,omitempty"`
 }
 
 // portBinding is one published port.

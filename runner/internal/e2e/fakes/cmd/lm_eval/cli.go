@@ -142,7 +142,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			logf(stderr, "evaluation_tracker", "Saving results to %s", p)
 		}
 	}
-	printTable(stdout, o, ev)
+	if d := getenv(envExitDelay); d != "" {
+		wait, err := time.ParseDuration(d)
+		if err != nil {
+			return pyError(stderr, "ValueError", fmt.Sprintf("invalid %s=%q: %v", envExitDelay, d, err), 2)
+		}
+		// As real lm_eval spends writing the per-task samples after the
+		// aggregated results, before it prints its table.
+		time.Sleep(wait)
+	}
+	printTable(stdout, o, results)
 	return 0
 }
 

@@ -13,6 +13,9 @@ import (
 const (
 	envScore    = "FAKE_LMEVAL_SCORE"
 	envNoOutput = "FAKE_LMEVAL_NO_OUTPUT"
+	// envExitDelay is how long the stand-in waits between writing its
+	// results and printing its table.
+	envExitDelay = "FAKE_LMEVAL_EXIT_DELAY"
 )
 
 // scoreKey is the score FAKE_LMEVAL_SCORE replaces.

@@ -11,10 +11,12 @@ import (
 	"syscall"
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/procscan"
 )
 
 func main() {
 	execlog.Record()
+	procscan.Record()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()

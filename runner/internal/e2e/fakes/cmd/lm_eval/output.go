@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -255,22 +256,50 @@ func gitHash() any {
 	return strings.TrimSpace(string(out))
 }
 
-// printTable prints lm-eval's summary line and results table.
-func printTable(w io.Writer, o options, ev evaluation) {
+// printTable prints lm-eval's summary line and results table, from the
+// results it wrote (lm_eval.utils.make_table over the same dict): a row
+// per metric the gsm8k entry holds, floats to four decimals.
+func printTable(w io.Writer, o options, results *pyjson.Object) {
 	args, _ := pyjson.Marshal(o.modelArgs, pyjson.Options{})
 	fmt.Fprintf(w, "%s (%s), gen_kwargs: (None), limit: None, num_fewshot: %d, batch_size: 1\n", o.modelType, args, o.numFewshot)
 	rows := [][]string{{"Tasks", "Version", "Filter", "n-shot", "Metric", "", "Value", "", "Stderr"}}
-	for i, f := range []filter{filters[1], filters[0]} {
-		mean, stderr := meanAndStderr(ev.scores[f.name])
+	var entry *pyjson.Object
+	if r, ok := results.Get("results"); ok {
+		if tasks, ok := r.(*pyjson.Object); ok {
+			if t, ok := tasks.Get("gsm8k"); ok {
+				entry, _ = t.(*pyjson.Object)
+			}
+		}
+	}
+	cell := func(v any) string {
+		if f, ok := v.(float64); ok {
+			switch {
+			case math.IsNaN(f):
+				return "nan"
+			case math.IsInf(f, 1):
+				return "inf"
+			}
+			return fmt.Sprintf("%.4f", f)
+		}
+		return fmt.Sprint(v)
+	}
+	for _, f := range []filter{filters[1], filters[0]} {
+		if entry == nil {
+			break
+		}
+		v, ok := entry.Get("exact_match," + f.name)
+		if !ok {
+			continue
+		}
 		se := "N/A"
-		if s, ok := stderr.(float64); ok {
-			se = fmt.Sprintf("%.4f", s)
+		if s, ok := entry.Get("exact_match_stderr," + f.name); ok {
+			se = cell(s)
 		}
 		task, version := "gsm8k", "3"
-		if i > 0 {
+		if len(rows) > 1 {
 			task, version = "", ""
 		}
-		rows = append(rows, []string{task, version, f.name, fmt.Sprint(o.numFewshot), "exact_match", "↑", fmt.Sprintf("%.4f", mean), "±", se})
+		rows = append(rows, []string{task, version, f.name, fmt.Sprint(o.numFewshot), "exact_match", "↑", cell(v), "±", se})
 	}
 	right := []bool{false, true, false, true, false, false, true, false, true}
 	widths := []int{3, 3, 3, 3, 3, 3, 3, 3, 3} // pytablewriter never goes narrower

@@ -53,7 +53,15 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		tokenizerID = orDefault(o.tokenizer, modelID)
 	}
 
-	samples := randomSamples(o)
+	var samples []sampleRequest
+	if o.dataset == "hf" {
+		if err := loadTextDataset(o, getenv); err != nil {
+			return pyError(stderr, "ConnectionError", err.Error())
+		}
+		samples = textSamples(o)
+	} else {
+		samples = randomSamples(o)
+	}
 	if _, ok := o.sampling["temperature"]; !ok {
 		fmt.Fprintln(stdout, "WARNING: vllm bench serve no longer sets temperature==0 (greedy) in requests by default. The default will be determined on the server side and can be model/API specific. For the old behavior, include --temperature=0.")
 	}

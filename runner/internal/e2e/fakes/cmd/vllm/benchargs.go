@@ -68,6 +68,9 @@ type benchOptions struct {
 	maxConcurrency                     *int
 	numWarmups, readyCheckTimeout      int
 	ignoreEOS                          bool
+	noStream                           bool // hf: load the dataset into the cache, not streamed
+	hfSplit                            string
+	hfOutputLen                        *int
 	sampling                           map[string]any
 	extraBody                          map[string]any
 	headers                            map[string]string
@@ -137,6 +140,12 @@ func parseBenchArgs(args []string) (benchOptions, error) {
 	o.numWarmups = intOpt("--num-warmups", 0)
 	o.readyCheckTimeout = intOpt("--ready-check-timeout-sec", 0)
 	o.ignoreEOS = r.Bool("--ignore-eos")
+	o.noStream = r.Bool("--no-stream")
+	o.hfSplit = r.String("--hf-split", "")
+	if r.Has("--hf-output-len") {
+		n := intOpt("--hf-output-len", 0)
+		o.hfOutputLen = &n
+	}
 	o.save, o.saveDetailed, o.appendResult = r.Bool("--save-result"), r.Bool("--save-detailed"), r.Bool("--append-result")
 	o.resultDir, o.resultFilename = r.String("--result-dir", ""), r.String("--result-filename", "")
 	o.requestIDPrefix = r.String("--request-id-prefix", "bench-fake0000-")
@@ -202,8 +211,12 @@ func parseBenchArgs(args []string) (benchOptions, error) {
 		return benchOptions{}, fmt.Errorf("--ramp-up-strategy is not supported by this stand-in")
 	case (o.dataset == "random" || o.dataset == "random-mm") && o.datasetPath != "":
 		return benchOptions{}, fmt.Errorf("Cannot use '%s' dataset with --dataset-path. Please specify the appropriate --dataset-name (e.g., 'sharegpt', 'custom', 'sonnet') for your dataset file: %s", o.dataset, o.datasetPath)
-	case o.dataset != "random":
-		return benchOptions{}, fmt.Errorf("dataset %q is not available in this stand-in; use random", o.dataset)
+	case o.dataset == "hf" && o.datasetPath == "":
+		return benchOptions{}, fmt.Errorf("--dataset-path is required for the hf dataset")
+	case o.dataset == "hf" && textDatasets[o.datasetPath].defaultOutputLen == 0:
+		return benchOptions{}, fmt.Errorf("Unsupported dataset path: %s (this stand-in knows %s)", o.datasetPath, strings.Join(textDatasetPaths(), ", "))
+	case o.dataset != "random" && o.dataset != "hf":
+		return benchOptions{}, fmt.Errorf("dataset %q is not available in this stand-in; use random or hf", o.dataset)
 	case o.backend == "openai-chat" && !strings.HasSuffix(o.apiURL, "chat/completions"):
 		return benchOptions{}, fmt.Errorf("OpenAI Chat Completions API URL must end with 'chat/completions'.")
 	case o.backend != "openai-chat" && !strings.HasSuffix(o.apiURL, "completions"):

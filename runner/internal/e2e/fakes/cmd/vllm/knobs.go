@@ -24,6 +24,8 @@ const (
 	envBenchNoOutput    = "FAKE_VLLM_BENCH_NO_OUTPUT"
 	envPlantFrom        = "FAKE_VLLM_PLANT_FROM"
 	envPlantInto        = "FAKE_VLLM_PLANT_INTO"
+	envRewriteInto      = "FAKE_VLLM_REWRITE_INTO"
+	envRewriteScore     = "FAKE_VLLM_REWRITE_SCORE"
 	envBFCLData         = "FAKE_VLLM_BFCL_DATA"
 )
 

@@ -15,20 +15,24 @@ import (
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
+	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/procscan"
 )
 
 func main() {
+	// The engine process of a `vllm serve`: no command anyone ran, so
+	// not in the exec log.
+	if mode := os.Getenv(envEngineRole); mode != "" {
+		os.Exit(runEngine(mode))
+	}
 	// Before anything else: a SIGTERM that arrived while the start log
 	// was written would end a server that is meant to ignore it.
 	ignore, _ := strconv.ParseBool(os.Getenv(envIgnoreSIGTERM))
-	if ignore && os.Getenv(envEngineRole) == "" {
+	if ignore {
 		// Lets tests check that callers escalate to SIGKILL.
 		signal.Ignore(syscall.SIGTERM)
 	}
 	execlog.Record()
-	if mode := os.Getenv(envEngineRole); mode != "" {
-		os.Exit(runEngine(mode))
-	}
+	procscan.Record()
 	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
 	if ignore {
 		signals = signals[:1]

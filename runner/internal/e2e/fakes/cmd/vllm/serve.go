@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,7 +19,6 @@ import (
 // serve until cancelled, and shut down cleanly.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	out := &lockedWriter{w: stdout}
-	log := &vlog{w: out}
 
 	k := &knobs{getenv: getenv}
 	cfg := openai.Config{
@@ -30,7 +30,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			UnhealthyAfterRequests: k.int(envUnhealthyAfter, 0),
 			NeverHealthy:           k.bool(envNeverHealthy),
 		},
-		AccessLog: out,
 	}
 	exitDuringLoad := k.int(envExitDuringLoad, 0)
 	exitMessage := k.string(envExitMessage, defaultExitMessage)
@@ -70,68 +69,110 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		cfg.MaxModelLen = openai.DefaultMaxModelLen
 	}
 
-	log.info("api_server.py:1839", "vLLM API server version %s", openai.Version)
-	log.info("utils.py:233", "non-default args: %s", a.pythonRepr())
-	log.info("model.py:547", "Resolved architecture: FakeForCausalLM")
-	log.info("model.py:1510", "Using max model len %d", cfg.MaxModelLen)
+	// Every line of the API server's process carries its prefix, as
+	// vLLM 0.26.0 writes it; the engine's carry the engine's.
+	prefix := fmt.Sprintf("(APIServer pid=%d) ", os.Getpid())
+	log := &vlog{w: newPrefixWriter(out, prefix)}
+	errOut := newPrefixWriter(&lockedWriter{w: stderr}, prefix)
+	cfg.AccessLog = log.w
+
+	log.info("api_utils.py:273", "non-default args: %s", a.pythonRepr())
+	log.info("model.py:623", "Resolved architecture: FakeForCausalLM")
+	log.info("model.py:1788", "Using max model len %d", cfg.MaxModelLen)
 	if n := cfg.NumSpeculativeTokens; n > 0 {
 		log.info("speculative.py:612", "Speculative decoding enabled: method=%s, num_speculative_tokens=%d", orDefault(a.specMethod, "draft_model"), n)
 	}
-	log.info("gpu_model_runner.py:2602", "Starting to load model %s...", a.model)
 
-	if exitDuringLoad != 0 {
-		if sleepCtx(ctx, cfg.StartupDelay) != nil {
-			return shutdown(stderr)
+	// The engine loads the model in a process of its own; the server
+	// listens once it is ready, as vLLM does.
+	eng, err := startEngine(getenv, engineConfig{
+		Model: a.model, MaxModelLen: cfg.MaxModelLen, SpecTokens: cfg.NumSpeculativeTokens,
+		Load: cfg.StartupDelay, ExitCode: exitDuringLoad, ExitMessage: exitMessage,
+	}, stdout, stderr) // a file is inherited, as vLLM's engine inherits it
+	if err != nil {
+		fmt.Fprintf(stderr, "vllm serve: %v\n", err)
+		return 1
+	}
+	cfg.StartupDelay = 0
+	if err := eng.waitReady(ctx.Done()); err != nil {
+		if errors.Is(err, errCanceled) {
+			// Stopped during the load: the recordings show nothing
+			// printed then.
+			eng.kill()
+			return 0
 		}
-		fmt.Fprintf(stderr, "ERROR %s [core.py:708] EngineCore failed to start.\nTraceback (most recent call last):\n  File \"/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py\", line 699, in run_engine_core\n    engine_core = EngineCoreProc(*args, **kwargs)\n%s\nRuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n", stamp(), exitMessage)
-		return exitDuringLoad
+		<-eng.exited
+		apiServerTraceback(errOut)
+		return max(exitDuringLoad, 1)
 	}
 
 	if f := getenv(envPidFile); f != "" {
 		if err := os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 			fmt.Fprintf(stderr, "vllm serve: %v\n", err)
+			eng.kill()
 			return 1
 		}
-	}
-	if err := startEngine(getenv, stderr); err != nil {
-		fmt.Fprintf(stderr, "vllm serve: %v\n", err)
-		return 1
 	}
 	srv := openai.NewServer(cfg)
 	addr := net.JoinHostPort(loopbackHost(a.host), strconv.Itoa(a.port))
 	if err := srv.Start(ctx, addr); err != nil {
 		if ctx.Err() != nil {
-			return shutdown(stderr)
+			return shutdown(log, errOut, stderr, eng)
 		}
-		fmt.Fprintf(stderr, "ERROR %s [api_server.py:1916] %v\nOSError: [Errno 98] could not listen on %s\n", stamp(), err, addr)
+		fmt.Fprintf(errOut, "ERROR %s [api_server.py:1916] %v\nOSError: [Errno 98] could not listen on %s\n", stamp(), err, addr)
+		eng.kill()
 		return 1
 	}
 	defer srv.Close()
 	go plant(ctx, getenv(envPlantFrom), getenv(envPlantInto), func() bool { return srv.Stats().Requests > 0 })
-	log.info("default_loader.py:267", "Loading weights took %.2f seconds", cfg.StartupDelay.Seconds())
-	log.info("api_server.py:1880", "Starting vLLM API server on http://%s", srv.Addr())
-	log.info("launcher.py:36", "Available routes are:")
-	for _, route := range []string{"/health, Methods: GET", "/ping, Methods: GET, POST", "/version, Methods: GET", "/v1/models, Methods: GET", "/v1/completions, Methods: POST", "/v1/chat/completions, Methods: POST", "/metrics, Methods: GET"} {
-		log.info("launcher.py:44", "Route: %s", route)
+	go rewrite(ctx, getenv(envRewriteInto), getenv(envRewriteScore))
+	log.info("api_server.py:673", "Supported tasks: ['generate']")
+	log.info("api_server.py:677", "Starting vLLM server on http://%s", srv.Addr())
+	log.info("launcher.py:37", "Available routes are:")
+	for _, route := range []string{"/health, Methods: GET", "/ping, Methods: GET", "/ping, Methods: POST", "/version, Methods: GET", "/v1/models, Methods: GET", "/v1/completions, Methods: POST", "/v1/chat/completions, Methods: POST", "/metrics, Methods: GET"} {
+		log.info("launcher.py:46", "Route: %s", route)
 	}
-	fmt.Fprintf(stderr, "INFO:     Started server process [%d]\nINFO:     Waiting for application startup.\nINFO:     Application startup complete.\n", os.Getpid())
+	fmt.Fprintf(errOut, "INFO:     Started server process [%d]\nINFO:     Waiting for application startup.\nINFO:     Application startup complete.\n", os.Getpid())
 
 	select {
 	case <-ctx.Done():
 		srv.Close()
-		return shutdown(stderr)
+		return shutdown(log, errOut, stderr, eng)
 	case <-srv.Done():
 		if srv.Died() {
-			fmt.Fprintf(stderr, "ERROR %s [core.py:720] EngineCore encountered a fatal error.\nvllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n", stamp())
+			fmt.Fprintf(errOut, "ERROR %s [core.py:720] EngineCore encountered a fatal error.\nvllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n", stamp())
 		}
+		eng.kill()
 		return 1
 	}
 }
 
-func shutdown(stderr io.Writer) int {
-	fmt.Fprintf(stderr, "INFO:     Shutting down\nINFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\nINFO:     Finished server process [%d]\n", os.Getpid())
+// shutdown is vLLM 0.26.0's [shutdown] sequence after SIGTERM: the API
+// server stops its engine (killing what is left of it), then uvicorn,
+// and Python's resource tracker warns of a leaked semaphore.
+func shutdown(log *vlog, errOut, stderr io.Writer, eng *engine) int {
+	log.info("launcher.py:100", "[shutdown] API server: shutdown triggered")
+	log.info("launcher.py:116", "[shutdown] API server: stopping engine client mode=abort timeout=0s")
+	log.info("core_client.py:655", "[shutdown] MPClient: start timeout=0s")
+	log.info("core_client.py:657", "[shutdown] MPClient: stopping engine manager")
+	if eng.stop() {
+		log.warning("utils.py:626", "[shutdown] Process manager: force killing remaining processes count=1")
+	}
+	log.info("core_client.py:659", "[shutdown] MPClient: engine manager stopped")
+	log.info("core_client.py:660", "[shutdown] MPClient: cleaning up background resources")
+	log.info("core_client.py:662", "[shutdown] MPClient: complete")
+	log.info("launcher.py:125", "[shutdown] API server: engine client stopped")
+	log.info("launcher.py:128", "[shutdown] API server: signalling HTTP server shutdown")
+	log.info("launcher.py:149", "[shutdown] API server: shutting down FastAPI HTTP server")
+	fmt.Fprint(errOut, "INFO:     Shutting down\nINFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\n")
+	io.WriteString(stderr, leakedSemaphore)
 	return 0
 }
+
+// leakedSemaphore is what Python's resource tracker, a process without
+// vLLM's prefix, prints as vLLM 0.26.0 ends.
+const leakedSemaphore = "/usr/lib/python3.12/multiprocessing/resource_tracker.py:254: UserWarning: resource_tracker: There appear to be 1 leaked semaphore objects to clean up at shutdown\n" +
+	"  warnings.warn('resource_tracker: There appear to be %d '\n"
 
 // appendArgv appends one JSON array per start, so restarts are all visible.
 func appendArgv(path string, argv []string) error {
@@ -184,8 +225,49 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // vlog writes lines in vLLM's log format.
 type vlog struct{ w io.Writer }
 
-func (l *vlog) info(src, format string, args ...any) {
-	fmt.Fprintf(l.w, "INFO %s [%s] %s\n", stamp(), src, fmt.Sprintf(format, args...))
+func (l *vlog) info(src, format string, args ...any) { l.line("INFO", src, format, args...) }
+
+func (l *vlog) warning(src, format string, args ...any) { l.line("WARNING", src, format, args...) }
+
+func (l *vlog) errorf(src, format string, args ...any) { l.line("ERROR", src, format, args...) }
+
+func (l *vlog) line(level, src, format string, args ...any) {
+	fmt.Fprintf(l.w, "%s %s [%s] %s\n", level, stamp(), src, fmt.Sprintf(format, args...))
+}
+
+// prefixWriter starts every line with a process's prefix, as vLLM does
+// for the output of each of its processes.
+type prefixWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	prefix  []byte
+	midLine bool
+}
+
+func newPrefixWriter(w io.Writer, prefix string) *prefixWriter {
+	return &prefixWriter{w: w, prefix: []byte(prefix)}
+}
+
+// Write writes p in one call to the writer below, so that lines of two
+// processes interleave only whole.
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []byte
+	for _, c := range b {
+		if !p.midLine {
+			out = append(out, p.prefix...)
+			p.midLine = true
+		}
+		out = append(out, c)
+		if c == '\n' {
+			p.midLine = false
+		}
+	}
+	if _, err := p.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func stamp() string { return time.Now().Format("01-02 15:04:05") }

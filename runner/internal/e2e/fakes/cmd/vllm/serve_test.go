@@ -107,7 +107,7 @@ func envFunc(env map[string]string) func(string) string {
 	return func(k string) string { return env[k] }
 }
 
-var startedLine = regexp.MustCompile(`Starting vLLM API server on (http://127\.0\.0\.1:\d+)`)
+var startedLine = regexp.MustCompile(`Starting vLLM server on (http://127\.0\.0\.1:\d+)`)
 
 // startServe runs "vllm serve" in-process and waits for its URL.
 func startServe(t *testing.T, ctx context.Context, args []string, env map[string]string) (url string, stdout, stderr *syncBuffer, exit <-chan int) {
@@ -203,7 +203,7 @@ func TestServeFaults(t *testing.T) {
 		t.Parallel()
 		var stdout, stderr syncBuffer
 		code := run(t.Context(), []string{"serve", "m", "--port", "0"}, envFunc(map[string]string{envExitDuringLoad: "3", envExitMessage: "boom: no GPU"}), &stdout, &stderr)
-		if code != 3 || !strings.Contains(stderr.String(), "boom: no GPU") || !strings.Contains(stderr.String(), "EngineCore failed to start") {
+		if code != 3 || !strings.Contains(stderr.String(), "boom: no GPU") || !strings.Contains(stderr.String(), "See root cause above") {
 			t.Errorf("exit = %d, stderr:\n%s\nwant 3 and the message", code, stderr.String())
 		}
 	})

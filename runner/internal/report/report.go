@@ -242,7 +242,7 @@ func renderLifecycle(rows []gate.Row) string {
 			name := annotate.InlineCode(s.Recipe) + " " + annotate.Text(g.Subject+" "+g.Metric)
 			switch {
 			case d.OpenSince > 0 && released(r, g):
-				fmt.Fprintf(&w, "- released regression: %s, open since #%d (p = %.2g): within the build's false-alarm budget, not a failure tonight; red on a night the budget keeps it, until fixed or accepted\n", name, d.OpenSince, d.P)
+				fmt.Fprintf(&w, "- released regression: %s, open since #%d (p %s): within the build's false-alarm budget, not a failure tonight; red on a night the budget keeps it, until fixed or accepted\n", name, d.OpenSince, numfmt.P(d.P))
 			case d.OpenSince > 0:
 				fmt.Fprintf(&w, "- open regression: %s since #%d; red until fixed or accepted (`regression.accept: {since, reason, metrics}` in the recipe)\n", name, d.OpenSince)
 			}

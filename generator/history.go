@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/benchkite/benchkite/generator/internal/needs"
 	"github.com/benchkite/benchkite/generator/internal/selection"
@@ -52,18 +50,6 @@ func historyStep(sel *selection.Selection, queue, needsFile string) (steps.Comma
 // maxEnvNeeds bounds the needs put into the history step's environment,
 // well under Linux's 128 KiB for one environment string.
 const maxEnvNeeds = 64 << 10
-
-// checkNeedsPath says whether path can name the needs artifact: relative,
-// inside the working directory, as an artifact path is.
-func checkNeedsPath(path string) error {
-	if path == "" {
-		return nil
-	}
-	if filepath.IsAbs(path) || !filepath.IsLocal(path) || strings.ContainsAny(path, "*?[\\") {
-		return fmt.Errorf("--history-needs %q: want a relative path inside the working directory, as buildkite-agent artifact upload names it", path)
-	}
-	return nil
-}
 
 // historyTimeoutMinutes bounds the history step; `runner history` stops
 // its own fetches before it (--timeout) and uploads what it has.

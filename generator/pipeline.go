@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -33,7 +32,7 @@ type pipelineOptions struct {
 	historyNeeds string
 	// unpinned are recipes whose platform the build pins no image for:
 	// skipped steps.
-	unpinned []unpinnedRun
+	unpinned []recipeimage.Unpinned
 }
 
 // runPipeline prints the pipeline JSON for this build. Output is written
@@ -53,11 +52,11 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	if err != nil {
 		return err
 	}
-	unpinned := skipUnpinnedPlatforms(sel, profiles, getenv)
+	unpinned := recipeimage.SkipUnpinned(sel, profiles, getenv)
 	pins := recipeimage.Resolve(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
 	sel.Notes = append(sel.Notes, recipeimage.PinNotes(pins)...)
 	sel.Notes = append(sel.Notes, recipeimage.SourceNotes(sel, profiles, getenv)...)
-	if err := checkNeedsPath(pc.historyNeeds); err != nil {
+	if err := needs.CheckPath(pc.historyNeeds); err != nil {
 		return err
 	}
 	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins, historyNeeds: pc.historyNeeds, unpinned: unpinned})
@@ -87,41 +86,10 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 		}
 	}
 	if pc.outDir != "" {
-		return writeUploads(pc.outDir, uploads)
+		return steps.WriteUploads(pc.outDir, uploads)
 	}
 	_, err = io.Stdout.Write(uploads[0])
 	return err
-}
-
-// writeUploads writes each upload as dir/pipeline-NNN.json, in the order
-// they must be uploaded. The files appear together or not at all: they are
-// written to a new directory beside dir, which then takes dir's place; dir
-// must not exist or be empty, so no file of an earlier run is uploaded.
-func writeUploads(dir string, uploads [][]byte) error {
-	dir = filepath.Clean(dir)
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("write pipeline: %s is not empty", dir)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+"-*")
-	if err != nil {
-		return fmt.Errorf("write pipeline: %w", err)
-	}
-	for i, b := range uploads {
-		if err := os.WriteFile(filepath.Join(tmp, fmt.Sprintf("pipeline-%03d.json", i+1)), b, 0o644); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("write pipeline: %w", err)
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("write pipeline: %w", err)
-	}
-	_ = os.Remove(dir) // an empty directory gives way; a missing one is fine
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("write pipeline: %w", err)
-	}
-	return nil
 }
 
 // cpuQueue is where non-GPU steps run: BENCHKITE_CPU_QUEUE, else the

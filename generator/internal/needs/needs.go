@@ -3,7 +3,10 @@
 package needs
 
 import (
+	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/internal/contract"
@@ -76,4 +79,16 @@ func expectations(r *workloads.Recipe) []workloads.Expectation {
 		}
 	}
 	return out
+}
+
+// CheckPath says whether path can name the needs artifact: relative,
+// inside the working directory, as an artifact path is.
+func CheckPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if filepath.IsAbs(path) || !filepath.IsLocal(path) || strings.ContainsAny(path, "*?[\\") {
+		return fmt.Errorf("--history-needs %q: want a relative path inside the working directory, as buildkite-agent artifact upload names it", path)
+	}
+	return nil
 }

@@ -142,3 +142,34 @@ func SourceNotes(sel *selection.Selection, profiles *agents.Set, getenv func(str
 	}
 	return out
 }
+
+// Unpinned is a selected recipe whose platform has no image in this
+// build (workloads.ErrNoPlatformImage).
+type Unpinned struct {
+	Recipe *workloads.Recipe
+	Err    error
+}
+
+// SkipUnpinned takes out of sel the recipes whose platform the
+// build pins no image for, and lists them among the skipped with why: a
+// build that pins VLLM_IMAGE_CUDA only measures CUDA. Their steps are
+// shown skipped, not dropped, so the build page says what did not run.
+func SkipUnpinned(sel *selection.Selection, profiles *agents.Set, getenv func(string) string) []Unpinned {
+	if len(workloads.PlatformPins(getenv)) == 0 {
+		return nil
+	}
+	var out []Unpinned
+	kept := sel.Runs[:0]
+	for _, run := range sel.Runs {
+		_, err := workloads.Resolve(run.Recipe, profiles, getenv)
+		if !errors.Is(err, workloads.ErrNoPlatformImage) {
+			kept = append(kept, run)
+			continue
+		}
+		out = append(out, Unpinned{Recipe: run.Recipe, Err: err})
+		sel.Skipped = append(sel.Skipped, selection.Skipped{Name: run.Recipe.Name, Path: run.Recipe.Path, Reason: err.Error()})
+		sel.Notes = append(sel.Notes, fmt.Sprintf("Skipped %s: %v", run.Recipe.Name, errors.Unwrap(err)))
+	}
+	sel.Runs = kept
+	return out
+}

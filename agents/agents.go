@@ -270,6 +270,15 @@ func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 	if !ok {
 		return p, false
 	}
+	l.complete(k, &p, k8sNode, dockerNode)
+	return p, true
+}
+
+// complete checks a decoded profile as a whole: the fields it needs, and
+// a k8s or docker block only for its runtime. A native profile without a
+// k8s block gets an empty one.
+func (l *profileLoader) complete(k *yaml.Node, p *Profile, k8sNode, dockerNode *yaml.Node) {
+	d, gpu := l.d, p.GPU
 	for _, req := range []struct{ name, val string }{{"queue", p.Queue}, {"vendor", string(p.Vendor)}, {"image_repo", p.ImageRepo}} {
 		if req.val == "" {
 			d.Errorf(k, "profile %s needs %s", gpu, req.name)
@@ -283,7 +292,6 @@ func (l *profileLoader) profile(k, v *yaml.Node, gpu string) (Profile, bool) {
 	case p.Runtime == Native && p.K8s == nil:
 		p.K8s = &K8s{}
 	}
-	return p, true
 }
 
 // Names lists the known GPUs, sorted.

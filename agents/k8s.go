@@ -144,27 +144,6 @@ func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 	k := &K8s{}
 	var toolsAt *yaml.Node
 	what := "profile " + gpu + " k8s"
-	names := func(v *yaml.Node, field string, re *regexp.Regexp, hint string) []string {
-		var out []string
-		seen := map[string]bool{}
-		d.Items(v, what+"."+field, func(_ int, item *yaml.Node) {
-			s, ok := d.String(item, what+"."+field+" entry")
-			if !ok {
-				return
-			}
-			if !re.MatchString(s) {
-				d.Errorf(item, "%s.%s: %q is not %s", what, field, s, hint)
-				return
-			}
-			if seen[s] {
-				d.Errorf(item, "%s.%s: %q is listed twice", what, field, s)
-				return
-			}
-			seen[s] = true
-			out = append(out, s)
-		})
-		return out
-	}
 	d.Fields(n, what, []strictyaml.Field{
 		{Name: "pod_spec", Decode: func(_, v *yaml.Node) {
 			if s, ok := d.String(v, what+".pod_spec"); ok {
@@ -192,7 +171,7 @@ func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 		}},
 		{Name: "host_network", Decode: func(_, v *yaml.Node) { k.HostNetwork, _ = d.Bool(v, what+".host_network") }},
 		{Name: "image_pull_secrets", Decode: func(_, v *yaml.Node) {
-			k.ImagePullSecrets = names(v, "image_pull_secrets", dnsSubdomainRE, "a k8s secret name")
+			k.ImagePullSecrets = l.names(v, what, "image_pull_secrets", dnsSubdomainRE, "a k8s secret name")
 		}},
 		{Name: "seccomp_profile", Decode: func(_, v *yaml.Node) {
 			if s, ok := d.String(v, what+".seccomp_profile"); ok {
@@ -203,76 +182,15 @@ func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 			}
 		}},
 		{Name: "capabilities", Decode: func(_, v *yaml.Node) {
-			k.Capabilities = names(v, "capabilities", capabilityRE, "a capability name such as IPC_LOCK")
+			k.Capabilities = l.names(v, what, "capabilities", capabilityRE, "a capability name such as IPC_LOCK")
 		}},
-		{Name: "host_paths", Decode: func(_, v *yaml.Node) {
-			seen := map[string]bool{}
-			d.Items(v, what+".host_paths", func(_ int, item *yaml.Node) {
-				s, ok := d.String(item, what+".host_paths entry")
-				if !ok {
-					return
-				}
-				if s == "/dev/shm" {
-					d.Errorf(item, "%s.host_paths: /dev/shm is always a memory-backed emptyDir", what)
-					return
-				}
-				if err := checkHostDir(s); err != nil {
-					d.Errorf(item, "%s.host_paths entry %v", what, err)
-					return
-				}
-				if seen[s] {
-					d.Errorf(item, "%s.host_paths: %q is listed twice", what, s)
-					return
-				}
-				seen[s] = true
-				k.HostPaths = append(k.HostPaths, s)
-			})
-		}},
+		{Name: "host_paths", Decode: func(_, v *yaml.Node) { k.HostPaths = l.hostPaths(v, what) }},
 		{Name: "hf_token_secret", Decode: func(_, v *yaml.Node) {
-			sk := &SecretKey{}
-			ok := d.Fields(v, what+".hf_token_secret", []strictyaml.Field{
-				{Name: "name", Decode: func(_, v *yaml.Node) {
-					if s, ok := d.String(v, what+".hf_token_secret.name"); ok {
-						if !dnsSubdomainRE.MatchString(s) {
-							d.Errorf(v, "%s.hf_token_secret.name %q is not a k8s secret name", what, s)
-						}
-						sk.Name = s
-					}
-				}},
-				{Name: "key", Decode: func(_, v *yaml.Node) {
-					if s, ok := d.String(v, what+".hf_token_secret.key"); ok {
-						if !secretKeyRE.MatchString(s) {
-							d.Errorf(v, "%s.hf_token_secret.key %q is not a secret key (letters, digits, '-', '_' and '.')", what, s)
-						}
-						sk.Key = s
-					}
-				}},
-			})
-			if !ok {
-				return
+			if sk := l.secretKey(v, what+".hf_token_secret"); sk != nil {
+				k.HFTokenSecret = sk
 			}
-			if sk.Name == "" || sk.Key == "" {
-				d.Errorf(v, "%s.hf_token_secret needs name and key", what)
-			}
-			k.HFTokenSecret = sk
 		}},
-		{Name: "hf_cache_volume", Decode: func(_, v *yaml.Node) {
-			if v.Kind != yaml.MappingNode || len(v.Content) != 2 {
-				d.Errorf(v, "%s.hf_cache_volume must hold exactly one k8s volume source, such as {persistentVolumeClaim: {claimName: hf-cache}}", what)
-				return
-			}
-			val, ok := l.plain(v, what+".hf_cache_volume")
-			if !ok {
-				return
-			}
-			b, err := json.Marshal(val)
-			if err != nil {
-				d.Errorf(v, "%s.hf_cache_volume: %v", what, err)
-				return
-			}
-			k.HFCacheVolume = b
-			k.HFCacheVolumeAt = fmt.Sprintf("%s:%d:%d", d.File, v.Line, v.Column)
-		}},
+		{Name: "hf_cache_volume", Decode: func(_, v *yaml.Node) { l.hfCacheVolume(v, what, k) }},
 		{Name: "env", Decode: func(_, v *yaml.Node) { k.Env = l.env(v, what+".env", false) }},
 		{Name: "tools_dir", Decode: func(_, v *yaml.Node) {
 			if s, ok := d.String(v, what+".tools_dir"); ok {
@@ -289,6 +207,113 @@ func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 		d.Errorf(toolsAt, "%s.tools_dir %s lies in no host path: the venvs would go with the pod; add a host_paths entry holding it", what, k.ToolsDir)
 	}
 	return k
+}
+
+// names decodes a list of distinct names, each matching re (hint says
+// what it must be), under what's field.
+func (l *profileLoader) names(v *yaml.Node, what, field string, re *regexp.Regexp, hint string) []string {
+	d := l.d
+	var out []string
+	seen := map[string]bool{}
+	d.Items(v, what+"."+field, func(_ int, item *yaml.Node) {
+		s, ok := d.String(item, what+"."+field+" entry")
+		if !ok {
+			return
+		}
+		if !re.MatchString(s) {
+			d.Errorf(item, "%s.%s: %q is not %s", what, field, s, hint)
+			return
+		}
+		if seen[s] {
+			d.Errorf(item, "%s.%s: %q is listed twice", what, field, s)
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+	})
+	return out
+}
+
+// hostPaths decodes host_paths: distinct host directories, none a
+// system one, and not /dev/shm, which the pod always has.
+func (l *profileLoader) hostPaths(v *yaml.Node, what string) []string {
+	d := l.d
+	var out []string
+	seen := map[string]bool{}
+	d.Items(v, what+".host_paths", func(_ int, item *yaml.Node) {
+		s, ok := d.String(item, what+".host_paths entry")
+		if !ok {
+			return
+		}
+		if s == "/dev/shm" {
+			d.Errorf(item, "%s.host_paths: /dev/shm is always a memory-backed emptyDir", what)
+			return
+		}
+		if err := checkHostDir(s); err != nil {
+			d.Errorf(item, "%s.host_paths entry %v", what, err)
+			return
+		}
+		if seen[s] {
+			d.Errorf(item, "%s.host_paths: %q is listed twice", what, s)
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+	})
+	return out
+}
+
+// secretKey decodes a secret's name and key at what; nil when it is not
+// a mapping of known fields.
+func (l *profileLoader) secretKey(v *yaml.Node, what string) *SecretKey {
+	d := l.d
+	sk := &SecretKey{}
+	ok := d.Fields(v, what, []strictyaml.Field{
+		{Name: "name", Decode: func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".name"); ok {
+				if !dnsSubdomainRE.MatchString(s) {
+					d.Errorf(v, "%s.name %q is not a k8s secret name", what, s)
+				}
+				sk.Name = s
+			}
+		}},
+		{Name: "key", Decode: func(_, v *yaml.Node) {
+			if s, ok := d.String(v, what+".key"); ok {
+				if !secretKeyRE.MatchString(s) {
+					d.Errorf(v, "%s.key %q is not a secret key (letters, digits, '-', '_' and '.')", what, s)
+				}
+				sk.Key = s
+			}
+		}},
+	})
+	if !ok {
+		return nil
+	}
+	if sk.Name == "" || sk.Key == "" {
+		d.Errorf(v, "%s needs name and key", what)
+	}
+	return sk
+}
+
+// hfCacheVolume decodes hf_cache_volume, one k8s volume source kept as
+// JSON with where it was written.
+func (l *profileLoader) hfCacheVolume(v *yaml.Node, what string, k *K8s) {
+	d := l.d
+	if v.Kind != yaml.MappingNode || len(v.Content) != 2 {
+		d.Errorf(v, "%s.hf_cache_volume must hold exactly one k8s volume source, such as {persistentVolumeClaim: {claimName: hf-cache}}", what)
+		return
+	}
+	val, ok := l.plain(v, what+".hf_cache_volume")
+	if !ok {
+		return
+	}
+	b, err := json.Marshal(val)
+	if err != nil {
+		d.Errorf(v, "%s.hf_cache_volume: %v", what, err)
+		return
+	}
+	k.HFCacheVolume = b
+	k.HFCacheVolumeAt = fmt.Sprintf("%s:%d:%d", d.File, v.Line, v.Column)
 }
 
 // plain turns a YAML value into JSON-ready data: mappings with string keys,

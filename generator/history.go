@@ -2,84 +2,13 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strings"
 
+	"github.com/benchkite/benchkite/generator/internal/needs"
 	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/internal/shell"
 	"github.com/benchkite/benchkite/steps"
-	"github.com/benchkite/benchkite/workloads"
 )
-
-// historyNeeds lists the past nights the build compares with: every
-// selected recipe's own (enough for its regression gates and its trend
-// picture) and the nights of every recipe a baseline_from names, among
-// which the gate looks for one that ran tonight's image, with the lm_eval
-// tasks of those gates, whose per-question outcomes the paired test needs.
-func historyNeeds(sel *selection.Selection) []contract.Need {
-	var out []contract.Need
-	at := map[string]int{}
-	need := func(recipe string, nights int) {
-		if i, ok := at[recipe]; ok {
-			out[i].Nights = max(out[i].Nights, nights)
-			return
-		}
-		at[recipe] = len(out)
-		out = append(out, contract.Need{Recipe: recipe, Nights: nights})
-	}
-	for _, run := range sel.Runs {
-		r := run.Recipe
-		nights := contract.TrendNights
-		if r.Bench != nil {
-			for i := range r.Bench.Configs {
-				if p := r.Bench.RegressionFor(&r.Bench.Configs[i]); p != nil {
-					nights = max(nights, p.Nights)
-				}
-			}
-		}
-		need(r.Name, nights)
-	}
-	for _, run := range sel.Runs {
-		for _, e := range expectations(run.Recipe) {
-			if e.BaselineFrom != "" {
-				need(e.BaselineFrom, contract.TrendNights)
-			}
-		}
-		if run.Recipe.LMEval == nil {
-			continue
-		}
-		for _, t := range run.Recipe.LMEval.Tasks {
-			for _, e := range t.Expect {
-				if e.BaselineFrom == "" {
-					continue
-				}
-				n := &out[at[e.BaselineFrom]]
-				if !slices.Contains(n.Samples, t.Name) {
-					n.Samples = append(n.Samples, t.Name)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// expectations are the recipe's accuracy gates, lm_eval's and BFCL's.
-func expectations(r *workloads.Recipe) []workloads.Expectation {
-	var out []workloads.Expectation
-	if r.LMEval != nil {
-		for _, t := range r.LMEval.Tasks {
-			out = append(out, t.Expect...)
-		}
-	}
-	if r.BFCL != nil {
-		for _, g := range r.BFCL.Gates {
-			out = append(out, g.Expect)
-		}
-	}
-	return out
-}
 
 // historyStep fetches those nights once, on the CPU queue where the API
 // token is, and leaves them as artifacts, one file per recipe: GPU jobs
@@ -103,36 +32,24 @@ func historyStep(sel *selection.Selection, queue, needsFile string) (steps.Comma
 		TimeoutInMinutes: historyTimeoutMinutes,
 		ArtifactPaths:    []string{contract.ArtifactGlob(contract.HistoryDir)},
 	}
-	needs := contract.EncodeNeeds(historyNeeds(sel))
+	encoded := contract.EncodeNeeds(needs.Of(sel))
 	if needsFile != "" {
 		s.Commands = []string{download, chmod,
 			shell.Join([]string{"buildkite-agent", "artifact", "download", needsFile, ".", "--step", contract.BootstrapStepKey}),
 			shell.Join([]string{contract.RunnerArtifact, "history", "--needs-file", needsFile, "--out", contract.HistoryDir})}
 		return s, nil
 	}
-	if len(needs) > maxEnvNeeds {
-		return s, fmt.Errorf("the history step's needs are %d KiB, more than its environment carries (%d KiB): generate with --history-needs FILE and upload FILE as an artifact of the generating step", len(needs)>>10, maxEnvNeeds>>10)
+	if len(encoded) > maxEnvNeeds {
+		return s, fmt.Errorf("the history step's needs are %d KiB, more than its environment carries (%d KiB): generate with --history-needs FILE and upload FILE as an artifact of the generating step", len(encoded)>>10, maxEnvNeeds>>10)
 	}
 	s.Commands = []string{download, chmod, shell.Join([]string{contract.RunnerArtifact, "history", "--out", contract.HistoryDir})}
-	s.Env = map[string]string{contract.HistoryEnv: needs}
+	s.Env = map[string]string{contract.HistoryEnv: encoded}
 	return s, nil
 }
 
 // maxEnvNeeds bounds the needs put into the history step's environment,
 // well under Linux's 128 KiB for one environment string.
 const maxEnvNeeds = 64 << 10
-
-// checkNeedsPath says whether path can name the needs artifact: relative,
-// inside the working directory, as an artifact path is.
-func checkNeedsPath(path string) error {
-	if path == "" {
-		return nil
-	}
-	if filepath.IsAbs(path) || !filepath.IsLocal(path) || strings.ContainsAny(path, "*?[\\") {
-		return fmt.Errorf("--history-needs %q: want a relative path inside the working directory, as buildkite-agent artifact upload names it", path)
-	}
-	return nil
-}
 
 // historyTimeoutMinutes bounds the history step; `runner history` stops
 // its own fetches before it (--timeout) and uploads what it has.

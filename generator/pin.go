@@ -1,97 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
-	"github.com/benchkite/benchkite/generator/internal/imagepin"
-	"github.com/benchkite/benchkite/generator/internal/selection"
+	"github.com/benchkite/benchkite/generator/internal/recipeimage"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/steps"
 	"github.com/benchkite/benchkite/workloads"
 )
-
-// pinImages resolves the image every selected recipe pulls, once per
-// distinct image, before any GPU step exists. Recipes that do not resolve
-// are left to assemble, which reports their error.
-func pinImages(ctx context.Context, r *imagepin.Resolver, sel *selection.Selection, profiles *agents.Set, getenv func(string) string) *imagepin.Result {
-	var refs []string
-	for _, run := range sel.Runs {
-		res, err := workloads.Resolve(run.Recipe, profiles, getenv)
-		if err != nil || run.Recipe.VLLM.Build != nil {
-			continue // a built image is in no registry
-		}
-		refs = append(refs, res.PullImage)
-	}
-	return r.Resolve(ctx, refs)
-}
-
-// pinNotes are what the build's notes must say about the images: that
-// they were not pinned, what did not resolve, and warnings.
-func pinNotes(pins *imagepin.Result) []string {
-	if pins == nil || len(pins.Pins) == 0 {
-		return nil // no image: nothing went unpinned
-	}
-	var out []string
-	if pins.Note != "" {
-		out = append(out, pins.Note)
-	}
-	for _, p := range pins.Pins {
-		switch {
-		case p.Err != nil:
-			out = append(out, fmt.Sprintf(":warning: Image not resolved, its recipes run no GPU step: %v", p.Err))
-		case p.Warning != "":
-			out = append(out, fmt.Sprintf("Image %s pinned to %s with a warning: %s", p.Ref, p.Digest, p.Warning))
-		}
-	}
-	return out
-}
-
-// imagePin is what a recipe's step runs: the image the pod or host pulls,
-// the image the runner records (VLLM_IMAGE), and the vLLM commit.
-type imagePin struct {
-	pull, image, commit string
-	err                 error
-}
-
-// pinFor looks up res's image. Without a resolution (nil pins, a skipped
-// one) the tags stay. A profile's rewrite (a pull-through cache) keeps the
-// digest: the cache serves the manifest it mirrors, so the recipe's own
-// reference is pinned to the digest the cache answered.
-func pinFor(pins *imagepin.Result, res *workloads.Resolved) imagePin {
-	ip := imagePin{pull: res.PullImage, image: res.Image.Image, commit: res.Image.Commit}
-	if pins == nil {
-		return ip
-	}
-	p, ok := pins.Lookup(res.PullImage)
-	if !ok {
-		return ip
-	}
-	if p.Err != nil {
-		ip.err = p.Err
-		return ip
-	}
-	if p.Digest == "" {
-		return ip
-	}
-	ip.pull = p.Pinned
-	ip.image = withDigest(res.Image.Image, p.Digest)
-	if p.Commit != "" {
-		ip.commit = p.Commit
-	}
-	return ip
-}
-
-// withDigest is image with its digest set to digest.
-func withDigest(image, digest string) string {
-	if at := strings.LastIndex(image, "@"); at >= 0 {
-		image = image[:at]
-	}
-	return image + "@" + digest
-}
 
 // imageFailedStep stands in for a recipe whose image did not resolve: it
 // fails on the CPU queue, under the recipe's own step key (so the report
@@ -99,92 +17,13 @@ func withDigest(image, digest string) string {
 // The registry's answer travels in an env var, never through a shell.
 func imageFailedStep(name string, err error, queue string) steps.CommandStep {
 	problems := err.Error() + "\nNo GPU step runs for this recipe; fix the image (VLLM_IMAGE, VLLM_COMMIT, the recipe's image) or push it, then rebuild."
-	return failingStep(":warning: "+name+": "+imageProblem(err), contract.StepKey(name), "image not resolved", problems, queue)
-}
-
-// imageProblem is the step label's few words on why an image did not
-// resolve: a registry that does not answer is not a missing image.
-func imageProblem(err error) string {
-	var e *imagepin.Error
-	if !errors.As(err, &e) {
-		return "image not resolved"
-	}
-	switch e.Kind {
-	case imagepin.NotFound:
-		return "image not found"
-	case imagepin.Unauthorized, imagepin.Denied:
-		return "registry refused access to the image (" + string(e.Kind) + ")"
-	case imagepin.Timeout, imagepin.Unreachable:
-		return "registry unreachable"
-	case imagepin.RateLimited:
-		return "registry rate limited"
-	case imagepin.RegistryError:
-		return "registry error"
-	case imagepin.InvalidRef:
-		return "not an image reference"
-	}
-	return "image not resolved"
-}
-
-// imageNotes say, when the build names an image or a commit, what image
-// each recipe got and why: a build-wide VLLM_IMAGE applies only to the
-// recipes of its platform.
-func imageNotes(sel *selection.Selection, profiles *agents.Set, getenv func(string) string) []string {
-	img, commit := strings.TrimSpace(getenv("VLLM_IMAGE")), strings.TrimSpace(getenv("VLLM_COMMIT"))
-	if img == "" && commit == "" && len(workloads.PlatformPins(getenv)) == 0 {
-		return nil
-	}
-	var out []string
-	for _, run := range sel.Runs {
-		res, err := workloads.Resolve(run.Recipe, profiles, getenv)
-		if err != nil {
-			out = append(out, fmt.Sprintf("Image of %s: %v", run.Recipe.Name, err))
-			continue
-		}
-		line := fmt.Sprintf("Image of %s (%s, %s): %s, from %s", run.Recipe.Name, res.Profile.GPU, res.Profile.Platform(), res.Image.Image, res.Image.Source)
-		if res.Image.Note != "" {
-			line += "; " + res.Image.Note
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-// unpinnedRun is a selected recipe whose platform has no image in this
-// build (workloads.ErrNoPlatformImage).
-type unpinnedRun struct {
-	recipe *workloads.Recipe
-	err    error
-}
-
-// skipUnpinnedPlatforms takes out of sel the recipes whose platform the
-// build pins no image for, and lists them among the skipped with why: a
-// build that pins VLLM_IMAGE_CUDA only measures CUDA. Their steps are
-// shown skipped, not dropped, so the build page says what did not run.
-func skipUnpinnedPlatforms(sel *selection.Selection, profiles *agents.Set, getenv func(string) string) []unpinnedRun {
-	if len(workloads.PlatformPins(getenv)) == 0 {
-		return nil
-	}
-	var out []unpinnedRun
-	kept := sel.Runs[:0]
-	for _, run := range sel.Runs {
-		_, err := workloads.Resolve(run.Recipe, profiles, getenv)
-		if !errors.Is(err, workloads.ErrNoPlatformImage) {
-			kept = append(kept, run)
-			continue
-		}
-		out = append(out, unpinnedRun{recipe: run.Recipe, err: err})
-		sel.Skipped = append(sel.Skipped, selection.Skipped{Name: run.Recipe.Name, Path: run.Recipe.Path, Reason: err.Error()})
-		sel.Notes = append(sel.Notes, fmt.Sprintf("Skipped %s: %v", run.Recipe.Name, errors.Unwrap(err)))
-	}
-	sel.Runs = kept
-	return out
+	return failingStep(":warning: "+name+": "+recipeimage.Problem(err), contract.StepKey(name), "image not resolved", problems, queue)
 }
 
 // unpinnedStep is a recipe's step, skipped, with the variable that would
 // run it as the reason.
-func unpinnedStep(u unpinnedRun, profiles *agents.Set, queue string) steps.CommandStep {
-	r := u.recipe
+func unpinnedStep(u recipeimage.Unpinned, profiles *agents.Set, queue string) steps.CommandStep {
+	r := u.Recipe
 	reason := "no image in this build"
 	label := r.Name
 	if p, ok := profiles.Lookup(r.GPU); ok {
@@ -195,7 +34,7 @@ func unpinnedStep(u unpinnedRun, profiles *agents.Set, queue string) steps.Comma
 		Label:      label,
 		Key:        contract.StepKey(r.Name),
 		Commands:   []string{steps.PrintTextCommand("BENCHKITE_SKIP_TEXT")},
-		Env:        map[string]string{"BENCHKITE_SKIP_TEXT": steps.TextValue(u.err.Error())},
+		Env:        map[string]string{"BENCHKITE_SKIP_TEXT": steps.TextValue(u.Err.Error())},
 		Agents:     cpuAgents(queue),
 		Skip:       true,
 		SkipReason: reason,

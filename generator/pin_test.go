@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/benchkite/benchkite/generator/internal/imagepin"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -234,27 +232,5 @@ func TestPipelineNoResolve(t *testing.T) {
 	}
 	if !strings.Contains(got.stderr, ":warning: Images not pinned:") {
 		t.Errorf("notes do not say images are not pinned:\n%s", got.stderr)
-	}
-}
-
-// The failing step's label says what failed: a registry that does not
-// answer is not a missing image, nor is a refused login.
-func TestImageProblemLabel(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		kind imagepin.Kind
-		want string
-	}{
-		{imagepin.NotFound, "image not found"},
-		{imagepin.Unreachable, "registry unreachable"},
-		{imagepin.Timeout, "registry unreachable"},
-		{imagepin.Unauthorized, "registry refused access to the image (unauthorized)"},
-		{imagepin.Denied, "registry refused access to the image (denied)"},
-		{imagepin.RateLimited, "registry rate limited"},
-	} {
-		err := fmt.Errorf("pin: %w", &imagepin.Error{Image: "x:y", Kind: tt.kind})
-		if got := imageProblem(err); got != tt.want {
-			t.Errorf("imageProblem(%s) = %q, want %q", tt.kind, got, tt.want)
-		}
 	}
 }

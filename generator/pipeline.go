@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/agents/podspec"
 	"github.com/benchkite/benchkite/generator/internal/imagepin"
+	"github.com/benchkite/benchkite/generator/internal/needs"
+	"github.com/benchkite/benchkite/generator/internal/recipeimage"
 	"github.com/benchkite/benchkite/generator/internal/selection"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
@@ -31,7 +32,7 @@ type pipelineOptions struct {
 	historyNeeds string
 	// unpinned are recipes whose platform the build pins no image for:
 	// skipped steps.
-	unpinned []unpinnedRun
+	unpinned []recipeimage.Unpinned
 }
 
 // runPipeline prints the pipeline JSON for this build. Output is written
@@ -51,11 +52,11 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	if err != nil {
 		return err
 	}
-	unpinned := skipUnpinnedPlatforms(sel, profiles, getenv)
-	pins := pinImages(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
-	sel.Notes = append(sel.Notes, pinNotes(pins)...)
-	sel.Notes = append(sel.Notes, imageNotes(sel, profiles, getenv)...)
-	if err := checkNeedsPath(pc.historyNeeds); err != nil {
+	unpinned := recipeimage.SkipUnpinned(sel, profiles, getenv)
+	pins := recipeimage.Resolve(ctx, &imagepin.Resolver{Skip: pc.noResolve}, sel, profiles, getenv)
+	sel.Notes = append(sel.Notes, recipeimage.PinNotes(pins)...)
+	sel.Notes = append(sel.Notes, recipeimage.SourceNotes(sel, profiles, getenv)...)
+	if err := needs.CheckPath(pc.historyNeeds); err != nil {
 		return err
 	}
 	p, err := assemble(sel, profiles, pipelineOptions{getenv: getenv, cpuQueue: cpuQueue(getenv), pins: pins, historyNeeds: pc.historyNeeds, unpinned: unpinned})
@@ -80,46 +81,15 @@ func runPipeline(ctx context.Context, pc pipelineConfig, io cliutil.Streams, get
 	}
 	fmt.Fprint(io.Stderr, notes)
 	if pc.historyNeeds != "" {
-		if err := os.WriteFile(pc.historyNeeds, []byte(contract.EncodeNeeds(historyNeeds(sel))), 0o644); err != nil {
+		if err := os.WriteFile(pc.historyNeeds, []byte(contract.EncodeNeeds(needs.Of(sel))), 0o644); err != nil {
 			return fmt.Errorf("write the history step's needs: %w", err)
 		}
 	}
 	if pc.outDir != "" {
-		return writeUploads(pc.outDir, uploads)
+		return steps.WriteUploads(pc.outDir, uploads)
 	}
 	_, err = io.Stdout.Write(uploads[0])
 	return err
-}
-
-// writeUploads writes each upload as dir/pipeline-NNN.json, in the order
-// they must be uploaded. The files appear together or not at all: they are
-// written to a new directory beside dir, which then takes dir's place; dir
-// must not exist or be empty, so no file of an earlier run is uploaded.
-func writeUploads(dir string, uploads [][]byte) error {
-	dir = filepath.Clean(dir)
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("write pipeline: %s is not empty", dir)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+"-*")
-	if err != nil {
-		return fmt.Errorf("write pipeline: %w", err)
-	}
-	for i, b := range uploads {
-		if err := os.WriteFile(filepath.Join(tmp, fmt.Sprintf("pipeline-%03d.json", i+1)), b, 0o644); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("write pipeline: %w", err)
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("write pipeline: %w", err)
-	}
-	_ = os.Remove(dir) // an empty directory gives way; a missing one is fine
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("write pipeline: %w", err)
-	}
-	return nil
 }
 
 // cpuQueue is where non-GPU steps run: BENCHKITE_CPU_QUEUE, else the
@@ -196,22 +166,22 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 	if err != nil {
 		return steps.CommandStep{}, err
 	}
-	pin := pinFor(opt.pins, res)
-	if pin.err != nil {
-		return imageFailedStep(r.Name, pin.err, opt.cpuQueue), nil
+	pin := recipeimage.For(opt.pins, res)
+	if pin.Err != nil {
+		return imageFailedStep(r.Name, pin.Err, opt.cpuQueue), nil
 	}
-	env := map[string]string{"VLLM_IMAGE": pin.image}
+	env := map[string]string{"VLLM_IMAGE": pin.Image}
 	if pinVar := workloads.PlatformImageEnv(res.Profile.Platform()); res.Image.Source == pinVar {
 		// The job gets the build's pin too; the pinned digest, not the
 		// tag, must win there as well.
-		env[pinVar] = pin.image
+		env[pinVar] = pin.Image
 	}
 	if r.VLLM.Build != nil {
 		// The job builds the image; no registry knows it.
 		delete(env, "VLLM_IMAGE")
 	}
-	if pin.commit != "" {
-		env["VLLM_COMMIT"] = pin.commit
+	if pin.Commit != "" {
+		env["VLLM_COMMIT"] = pin.Commit
 	}
 	if sel.BenchOff || r.BenchOnly {
 		env["BENCH_ONLY"] = "1"
@@ -247,7 +217,7 @@ func recipeStep(run selection.Selected, sel *selection.Selection, profiles *agen
 		s.SoftFail = steps.ExitStatuses{Any: true}
 	}
 	if res.Profile.Runtime == agents.Native {
-		plugin, err := podSpec(res, pin.pull, opt.getenv)
+		plugin, err := podSpec(res, pin.Pull, opt.getenv)
 		if err != nil {
 			return s, fmt.Errorf("recipe %s: %w", r.Name, err)
 		}

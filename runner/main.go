@@ -9,9 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/benchkite/benchkite/internal/cliutil"
+	"github.com/benchkite/benchkite/runner/internal/cancel"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/secrets"
 )
@@ -31,16 +31,14 @@ func main() {
 	if err := proc.BecomeSubreaper(); err != nil {
 		fmt.Fprintf(os.Stderr, "runner: warning: %v; orphaned grandchildren may outlive the run\n", err)
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, stop := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, os.Args[1:], cliutil.Streams{Stdout: os.Stdout, Stderr: os.Stderr}, env.Getenv, env.Environ())
 	}()
-	c := &canceler{cancel: cancel, stderr: os.Stderr, now: time.Now, window: repeatWindow, budget: secondCancelBudget,
-		killAll: func() []int { return proc.KillAllVerified(killVerifyTimeout) }, killEverything: proc.KillEverything}
-	code := c.wait(sigs, done)
+	code := cancel.New(stop, os.Stderr).Wait(sigs, done)
 	signal.Stop(sigs)
 	os.Exit(code)
 }

@@ -188,6 +188,49 @@ func TestPlanContents(t *testing.T) {
 			wantNot: []string{"-p 127.0.0.1", "--port 8000", "0.0.0.0"},
 		},
 		{
+			// As every generated GPU step runs it: the bench's alarm reads
+			// the recipe's past nights from the history step (looking at its
+			// state when the file is not there yet) and may re-run the
+			// bench; the gates then read the twin's (baseline_from); the
+			// ingest token is the agent's secret.
+			name: "history step and ingest: the agent's downloads, state looks, re-runs and secret",
+			args: []string{seedRecipe, "--history-step", "history", "--ingest-url", "https://dash.example/ingest", "--ingest-nightly-only"},
+			want: []string{
+				"9. vllm bench serve ", "bench-8k-in-1k-out-conc-128.json\n",
+				"10. buildkite-agent artifact download results/_history/recipes/minimax_m3-mi355x.json . --step history\n",
+				"     # minimax_m3-mi355x's past nights, when first asked for\n",
+				"     env BUILDKITE_AGENT_ACCESS_TOKEN=***\n",
+				"11. buildkite-agent step get state --step history\n",
+				"     # only when the line above finds no file",
+				"12. vllm bench serve ", "bench-8k-in-1k-out-conc-128-rerun-1.json\n",
+				"     # only when the regression gate raises the alarm on the repetitions above\n",
+				"13. vllm bench serve ", "bench-8k-in-1k-out-conc-128-rerun-2.json\n",
+				"14. ", "/bin/lm_eval --model",
+				"15. buildkite-agent artifact download results/_history/recipes/minimax_m3-nospec-mi355x.json . --step history\n",
+				"     # minimax_m3-nospec-mi355x's past nights, when first asked for\n",
+				"16. buildkite-agent step get state --step history\n",
+				"17. buildkite-agent artifact upload",
+				"18. buildkite-agent annotate --context minimax_m3-mi355x",
+				"19. buildkite-agent secret get BENCHKITE_INGEST_TOKEN\n",
+				"     # only for a scheduled night that did not fail and ran its own server (--ingest-nightly-only)\n",
+				"     env BUILDKITE_AGENT_ACCESS_TOKEN=***\n",
+			},
+			env:     map[string]string{"BUILDKITE_AGENT_ACCESS_TOKEN": "agent-token-1"},
+			wantNot: []string{"agent-token-1"},
+		},
+		{
+			name:    "perf-eval's sink without a token in the environment: its secret",
+			args:    []string{seedRecipe, "--ingest-format", "perf-eval"},
+			want:    []string{". buildkite-agent annotate --context minimax_m3-mi355x", ". buildkite-agent secret get INGEST_BEARER_TOKEN\n"},
+			wantNot: []string{"artifact download", "step get", "secret get BENCHKITE_INGEST_TOKEN"},
+		},
+		{
+			name:    "an ingest token in the environment: no secret to read",
+			args:    []string{seedRecipe, "--ingest-url", "https://dash.example/ingest"},
+			env:     map[string]string{"BENCHKITE_INGEST_TOKEN": "ingest-token-1"},
+			wantNot: []string{"secret get", "artifact download", "step get", "ingest-token-1"},
+		},
+		{
 			// 20000 + cksum("job-1") % 40000, as perf-eval's jobs pick it.
 			name:    "docker: the port comes from the job id",
 			args:    []string{dockerRecipe},

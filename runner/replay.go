@@ -14,6 +14,7 @@ import (
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/runner/internal/jobflags"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"gopkg.in/yaml.v3"
 )
@@ -143,8 +144,8 @@ func orUnknown(s string) string {
 // runReplay is `runner replay MANIFEST [run flags]`: the recorded recipe
 // on the recorded image, into results/<recipe>-replay unless --results
 // says otherwise.
-func runReplay(ctx context.Context, c config, io cliutil.Streams, getenv func(string) string, environ []string) error {
-	manifest := c.recipePath
+func runReplay(ctx context.Context, c jobflags.Config, io cliutil.Streams, getenv func(string) string, environ []string) error {
+	manifest := c.Recipe
 	p, recipe, err := readManifest(manifest)
 	if err != nil {
 		return err
@@ -187,9 +188,9 @@ func runReplay(ctx context.Context, c config, io cliutil.Streams, getenv func(st
 	if rp.image != "" {
 		env = append(env, "VLLM_IMAGE="+rp.image)
 	}
-	c.recipePath = rp.recipe
-	if c.job.ResultsDir == "" && named.Name != "" {
-		c.job.ResultsDir = contract.ResultsDir(named.Name) + "-replay"
+	c.Recipe = rp.recipe
+	if c.Job.ResultsDir == "" && named.Name != "" {
+		c.Job.ResultsDir = contract.ResultsDir(named.Name) + "-replay"
 	}
 	fmt.Fprintf(io.Stdout, "runner replay: %s on %s\n", rp.recipe, orRebuilt(rp.image, p))
 	return runRun(ctx, c, io, get, env)

@@ -76,35 +76,18 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 	for _, s := range k.ImagePullSecrets {
 		pod.ImagePullSecrets = append(pod.ImagePullSecrets, LocalObjectReference{Name: s})
 	}
-	if k.SeccompProfile != "" || len(k.Capabilities) > 0 {
-		sc := &SecurityContext{}
-		if k.SeccompProfile != "" {
-			sc.SeccompProfile = &SeccompProfile{Type: k.SeccompProfile}
-		}
-		if len(k.Capabilities) > 0 {
-			sc.Capabilities = &Capabilities{Add: append([]string(nil), k.Capabilities...)}
-		}
-		c.SecurityContext = sc
-	}
+	c.SecurityContext = securityContext(k)
 	for _, hp := range k.HostPaths {
 		name := HostPathVolume(hp)
 		pod.Volumes = append(pod.Volumes, Volume{Name: name, Source: hostPathDirOrCreate(hp)})
 		c.VolumeMounts = append(c.VolumeMounts, VolumeMount{Name: name, MountPath: hp})
 	}
-	raw, source, err := p.HFCacheVolume(env)
+	cache, err := hfCache(p, k, env)
 	if err != nil {
 		return Spec{}, err
 	}
-	if raw != nil {
-		vs, err := volumeSource(raw)
-		if err != nil {
-			where := source
-			if source == "profile" && k.HFCacheVolumeAt != "" {
-				where = k.HFCacheVolumeAt + ": profile " + p.GPU + " k8s.hf_cache_volume"
-			}
-			return Spec{}, fmt.Errorf("%s: %w", where, err)
-		}
-		pod.Volumes = append(pod.Volumes, Volume{Name: HFCacheVolume, Source: vs})
+	if cache != nil {
+		pod.Volumes = append(pod.Volumes, *cache)
 		c.VolumeMounts = append(c.VolumeMounts, VolumeMount{Name: HFCacheVolume, MountPath: p.HFCacheDir()})
 	}
 	for _, e := range k.Env {
@@ -119,18 +102,57 @@ func Build(p agents.Profile, job Job, env agents.Env) (Spec, error) {
 		c.Env = append(c.Env, EnvVar{Name: "BENCHKITE_TOOLS_DIR", Value: tools.Dir})
 	}
 	if s := k.HFTokenSecret; s != nil {
-		name := s.Name
-		if o := strings.TrimSpace(env("HF_TOKEN_K8S_SECRET")); o != "" {
-			name = o
-		}
-		// Not optional: a pod whose secret is missing fails to start and
-		// says so, rather than running gated models without a token.
-		c.Env = append(c.Env, EnvVar{Name: "HF_TOKEN", ValueFrom: &EnvVarSource{
-			SecretKeyRef: &SecretKeySelector{Name: name, Key: s.Key},
-		}})
+		c.Env = append(c.Env, hfToken(*s, env))
 	}
 	pod.Containers = []Container{c}
 	return Spec{Field: k.Field(), Pod: pod}, nil
+}
+
+// securityContext is the container's seccomp profile and added
+// capabilities; nil when the profile sets neither.
+func securityContext(k agents.K8s) *SecurityContext {
+	if k.SeccompProfile == "" && len(k.Capabilities) == 0 {
+		return nil
+	}
+	sc := &SecurityContext{}
+	if k.SeccompProfile != "" {
+		sc.SeccompProfile = &SeccompProfile{Type: k.SeccompProfile}
+	}
+	if len(k.Capabilities) > 0 {
+		sc.Capabilities = &Capabilities{Add: append([]string(nil), k.Capabilities...)}
+	}
+	return sc
+}
+
+// hfCache is the model cache's volume, nil when there is none. A bad
+// source is reported where it was written.
+func hfCache(p agents.Profile, k agents.K8s, env agents.Env) (*Volume, error) {
+	raw, source, err := p.HFCacheVolume(env)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	vs, err := volumeSource(raw)
+	if err != nil {
+		where := source
+		if source == "profile" && k.HFCacheVolumeAt != "" {
+			where = k.HFCacheVolumeAt + ": profile " + p.GPU + " k8s.hf_cache_volume"
+		}
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return &Volume{Name: HFCacheVolume, Source: vs}, nil
+}
+
+// hfToken is HF_TOKEN from the secret s (HF_TOKEN_K8S_SECRET names
+// another). Not optional: a pod whose secret is missing fails to start
+// and says so, rather than running gated models without a token.
+func hfToken(s agents.SecretKey, env agents.Env) EnvVar {
+	name := s.Name
+	if o := strings.TrimSpace(env("HF_TOKEN_K8S_SECRET")); o != "" {
+		name = o
+	}
+	return EnvVar{Name: "HF_TOKEN", ValueFrom: &EnvVarSource{
+		SecretKeyRef: &SecretKeySelector{Name: name, Key: s.Key},
+	}}
 }
 
 // HostPathVolume names the volume of a host path: /mnt/shared is

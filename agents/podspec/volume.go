@@ -89,87 +89,113 @@ func check(v any, s *shape, at string) error {
 	if v == nil {
 		return nil
 	}
-	wrong := func() error {
-		return fmt.Errorf("json: cannot use %s as %s for field %q", kindOf(v), s.Type, strings.TrimPrefix(at, "."))
-	}
 	switch s.Type {
 	case "object":
-		m, ok := v.(map[string]any)
+		return checkObject(v, s, at)
+	case "map", "array":
+		return checkElems(v, s, at)
+	}
+	return checkScalar(v, s, at)
+}
+
+// wrongType is the error of a value of the wrong JSON kind.
+func wrongType(v any, s *shape, at string) error {
+	return fmt.Errorf("json: cannot use %s as %s for field %q", kindOf(v), s.Type, strings.TrimPrefix(at, "."))
+}
+
+// checkObject checks an object's fields in name order; a field s lacks
+// is unknown.
+func checkObject(v any, s *shape, at string) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return wrongType(v, s, at)
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		f, ok := s.Fields[k]
 		if !ok {
-			return wrong()
+			return fmt.Errorf("json: unknown field %q", k)
 		}
-		names := make([]string, 0, len(m))
-		for k := range m {
-			names = append(names, k)
+		if err := check(m[k], f, at+"."+k); err != nil {
+			return err
 		}
-		sort.Strings(names)
-		for _, k := range names {
-			f, ok := s.Fields[k]
-			if !ok {
-				return fmt.Errorf("json: unknown field %q", k)
-			}
-			if err := check(m[k], f, at+"."+k); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// checkElems checks every value of a map or element of an array.
+func checkElems(v any, s *shape, at string) error {
+	switch c := v.(type) {
+	case map[string]any:
+		if s.Type != "map" {
+			break
 		}
-	case "map":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return wrong()
-		}
-		for k, e := range m {
+		for k, e := range c {
 			if err := check(e, s.Elem, at+"."+k); err != nil {
 				return err
 			}
 		}
-	case "array":
-		a, ok := v.([]any)
-		if !ok {
-			return wrong()
+		return nil
+	case []any:
+		if s.Type != "array" {
+			break
 		}
-		for i, e := range a {
+		for i, e := range c {
 			if err := check(e, s.Elem, fmt.Sprintf("%s[%d]", at, i)); err != nil {
 				return err
 			}
 		}
+		return nil
+	}
+	return wrongType(v, s, at)
+}
+
+// checkScalar checks a string, boolean, number, quantity or time.
+func checkScalar(v any, s *shape, at string) error {
+	field := strings.TrimPrefix(at, ".")
+	switch s.Type {
 	case "string":
 		if _, ok := v.(string); !ok {
-			return wrong()
+			return wrongType(v, s, at)
 		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
-			return wrong()
+			return wrongType(v, s, at)
 		}
 	case "int32", "int64":
 		n, ok := v.(json.Number)
 		if !ok {
-			return wrong()
+			return wrongType(v, s, at)
 		}
 		i, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil || (s.Type == "int32" && (i < math.MinInt32 || i > math.MaxInt32)) {
-			return fmt.Errorf("json: %s is not an %s for field %q", n, s.Type, strings.TrimPrefix(at, "."))
+			return fmt.Errorf("json: %s is not an %s for field %q", n, s.Type, field)
 		}
 	case "number":
 		if _, ok := v.(json.Number); !ok {
-			return wrong()
+			return wrongType(v, s, at)
 		}
 	case "quantity":
 		switch q := v.(type) {
 		case json.Number:
 		case string:
 			if !quantityRE.MatchString(strings.TrimSpace(q)) {
-				return fmt.Errorf("field %q: %q is not a quantity (such as 10Gi)", strings.TrimPrefix(at, "."), q)
+				return fmt.Errorf("field %q: %q is not a quantity (such as 10Gi)", field, q)
 			}
 		default:
-			return wrong()
+			return wrongType(v, s, at)
 		}
 	case "time":
 		t, ok := v.(string)
 		if !ok {
-			return wrong()
+			return wrongType(v, s, at)
 		}
 		if _, err := time.Parse(time.RFC3339, t); err != nil {
-			return fmt.Errorf("field %q: %w", strings.TrimPrefix(at, "."), err)
+			return fmt.Errorf("field %q: %w", field, err)
 		}
 	case "any":
 	default:

@@ -165,11 +165,3 @@ func (e *Env) Err() error {
 	}
 	return fmt.Errorf("%w: %w", ErrUsage, errors.Join(e.errs...))
 }
-
-// OrDefault is v, or def when v is blank.
-func OrDefault(v, def string) string {
-	if strings.TrimSpace(v) == "" {
-		return def
-	}
-	return v
-}

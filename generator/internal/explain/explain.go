@@ -287,7 +287,28 @@ func modelArgsString(args []workloads.Arg) string {
 	return strings.Join(parts, ",")
 }
 
+// WriteText writes the explanation for people: the recipe's settings
+// and where each came from, the serve argv and env, then what it runs.
 func (ex Explanation) WriteText(w io.Writer) error {
+	if err := ex.writeSettings(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nserve argv\n  %s\n", shell.Join(ex.ServeArgv))
+	fmt.Fprintln(w, "\nserve env")
+	for _, e := range ex.ServeEnv {
+		fmt.Fprintf(w, "  %s=%s\n", e.Name, shell.Quote(e.Value))
+	}
+	if err := ex.writeBench(w); err != nil {
+		return err
+	}
+	ex.writeTasks(w)
+	ex.writeBFCL(w)
+	ex.writeAIPerf(w)
+	return nil
+}
+
+// writeSettings is one row per setting, aligned.
+func (ex Explanation) writeSettings(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("recipe", fmt.Sprintf("%s (%s)", ex.Name, ex.Path))
@@ -343,61 +364,68 @@ func (ex Explanation) WriteText(w io.Writer) error {
 		}
 		row("speculative", s)
 	}
+	return tw.Flush()
+}
+
+// writeBench is the bench runs, a table, and their gates.
+func (ex Explanation) writeBench(w io.Writer) error {
+	if len(ex.BenchRuns) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nbench runs")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tBACKEND\tIN\tOUT\tPROMPTS\tCONC\tREPS\tEXTRA ARGS")
+	for _, b := range ex.BenchRuns {
+		extra := shell.Join(b.Args)
+		if extra == "" {
+			extra = "-"
+		}
+		in := fmt.Sprint(b.InputLen)
+		if b.Dataset != "" {
+			in = b.Dataset // real prompts: their own lengths
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, in, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nserve argv\n  %s\n", shell.Join(ex.ServeArgv))
-	fmt.Fprintln(w, "\nserve env")
-	for _, e := range ex.ServeEnv {
-		fmt.Fprintf(w, "  %s=%s\n", e.Name, shell.Quote(e.Value))
+	for _, g := range ex.BenchGates {
+		fmt.Fprintf(w, "  gate  %s\n", g)
 	}
-	if len(ex.BenchRuns) > 0 {
-		fmt.Fprintln(w, "\nbench runs")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NAME\tBACKEND\tIN\tOUT\tPROMPTS\tCONC\tREPS\tEXTRA ARGS")
-		for _, b := range ex.BenchRuns {
-			extra := shell.Join(b.Args)
-			if extra == "" {
-				extra = "-"
-			}
-			in := fmt.Sprint(b.InputLen)
-			if b.Dataset != "" {
-				in = b.Dataset // real prompts: their own lengths
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", b.Name, b.Backend, in, b.OutputLen, b.NumPrompts, b.Concurrency, b.Repetitions, extra)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		for _, g := range ex.BenchGates {
-			fmt.Fprintf(w, "  gate  %s\n", g)
-		}
-	}
-	if len(ex.Tasks) > 0 {
-		fmt.Fprintln(w, "\nlm_eval tasks")
-		for _, t := range ex.Tasks {
-			fmt.Fprintf(w, "  %s, %d-shot\n    model_args %s\n", t.Name, t.NumFewshot, t.ModelArgs)
-			for _, g := range t.Gates {
-				fmt.Fprintf(w, "    gate       %s\n", g)
-			}
-		}
-	}
-	if len(ex.BFCL) > 0 {
-		fmt.Fprintf(w, "\nbfcl categories (bfcl-eval %s; env BFCL_MAXIMUM_STEP_LIMIT and BFCL_MAX_TEST_CASES override)\n", ex.BFCLVersion)
-		for _, b := range ex.BFCL {
-			if len(b.SubCategories) > 0 {
-				fmt.Fprintf(w, "  %s (%s)\n", b.Category, strings.Join(b.SubCategories, ", "))
-			} else {
-				fmt.Fprintf(w, "  %s\n", b.Category)
-			}
-			fmt.Fprintf(w, "    settings   %s\n", b.settings())
-			for _, g := range b.Gates {
-				fmt.Fprintf(w, "    gate       %s\n", g)
-			}
-		}
-	}
-	ex.writeAIPerf(w)
 	return nil
+}
+
+// writeTasks is the lm_eval tasks with their model args and gates.
+func (ex Explanation) writeTasks(w io.Writer) {
+	if len(ex.Tasks) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nlm_eval tasks")
+	for _, t := range ex.Tasks {
+		fmt.Fprintf(w, "  %s, %d-shot\n    model_args %s\n", t.Name, t.NumFewshot, t.ModelArgs)
+		for _, g := range t.Gates {
+			fmt.Fprintf(w, "    gate       %s\n", g)
+		}
+	}
+}
+
+// writeBFCL is the BFCL categories with their settings and gates.
+func (ex Explanation) writeBFCL(w io.Writer) {
+	if len(ex.BFCL) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nbfcl categories (bfcl-eval %s; env BFCL_MAXIMUM_STEP_LIMIT and BFCL_MAX_TEST_CASES override)\n", ex.BFCLVersion)
+	for _, b := range ex.BFCL {
+		if len(b.SubCategories) > 0 {
+			fmt.Fprintf(w, "  %s (%s)\n", b.Category, strings.Join(b.SubCategories, ", "))
+		} else {
+			fmt.Fprintf(w, "  %s\n", b.Category)
+		}
+		fmt.Fprintf(w, "    settings   %s\n", b.settings())
+		for _, g := range b.Gates {
+			fmt.Fprintf(w, "    gate       %s\n", g)
+		}
+	}
 }
 
 // textDataset names a real-text dataset with its hub path; random, the

@@ -168,27 +168,33 @@ func (r *Resolver) Resolve(ctx context.Context, refs []string) *Result {
 			}
 			got := one(ctx, client, g.ref)
 			for _, i := range g.idxs {
-				p := &res.Pins[i]
-				if got.err != nil {
-					e := *got.err
-					e.Image = p.Ref
-					p.Err = &e
-					continue
-				}
-				p.Digest = got.digest
-				p.Pinned = pinnedForm(*p, got.digest)
-				p.Warning = got.warning
-				if got.commit != "" {
-					if p.Commit != "" && !sameCommit(p.Commit, got.commit) {
-						p.Warning = joinWarnings(p.Warning, fmt.Sprintf("tag says vLLM commit %s but the image's %s says %s; using the image's", p.Commit, got.commitFrom, got.commit))
-					}
-					p.Commit, p.CommitFrom = got.commit, got.commitFrom
-				}
+				res.Pins[i].take(got)
 			}
 		}()
 	}
 	wg.Wait()
 	return res
+}
+
+// take is the image's resolution for this spelling of it. A commit the
+// image's labels name wins over the one its tag names, with a warning
+// when they differ.
+func (p *Pin) take(got resolved) {
+	if got.err != nil {
+		e := *got.err
+		e.Image = p.Ref
+		p.Err = &e
+		return
+	}
+	p.Digest = got.digest
+	p.Pinned = pinnedForm(*p, got.digest)
+	p.Warning = got.warning
+	if got.commit != "" {
+		if p.Commit != "" && !sameCommit(p.Commit, got.commit) {
+			p.Warning = joinWarnings(p.Warning, fmt.Sprintf("tag says vLLM commit %s but the image's %s says %s; using the image's", p.Commit, got.commitFrom, got.commit))
+		}
+		p.Commit, p.CommitFrom = got.commit, got.commitFrom
+	}
 }
 
 func (r *Resolver) timeout() time.Duration {

@@ -100,12 +100,12 @@ func (s *StepSource) fetch(ctx context.Context, recipe string) (string, error) {
 	if poll <= 0 {
 		poll = DefaultHistoryPoll
 	}
-	rel := contract.HistoryFile(recipe)
+	rel, dest := s.Query(recipe)
 	path := filepath.Join(s.Dir, filepath.FromSlash(rel))
 	start := now()
 	logged := false
 	for {
-		derr := s.Agent.Download(ctx, rel, ".", s.Step)
+		derr := s.Agent.Download(ctx, rel, dest, s.Step)
 		if derr == nil {
 			if _, err := os.Stat(path); err != nil {
 				return "", fmt.Errorf("buildkite-agent downloaded %s but there is no %s: %w", rel, path, err)
@@ -150,6 +150,13 @@ func (s *StepSource) fetch(ctx context.Context, recipe string) (string, error) {
 			return "", fmt.Errorf("waiting for the history step: %w", err)
 		}
 	}
+}
+
+// Query is what fetch asks the agent to download for recipe from the
+// history step: the file's artifact path, and where it lands (the
+// working directory, the path kept). A plan lists the same download.
+func (s *StepSource) Query(recipe string) (query, dest string) {
+	return contract.HistoryFile(recipe), "."
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

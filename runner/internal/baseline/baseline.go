@@ -124,21 +124,9 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 	if n <= 0 {
 		return Result{}, nil
 	}
-	lookback := f.Lookback
-	if lookback <= 0 {
-		lookback = n + DefaultLookbackSlack
-	}
-	want := lookback
-	if f.CurrentBuild > 0 {
-		want++ // the running build is scheduled too
-	}
-	builds := f.Builds
-	if builds == nil {
-		var err error
-		builds, err = f.API.ListScheduledBuilds(ctx, f.Branch, want)
-		if err != nil {
-			return Result{}, fmt.Errorf("%w: %w", ErrNoBaseline, err)
-		}
+	lookback, builds, err := f.scheduled(ctx, n)
+	if err != nil {
+		return Result{}, err
 	}
 
 	var res Result
@@ -204,6 +192,27 @@ func (f Fetcher) Last(ctx context.Context, recipe, stepKey string, n int) (Resul
 			ErrNoBaseline, ErrNoNights, examined, stepKey, contract.SummaryPath(recipe))
 	}
 	return res, nil
+}
+
+// scheduled are the newest scheduled builds Last looks through (Builds,
+// or the API's), and how many finished ones it may examine for n nights.
+func (f Fetcher) scheduled(ctx context.Context, n int) (lookback int, builds []bkapi.Build, err error) {
+	lookback = f.Lookback
+	if lookback <= 0 {
+		lookback = n + DefaultLookbackSlack
+	}
+	if f.Builds != nil {
+		return lookback, f.Builds, nil
+	}
+	want := lookback
+	if f.CurrentBuild > 0 {
+		want++ // the running build is scheduled too
+	}
+	builds, err = f.API.ListScheduledBuilds(ctx, f.Branch, want)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: %w", ErrNoBaseline, err)
+	}
+	return lookback, builds, nil
 }
 
 // summary fetches the recipe's summary from a job. A problem with this

@@ -201,22 +201,7 @@ func (f Fetcher) Outcomes(ctx context.Context, night Night, recipe, task string)
 		c.Task, c.BuildNumber, c.ImageDigest, c.Artifact = task, o.BuildNumber, o.ImageDigest, a.Path
 		return c, nil
 	}
-	var best *bkapi.Artifact
-	var bestDate, tie string
-	for i, a := range arts {
-		rel, ok := strings.CutPrefix(a.Path, dir)
-		if !ok || strings.Count(rel, "/") > 1 || a.State != bkapi.ArtifactFinished {
-			continue
-		}
-		date, ok := paired.SamplesDate(path.Base(rel), task)
-		switch {
-		case !ok:
-		case date > bestDate:
-			best, bestDate, tie = &arts[i], date, ""
-		case date == bestDate:
-			tie = a.Path
-		}
-	}
+	best, tie := newestSamples(arts, dir, task)
 	switch {
 	case best == nil:
 		return missing("no %s%s or samples artifact %ssamples_%s_<date>.jsonl (was lm_eval run with --log_samples?)", dir, OutcomesFile, dir, task)
@@ -246,6 +231,28 @@ func (f Fetcher) Outcomes(ctx context.Context, night Night, recipe, task string)
 	c := OutcomesOf(task, samples)
 	c.BuildNumber, c.ImageDigest, c.Artifact = o.BuildNumber, o.ImageDigest, o.Artifact
 	return c, nil
+}
+
+// newestSamples is the newest of the task's samples files among arts, in
+// dir or one folder further down; tie names another file as new, when
+// there is one.
+func newestSamples(arts []bkapi.Artifact, dir, task string) (best *bkapi.Artifact, tie string) {
+	var bestDate string
+	for i, a := range arts {
+		rel, ok := strings.CutPrefix(a.Path, dir)
+		if !ok || strings.Count(rel, "/") > 1 || a.State != bkapi.ArtifactFinished {
+			continue
+		}
+		date, ok := paired.SamplesDate(path.Base(rel), task)
+		switch {
+		case !ok:
+		case date > bestDate:
+			best, bestDate, tie = &arts[i], date, ""
+		case date == bestDate:
+			tie = a.Path
+		}
+	}
+	return best, tie
 }
 
 func digestOf(n Night) string {

@@ -80,6 +80,17 @@ func (a Agent) DownloadSpec(query, dest, step string) proc.Spec {
 	return a.spec(args...)
 }
 
+// SecretSpec reads the Buildkite secret name (Secret runs it).
+func (a Agent) SecretSpec(name string) proc.Spec {
+	return a.spec("secret", "get", name)
+}
+
+// StepStateSpec asks the state of this build's step with key step
+// (StepState runs it).
+func (a Agent) StepStateSpec(step string) proc.Spec {
+	return a.spec("step", "get", "state", "--step", step)
+}
+
 // Run runs spec, one of the specs above: its command line and output go
 // to Log. Without a Log nothing is shown, and a failure carries the last
 // line of the agent's stderr.
@@ -125,7 +136,7 @@ func (a Agent) Download(ctx context.Context, query, dest, step string) error {
 // also redacts it from the job log.
 func (a Agent) Secret(ctx context.Context, name string) (string, error) {
 	var out strings.Builder
-	s := a.spec("secret", "get", name)
+	s := a.SecretSpec(name)
 	s.Stdout, s.Stderr = &out, io.Discard
 	err := a.procs().Run(ctx, s)
 	return out.String(), err
@@ -135,7 +146,7 @@ func (a Agent) Secret(ctx context.Context, name string) (string, error) {
 // finished, ...), as `buildkite-agent step get state` says it.
 func (a Agent) StepState(ctx context.Context, step string) (string, error) {
 	var out, errOut strings.Builder
-	s := a.spec("step", "get", "state", "--step", step)
+	s := a.StepStateSpec(step)
 	s.Stdout, s.Stderr = &out, &errOut
 	err := a.procs().Run(ctx, s)
 	return strings.TrimSpace(out.String()), lastWord(err, errOut.String())

@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -467,11 +466,4 @@ func (st *stream) keep(t int, reps []float64, flagged bool) {
 	if len(st.hist) > st.s.Nights {
 		st.hist = st.hist[1:]
 	}
-}
-
-func (s Sim) check() error {
-	if !slices.Contains(Models, s.Model) && s.Model != ModelHistory {
-		return fmt.Errorf("unknown noise model %q (one of %v)", s.Model, Models)
-	}
-	return nil
 }

@@ -227,17 +227,6 @@ func (r Result) Summary(blockedBy []string) *summary.Failure {
 	return f
 }
 
-// Counts tallies classes, for the build report.
-func Counts(results []Result) map[Class]int {
-	c := map[Class]int{}
-	for _, r := range results {
-		if r.Class != ClassNone {
-			c[r.Class]++
-		}
-	}
-	return c
-}
-
 func capLine(s string) string {
 	s = strings.TrimSpace(s)
 	if r := []rune(s); len(r) > maxLine {

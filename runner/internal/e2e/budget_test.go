@@ -227,6 +227,9 @@ func TestE2EBudgetReleasesOrKeepsARegression(t *testing.T) {
 		if strings.Contains(body, "Red nights by class") {
 			t.Errorf("the report counts a released regression as a red night:\n%s", body)
 		}
+		if want := "- released regression: `" + budgetRecipe + "` short output_throughput, open since #"; !strings.Contains(body, want) || strings.Contains(body, "- open regression:") {
+			t.Errorf("the report does not say the open regression was released (%q), or calls it open and red:\n%s", want, body)
+		}
 		if n := len(api.Created()); n != 0 || strings.Contains(out, "runner: bisect") {
 			t.Errorf("a released regression started %d bisect build(s):\n%s", n, out)
 		}
@@ -254,8 +257,13 @@ func TestE2EBudgetReleasesOrKeepsARegression(t *testing.T) {
 		if code != 1 || style != "error" {
 			t.Errorf("the report step exited %d in %q, want 1 in red:\n%s", code, style, lastLines(out, 30))
 		}
-		if want := "### benchkite: 1 regressed of 1 recipe(s)"; !strings.Contains(body, want) {
-			t.Errorf("the report lacks %q:\n%s", want, body)
+		for _, want := range []string{"### benchkite: 1 regressed of 1 recipe(s)", "- open regression: `" + budgetRecipe + "` short output_throughput since #"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the report lacks %q:\n%s", want, body)
+			}
+		}
+		if strings.Contains(body, "- released regression:") {
+			t.Errorf("the report calls a kept regression released:\n%s", body)
 		}
 		created := api.Created()
 		if len(created) != 1 || !strings.Contains(out, "runner: bisect "+budgetRecipe+": 4 candidate image(s)") {

@@ -140,6 +140,11 @@ type Job struct {
 	cause   string
 	sum     summary.Summary
 	history *baseline.History
+	// historyStep is the history step the gates download past nights
+	// from (--history-step); nil when they come from elsewhere.
+	historyStep *baseline.StepSource
+	// hasPast: the run has past nights to ask (a history file or step).
+	hasPast bool
 }
 
 // Result is what a run ends with; main turns it into an exit code.
@@ -200,9 +205,10 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 		source = func(context.Context) (baseline.Source, error) { return file, nil }
 	}
 	if source == nil && c.HistoryStep != "" {
-		step := &baseline.StepSource{Agent: historyAgent{j}, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Poll: c.HistoryPoll, Log: j.log}
-		source = func(context.Context) (baseline.Source, error) { return step, nil }
+		j.historyStep = &baseline.StepSource{Agent: historyAgent{j}, Step: c.HistoryStep, Dir: ".", Wait: c.HistoryWait, Poll: c.HistoryPoll, Log: j.log}
+		source = func(context.Context) (baseline.Source, error) { return j.historyStep, nil }
 	}
+	j.hasPast = source != nil
 	j.history = baseline.NewHistory(source)
 	r := res.Recipe
 	j.sum = summary.Summary{

@@ -87,6 +87,10 @@ func (j *Job) publish(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// ingestTokenEnv holds the ingest token; without it the token is the
+// secret Config.IngestSecret.
+const ingestTokenEnv = "BENCHKITE_INGEST_TOKEN"
+
 // ingest posts to the optional dashboard sinks; a failure only warns.
 func (j *Job) ingest(ctx context.Context) {
 	j.ingestPerfEval(ctx)
@@ -102,7 +106,7 @@ func (j *Job) ingest(ctx context.Context) {
 		fmt.Fprintf(j.log, "runner: warning: ingest skipped: %v\n", err)
 		return
 	}
-	token, err := bk.Token(ctx, "BENCHKITE_INGEST_TOKEN", j.cfg.IngestSecret)
+	token, err := bk.Token(ctx, ingestTokenEnv, j.cfg.IngestSecret)
 	if err != nil {
 		fmt.Fprintf(j.log, "runner: warning: ingest skipped: %v\n", err)
 		return
@@ -248,7 +252,7 @@ func (j *Job) ingestPerfEval(ctx context.Context) {
 		fmt.Fprintf(j.log, "runner: warning: perf-eval ingest skipped: %v\n", err)
 		return
 	}
-	token, err := bk.Token(ctx, "BENCHKITE_INGEST_TOKEN", "")
+	token, err := bk.Token(ctx, ingestTokenEnv, "")
 	if err != nil {
 		token, err = bk.Token(ctx, ingest.PerfEvalTokenName, c.IngestSecret)
 	}

@@ -29,7 +29,8 @@ func (j *Job) rerunFile(run workloads.BenchRun, k int) string {
 // rerun_on_alarm: false. It returns the repetitions and how many were
 // added.
 func (j *Job) rerunOnAlarm(ctx context.Context, runs *benchSession, run workloads.BenchRun, reps []results.BenchResult, out io.Writer) ([]results.BenchResult, int, error) {
-	if len(reps) >= detect.RerunReps || j.rerunPolicy(run) == nil {
+	more := j.reruns(run, len(reps))
+	if more == 0 {
 		return reps, 0, nil
 	}
 	merged, err := results.MedianOf(reps)
@@ -43,7 +44,6 @@ func (j *Job) rerunOnAlarm(ctx context.Context, runs *benchSession, run workload
 	if len(flagged) == 0 {
 		return reps, 0, nil
 	}
-	more := detect.RerunReps - len(reps)
 	fmt.Fprintf(j.log, "runner: %s: the regression gate raises the alarm on %s on %d repetition(s); re-running the bench %d more time(s) on the same server before deciding (GPU cost: %d extra run(s))\n",
 		run.Name, strings.Join(flagged, ", "), len(reps), more, more)
 	for k := 1; k <= more; k++ {
@@ -75,6 +75,15 @@ func (j *Job) rerunOnAlarm(ctx context.Context, runs *benchSession, run workload
 		reps = append(reps, b)
 	}
 	return reps, more, nil
+}
+
+// reruns is how many more times an alarm runs the bench of run measured
+// on reps repetitions: none when it has enough or the recipe opts out.
+func (j *Job) reruns(run workloads.BenchRun, reps int) int {
+	if reps >= detect.RerunReps || j.rerunPolicy(run) == nil {
+		return 0
+	}
+	return detect.RerunReps - reps
 }
 
 // rerunPolicy is the run's regression policy when it may be re-run on

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
+	"github.com/benchkite/benchkite/runner/internal/ingest"
 	"github.com/benchkite/benchkite/runner/internal/job/benchdriver"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -29,7 +32,7 @@ var script = []scriptPhase{
 	{summary.PhaseLMEval, (*Job).runLMEval, (*Job).planLMEval},
 	{summary.PhaseBFCL, (*Job).runBFCL, (*Job).planBFCL},
 	{"teardown", (*Job).runTeardown, (*Job).planTeardown},
-	{summary.PhaseGate, (*Job).runGate, nil},
+	{summary.PhaseGate, (*Job).runGate, (*Job).planGate},
 	{"provenance", (*Job).runProvenance, (*Job).planProvenance},
 	{"summary", (*Job).runSummary, nil},
 	{summary.PhasePublish, (*Job).runPublish, (*Job).planPublish},
@@ -59,6 +62,9 @@ type running struct {
 type planList struct {
 	specs []proc.Spec
 	notes map[int]string
+	// past are the recipes whose past nights are listed already: each
+	// is downloaded once.
+	past []string
 }
 
 func (p *planList) add(s proc.Spec, err error) error {
@@ -179,6 +185,9 @@ func (j *Job) runBench(ctx context.Context, r *running) {
 	}
 }
 
+// planBench lists each run's repetitions and what the regression gate's
+// alarm adds to them where there are past nights to raise it: a look at
+// them, then the re-runs.
 func (j *Job) planBench(p *planList) error {
 	driver := len(j.res.BenchRuns) > 0 && !j.benchDriverOff()
 	if driver {
@@ -195,6 +204,19 @@ func (j *Job) planBench(p *planList) error {
 			if driver && i == 0 && rep == 1 {
 				p.notes[len(p.specs)-1] = fmt.Sprintf("this and the bench runs after it go to the bench driver above; each starts as its own process only where the driver exits %d (no vllm.benchmarks.serve in that Python)", benchdriver.ExitNoEntryPoint)
 			}
+		}
+		more := j.reruns(run, run.Repetitions)
+		if more == 0 || !j.hasPast {
+			continue
+		}
+		if err := p.pastNights(j, j.res.Recipe.Name); err != nil {
+			return err
+		}
+		for k := 1; k <= more; k++ {
+			if err := p.add(j.benchSpecTo(run, j.rerunFile(run, k))); err != nil {
+				return err
+			}
+			p.notes[len(p.specs)-1] = "only when the regression gate raises the alarm on the repetitions above"
 		}
 	}
 	return nil
@@ -292,6 +314,62 @@ func (j *Job) runGate(ctx context.Context, _ *running) {
 	}
 }
 
+// planGate lists the history step's files the gates download
+// (--history-step), for each recipe whose past nights they read and the
+// bench's alarm has not read already.
+func (j *Job) planGate(p *planList) error {
+	for _, recipe := range j.pastRecipes() {
+		if err := p.pastNights(j, recipe); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pastNights lists the download of recipe's file from the history step
+// (--history-step), when its nights are first asked for, and the look at
+// the step's state that follows a download that found nothing.
+func (p *planList) pastNights(j *Job, recipe string) error {
+	h := j.historyStep
+	if h == nil || slices.Contains(p.past, recipe) {
+		return nil
+	}
+	p.past = append(p.past, recipe)
+	bk, err := j.buildkite()
+	if err != nil {
+		return err
+	}
+	query, dest := h.Query(recipe)
+	p.specs = append(p.specs, bk.Agent.DownloadSpec(query, dest, h.Step))
+	p.notes[len(p.specs)-1] = recipe + "'s past nights, when first asked for"
+	p.specs = append(p.specs, bk.Agent.StepStateSpec(h.Step))
+	p.notes[len(p.specs)-1] = "only when the line above finds no file; while the step runs, both again every --history-poll, up to --history-wait"
+	return nil
+}
+
+// pastRecipes are the recipes whose past nights the gate phase reads, in
+// the order it first asks: the baseline_from recipes of the accuracy
+// gates, then the recipe's own (its regressions and its trend).
+func (j *Job) pastRecipes() []string {
+	var out []string
+	add := func(name string) {
+		if name != "" && !slices.Contains(out, name) && name != j.res.Recipe.Name {
+			out = append(out, name)
+		}
+	}
+	for _, t := range j.res.Tasks {
+		for _, e := range t.Expect {
+			add(e.BaselineFrom)
+		}
+	}
+	if b := j.res.BFCL; b != nil {
+		for _, g := range b.Gates {
+			add(g.Expect.BaselineFrom)
+		}
+	}
+	return append(out, j.res.Recipe.Name)
+}
+
 func (j *Job) runProvenance(_ context.Context, r *running) { j.writeProvenance(r.clean) }
 
 func (j *Job) planProvenance(p *planList) error {
@@ -325,5 +403,28 @@ func (j *Job) planPublish(p *planList) error {
 		return err
 	}
 	p.specs = append(p.specs, publish...)
+	return p.ingestSecret(j)
+}
+
+// ingestSecret is the ingest token's secret, read for each sink a run
+// posts to (perf-eval's dashboards first, then --ingest-url) when the
+// job's environment holds no token for it.
+func (p *planList) ingestSecret(j *Job) error {
+	c, set := j.cfg, func(k string) bool { return strings.TrimSpace(j.getenv(k)) != "" }
+	perfEval := c.IngestPerfEval && !set(ingestTokenEnv) && !set(ingest.PerfEvalTokenName)
+	sink := c.IngestURL != "" && !set(ingestTokenEnv)
+	for _, reads := range []bool{perfEval, sink} {
+		if !reads || c.IngestSecret == "" {
+			continue
+		}
+		bk, err := j.buildkite()
+		if err != nil {
+			return err
+		}
+		p.specs = append(p.specs, bk.Agent.SecretSpec(c.IngestSecret))
+		if c.IngestNightlyOnly {
+			p.notes[len(p.specs)-1] = "only for a scheduled night that did not fail and ran its own server (--ingest-nightly-only)"
+		}
+	}
 	return nil
 }

@@ -226,6 +226,14 @@ func tally(byHash map[string]baseDoc, spec []Sample, filter string, opts Options
 	r.Delta = r.SpecScore - r.BaselineScore
 	r.P = McNemarOneSided(r.B, r.C)
 
+	r.decide(filter, opts, answers)
+	return r, nil
+}
+
+// decide judges the tallied pairs: unverified below MinPairs, failed when
+// speculation answers significantly worse or the outcomes agree less
+// than expected; Why says so with the numbers.
+func (r *Result) decide(filter string, opts Options, answers bool) {
 	unmatched := ""
 	if r.UnmatchedBaseline+r.UnmatchedSpec > 0 {
 		unmatched = fmt.Sprintf("; %d documents only without speculation and %d only with it were left out", r.UnmatchedBaseline, r.UnmatchedSpec)
@@ -239,7 +247,7 @@ func tally(byHash map[string]baseDoc, spec []Sample, filter string, opts Options
 	if r.Pairs < opts.MinPairs {
 		r.Unverified = true
 		r.Why = fmt.Sprintf("unverified: only %d paired documents, %d needed to decide per question; %s%s", r.Pairs, opts.MinPairs, head, unmatched)
-		return r, nil
+		return
 	}
 	r.Fail = r.P < opts.Alpha
 	r.AgreementFail = opts.MinAgreement > 0 && r.OutcomeAgreement < opts.MinAgreement
@@ -257,7 +265,6 @@ func tally(byHash map[string]baseDoc, spec []Sample, filter string, opts Options
 	default:
 		r.Why = fmt.Sprintf("pass: %s; not significantly worse (p >= %s)%s", head, numfmt.Exact(opts.Alpha), unmatched)
 	}
-	return r, nil
 }
 
 func fileOf(s []Sample) string {

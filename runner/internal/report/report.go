@@ -156,7 +156,7 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		fmt.Fprintf(io.Stdout, "runner: wrote the trend page %s\n", page)
 	}
 	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
-	body := annotate.Cap(renderReport(build, problems, skipped, getenv("BUILDKITE_BUILD_URL"))+renderBudget(budget)+renderLifecycle(sums), annotate.MaxBody)
+	body := annotate.Cap(renderReport(build, problems, skipped, getenv("BUILDKITE_BUILD_URL"))+renderBudget(budget)+renderLifecycle(build.Rows), annotate.MaxBody)
 	fmt.Fprint(io.Stdout, body)
 	if buildlog.InBuildkite(getenv) {
 		if err := agent.Annotate(ctx, Context, build.Style, Priority, body); err != nil {
@@ -226,18 +226,24 @@ func renderBudget(b gate.Budget) string {
 	return w.String()
 }
 
-// renderLifecycle lists the regressions still open (red every night
-// until fixed or accepted) and the accepted ones, with their record.
-func renderLifecycle(sums []summary.Summary) string {
+// renderLifecycle lists the regressions still open (red every night the
+// build's false-alarm budget keeps them, until fixed or accepted), those
+// open the budget released tonight, and the accepted ones, with their
+// record.
+func renderLifecycle(rows []gate.Row) string {
 	var w strings.Builder
-	for _, s := range sums {
+	for _, r := range rows {
+		s := r.Summary
 		for _, g := range s.Gates {
 			d := g.Detector
 			if g.Kind != summary.GateRegression || d == nil {
 				continue
 			}
 			name := annotate.InlineCode(s.Recipe) + " " + annotate.Text(g.Subject+" "+g.Metric)
-			if d.OpenSince > 0 {
+			switch {
+			case d.OpenSince > 0 && released(r, g):
+				fmt.Fprintf(&w, "- released regression: %s, open since #%d (p %s): within the build's false-alarm budget, not a failure tonight; red on a night the budget keeps it, until fixed or accepted\n", name, d.OpenSince, numfmt.P(d.P))
+			case d.OpenSince > 0:
 				fmt.Fprintf(&w, "- open regression: %s since #%d; red until fixed or accepted (`regression.accept: {since, reason, metrics}` in the recipe)\n", name, d.OpenSince)
 			}
 			if d.Accepted != "" {
@@ -249,6 +255,14 @@ func renderLifecycle(sums []summary.Summary) string {
 		return ""
 	}
 	return "\nRegressions:\n\n" + w.String()
+}
+
+// released says whether the build's false-alarm budget released the
+// row's regression gate g.
+func released(r gate.Row, g summary.GateResult) bool {
+	return slices.ContainsFunc(r.Released, func(x summary.GateResult) bool {
+		return x.Kind == g.Kind && x.Subject == g.Subject && x.Metric == g.Metric
+	})
 }
 
 // readSummaries reads dir/*/summary.json; unreadable ones are reported,

@@ -62,13 +62,3 @@ func writeSameBuild(b *strings.Builder, cs []sameBuild) {
 	}
 	b.WriteString("\n")
 }
-
-func sameBuildFailures(cs []sameBuild) int {
-	n := 0
-	for _, c := range cs {
-		if c.Verdict == summary.VerdictFail {
-			n++
-		}
-	}
-	return n
-}

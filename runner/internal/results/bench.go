@@ -286,20 +286,8 @@ func (b BenchResult) MarshalJSON() ([]byte, error) {
 
 // typedMembers encodes the typed fields under their vLLM keys.
 func (b BenchResult) typedMembers() (map[string]json.RawMessage, error) {
-	m := map[string]json.RawMessage{}
-	var errs []error
-	put := func(key string, v any) {
-		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
-			errs = append(errs, fmt.Errorf("key %q: %v is not a JSON number", key, f))
-			return
-		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("key %q: %w", key, err))
-			return
-		}
-		m[key] = raw
-	}
+	ms := &members{m: map[string]json.RawMessage{}}
+	put := ms.put
 	// Keys that a file may lack are written only if it had them or they
 	// carry information, so that a parsed file round-trips unchanged.
 	_, hasBackend := b.Raw[keyBackend]
@@ -337,35 +325,64 @@ func (b BenchResult) typedMembers() (map[string]json.RawMessage, error) {
 	put(keyRequestThroughput, b.RequestThroughput)
 	put(keyOutputThroughput, b.OutputThroughput)
 	put(keyTotalTokenThroughput, b.TotalTokenThroughput)
-	putLatency := func(metric string, l LatencyStats) {
-		for i, v := range []float64{l.Mean, l.Median, l.Std, l.P99} {
-			put(latencyKey(latencyStats[i], metric), v)
-		}
-	}
-	putLatency("ttft", b.TTFT)
-	putLatency("tpot", b.TPOT)
-	putLatency("itl", b.ITL)
+	ms.latency("ttft", b.TTFT)
+	ms.latency("tpot", b.TPOT)
+	ms.latency("itl", b.ITL)
 	if b.E2EL != nil {
-		putLatency("e2el", *b.E2EL)
+		ms.latency("e2el", *b.E2EL)
 	}
+	b.specDecodeMembers(ms)
+	if err := errors.Join(ms.errs...); err != nil {
+		return nil, fmt.Errorf("marshal vllm bench result: %w", err)
+	}
+	return ms.m, nil
+}
+
+// specDecodeMembers encodes the speculative decoding metrics the result
+// has.
+func (b BenchResult) specDecodeMembers(ms *members) {
 	if b.SpecDecodeAcceptanceRate != nil {
-		put(keySpecAcceptanceRate, *b.SpecDecodeAcceptanceRate)
+		ms.put(keySpecAcceptanceRate, *b.SpecDecodeAcceptanceRate)
 	}
 	if b.SpecDecodeAcceptanceLength != nil {
-		put(keySpecAcceptanceLength, *b.SpecDecodeAcceptanceLength)
+		ms.put(keySpecAcceptanceLength, *b.SpecDecodeAcceptanceLength)
 	}
 	if b.SpecDecodePerPositionAcceptanceRates != nil {
 		for i, v := range b.SpecDecodePerPositionAcceptanceRates {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				errs = append(errs, fmt.Errorf("key %q: element %d: %v is not a JSON number", keySpecPerPosition, i, v))
+				ms.errs = append(ms.errs, fmt.Errorf("key %q: element %d: %v is not a JSON number", keySpecPerPosition, i, v))
 			}
 		}
-		put(keySpecPerPosition, b.SpecDecodePerPositionAcceptanceRates)
+		ms.put(keySpecPerPosition, b.SpecDecodePerPositionAcceptanceRates)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("marshal vllm bench result: %w", err)
+}
+
+// members are encoded JSON members by key, and the values that could not
+// be encoded.
+type members struct {
+	m    map[string]json.RawMessage
+	errs []error
+}
+
+// put encodes v under key; NaN and infinities are no JSON numbers.
+func (ms *members) put(key string, v any) {
+	if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		ms.errs = append(ms.errs, fmt.Errorf("key %q: %v is not a JSON number", key, f))
+		return
 	}
-	return m, nil
+	raw, err := json.Marshal(v)
+	if err != nil {
+		ms.errs = append(ms.errs, fmt.Errorf("key %q: %w", key, err))
+		return
+	}
+	ms.m[key] = raw
+}
+
+// latency encodes a latency metric's statistics under vLLM's keys.
+func (ms *members) latency(metric string, l LatencyStats) {
+	for i, v := range []float64{l.Mean, l.Median, l.Std, l.P99} {
+		ms.put(latencyKey(latencyStats[i], metric), v)
+	}
 }
 
 // layout orders the keys of values: those of order first, as given; every

@@ -187,44 +187,19 @@ func parseLMEval(r io.Reader) (LMEvalResult, error) {
 
 	var nShot map[string]json.RawMessage
 	if section("n-shot", &nShot) {
-		res.NShot = map[string]int{}
-		for task, raw := range nShot {
-			if n, ok := integer(raw); ok {
-				res.NShot[task] = n
-			}
-		}
+		res.NShot = nShots(nShot)
 	}
 	var nSamples map[string]map[string]json.RawMessage
 	if section("n-samples", &nSamples) {
-		res.NSamples = map[string]LMEvalSampleCount{}
-		for task, counts := range nSamples {
-			original, _ := integer(counts["original"])
-			effective, _ := integer(counts["effective"])
-			res.NSamples[task] = LMEvalSampleCount{Original: original, Effective: effective}
-		}
+		res.NSamples = sampleCounts(nSamples)
 	}
 	var versions map[string]json.RawMessage
 	if section("versions", &versions) {
-		res.Versions = map[string]string{}
-		for task, raw := range versions {
-			if string(raw) != "null" {
-				res.Versions[task] = scalarText(raw)
-			}
-		}
+		res.Versions = taskVersions(versions)
 	}
 	var higher map[string]map[string]json.RawMessage
 	if section("higher_is_better", &higher) {
-		res.HigherIsBetter = map[string]map[string]bool{}
-		for task, metrics := range higher {
-			m := map[string]bool{}
-			for metric, raw := range metrics {
-				var b bool
-				if json.Unmarshal(raw, &b) == nil && string(raw) != "null" {
-					m[metric] = b
-				}
-			}
-			res.HigherIsBetter[task] = m
-		}
+		res.HigherIsBetter = higherIsBetter(higher)
 	}
 	if raw, ok := obj.values["lm_eval_version"]; ok && string(raw) != "null" {
 		res.LMEvalVersion = scalarText(raw)
@@ -244,6 +219,56 @@ func parseLMEval(r io.Reader) (LMEvalResult, error) {
 		return LMEvalResult{}, err
 	}
 	return res, nil
+}
+
+// nShots are the few-shot counts by task, those that are integers.
+func nShots(nShot map[string]json.RawMessage) map[string]int {
+	out := map[string]int{}
+	for task, raw := range nShot {
+		if n, ok := integer(raw); ok {
+			out[task] = n
+		}
+	}
+	return out
+}
+
+// sampleCounts are the documents each task had and evaluated.
+func sampleCounts(nSamples map[string]map[string]json.RawMessage) map[string]LMEvalSampleCount {
+	out := map[string]LMEvalSampleCount{}
+	for task, counts := range nSamples {
+		original, _ := integer(counts["original"])
+		effective, _ := integer(counts["effective"])
+		out[task] = LMEvalSampleCount{Original: original, Effective: effective}
+	}
+	return out
+}
+
+// taskVersions are the tasks' versions as text; a null is none.
+func taskVersions(versions map[string]json.RawMessage) map[string]string {
+	out := map[string]string{}
+	for task, raw := range versions {
+		if string(raw) != "null" {
+			out[task] = scalarText(raw)
+		}
+	}
+	return out
+}
+
+// higherIsBetter is each task's direction per metric, those given as
+// booleans.
+func higherIsBetter(higher map[string]map[string]json.RawMessage) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for task, metrics := range higher {
+		m := map[string]bool{}
+		for metric, raw := range metrics {
+			var b bool
+			if json.Unmarshal(raw, &b) == nil && string(raw) != "null" {
+				m[metric] = b
+			}
+		}
+		out[task] = m
+	}
+	return out
 }
 
 func lmEvalTask(members map[string]json.RawMessage) LMEvalTask {

@@ -84,16 +84,6 @@ func (e Env) Environ() []string {
 	return out
 }
 
-// Names lists the secrets held, sorted, for the log.
-func (e Env) Names() []string {
-	names := make([]string, 0, len(e.secret))
-	for n := range e.secret {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // encode writes the secrets for the pipe.
 func encode(secret map[string]string) ([]byte, error) {
 	data, err := json.Marshal(secret)

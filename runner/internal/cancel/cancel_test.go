@@ -1,4 +1,4 @@
-package main
+package cancel
 
 import (
 	"errors"
@@ -44,24 +44,24 @@ func TestCancelerCountsRepeatsOnce(t *testing.T) {
 			if !tt.finish {
 				budget = 50 * time.Millisecond
 			}
-			c := &canceler{
-				cancel: func(err error) { causes = append(causes, err) },
-				stderr: &log,
-				now: func() time.Time {
+			c := &Canceler{
+				Cancel: func(err error) { causes = append(causes, err) },
+				Stderr: &log,
+				Now: func() time.Time {
 					mu.Lock()
 					defer mu.Unlock()
 					read <- struct{}{}
 					return now
 				},
-				window:         2 * time.Second,
-				budget:         budget,
-				killAll:        func() []int { kills++; return nil },
-				killEverything: func() { alls++ },
+				Window:         2 * time.Second,
+				Budget:         budget,
+				KillAll:        func() []int { kills++; return nil },
+				KillEverything: func() { alls++ },
 			}
 			sigs := make(chan os.Signal)
 			done := make(chan int, 1)
 			result := make(chan int)
-			go func() { result <- c.wait(sigs, done) }()
+			go func() { result <- c.Wait(sigs, done) }()
 			for _, g := range append([]time.Duration{0}, tt.gaps...) {
 				mu.Lock()
 				now = start.Add(g)
@@ -80,7 +80,7 @@ func TestCancelerCountsRepeatsOnce(t *testing.T) {
 			}
 			if len(causes) != 1 {
 				t.Errorf("cancel called %d times, want 1", len(causes))
-			} else if sig := (signalError{}); !errors.As(causes[0], &sig) {
+			} else if sig := (SignalError{}); !errors.As(causes[0], &sig) {
 				t.Errorf("cancel cause = %v, want the signal", causes[0])
 			}
 			if kills != tt.wantKills {

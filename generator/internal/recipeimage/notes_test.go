@@ -1,4 +1,4 @@
-package main
+package recipeimage
 
 import (
 	"testing"
@@ -28,16 +28,16 @@ func TestImageNotes(t *testing.T) {
 		sel.Runs = append(sel.Runs, selection.Selected{Recipe: r})
 	}
 	env := map[string]string{"VLLM_IMAGE": "vllm/vllm-openai:v0.11.0-1a2b3c4d"}
-	got := imageNotes(&sel, profiles, func(k string) string { return env[k] })
+	got := SourceNotes(&sel, profiles, func(k string) string { return env[k] })
 	want := []string{
 		"Image of r-H200 (H200, CUDA): vllm/vllm-openai:v0.11.0-1a2b3c4d, from VLLM_IMAGE",
 		"Image of r-MI355X (MI355X, ROCm): vllm/vllm-openai-rocm:nightly, from default; VLLM_IMAGE=vllm/vllm-openai:v0.11.0-1a2b3c4d ignored: it is a CUDA image and MI355X needs ROCm; the commit its tag names (1a2b3c4d) selects no ROCm image",
 		"Image of r-XPU (XPU, XPU): vllm/vllm-openai-xpu:nightly, from default; VLLM_IMAGE=vllm/vllm-openai:v0.11.0-1a2b3c4d ignored: it is a CUDA image and XPU needs XPU; the commit its tag names (1a2b3c4d) selects no XPU image",
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
-		t.Errorf("imageNotes() diff (-got +want):\n%s", diff)
+		t.Errorf("SourceNotes() diff (-got +want):\n%s", diff)
 	}
-	if got := imageNotes(&sel, profiles, func(string) string { return "" }); got != nil {
-		t.Errorf("imageNotes() without VLLM_IMAGE = %q, want none", got)
+	if got := SourceNotes(&sel, profiles, func(string) string { return "" }); got != nil {
+		t.Errorf("SourceNotes() without VLLM_IMAGE = %q, want none", got)
 	}
 }

@@ -395,6 +395,9 @@ const (
 	// must come in: one or two runs are a level shift or a regression
 	// that was fixed, not a pool.
 	poolRuns = 3
+	// poolFrom is the fewest nights two pools are told from: in fewer,
+	// nights that wander make two clusters by chance.
+	poolFrom = DefaultRejectFrom
 )
 
 // pool is a split of a history's newest known regime into two pools.
@@ -409,8 +412,9 @@ type pool struct {
 // a split of their values, with at least a tenth and three of them on
 // each side, much wider than the spread within each side, whose smaller
 // side comes in poolRuns or more separate runs. The reference pool is the
-// worse one, so that what the level means does not change when the
-// better pool misses a month.
+// larger one, the one a history without pools would hold: what the level
+// of a regression carried on means does not change when the other pool
+// misses a month.
 func poolsOf(hist []float64, known []int, dir float64) *pool {
 	from := 0
 	for _, k := range known {
@@ -420,7 +424,7 @@ func poolsOf(hist []float64, known []int, dir float64) *pool {
 	}
 	seg := hist[from:]
 	n := len(seg)
-	if n < grossFrom {
+	if n < poolFrom {
 		return nil
 	}
 	s := slices.Clone(seg)
@@ -458,9 +462,9 @@ func poolsOf(hist []float64, known []int, dir float64) *pool {
 	if runs < poolRuns {
 		return nil
 	}
-	p := &pool{from: from, ref: lo, othr: hi, mid: (lo + hi) / 2, other: make([]bool, n)}
-	if dir < 0 { // lower is better: the higher pool is the worse
-		p.ref, p.othr = hi, lo
+	p := &pool{from: from, ref: hi, othr: lo, mid: (lo + hi) / 2, other: make([]bool, n)}
+	if !small {
+		p.ref, p.othr = lo, hi // the larger pool is the reference
 	}
 	for i, v := range seg {
 		p.other[i] = math.Abs(v-p.othr) < math.Abs(v-p.ref)
@@ -506,6 +510,24 @@ func onPools(hist, reps []float64, fresh int, cfg Config) (Decision, error) {
 	if d.Carry != nil && onOther {
 		d.Carry.Level -= shift
 	}
+	if onOther && (d.Flagged || d.Unconfirmed) {
+		// The other pool's level comes from a few nights, and a night
+		// between the pools may belong to either: it fails only if it
+		// is also worse than the reference pool's level as it is.
+		ref := slices.Clone(hist)
+		for i := range p.other {
+			if p.other[i] {
+				ref[p.from+i] -= shift
+			}
+		}
+		rd, err := setAside(ref, reps, fresh, cfg)
+		if err != nil {
+			return rd, err
+		}
+		if !rd.Flagged && !rd.Unconfirmed {
+			d = rd
+		}
+	}
 	which := "the reference pool"
 	if onOther {
 		which = "the other pool"
@@ -543,7 +565,7 @@ const (
 // than the nights before it.
 func eraNoise(hist []float64, cs []Change, cfg Config, nz noise) noise {
 	n := len(hist) - 1 // the night before tonight is left out (noiseBefore)
-	if len(hist) < leaveOutFrom || len(cs) == 0 {
+	if len(hist) < DefaultRejectFrom || len(cs) == 0 {
 		return nz
 	}
 	last := cs[len(cs)-1].Index

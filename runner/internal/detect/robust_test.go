@@ -151,7 +151,11 @@ func TestPoolSwitch(t *testing.T) {
 		tonight float64
 		flagged bool
 	}{
-		{100, false}, {75, false}, {105, true}, {0.75 * 105, true},
+		// A night on the smaller pool fails only when it is also worse
+		// than the larger pool's level (its own pool's level comes from
+		// a few nights): on the faster pool, a drop waits for a night
+		// on the slower one.
+		{100, false}, {75, false}, {105, true}, {0.75 * 105, false},
 	} {
 		d := mustDetect(t, hist, []float64{tt.tonight}, cfg)
 		if d.Flagged != tt.flagged || !strings.Contains(d.Why, "two pools of machines 24% apart") {

@@ -510,10 +510,11 @@ func onPools(hist, reps []float64, fresh int, cfg Config) (Decision, error) {
 	if d.Carry != nil && onOther {
 		d.Carry.Level -= shift
 	}
-	if onOther && (d.Flagged || d.Unconfirmed) {
+	if onOther && (d.Flagged && d.Rule != RuleOpen || d.Unconfirmed) {
 		// The other pool's level comes from a few nights, and a night
 		// between the pools may belong to either: it fails only if it
-		// is also worse than the reference pool's level as it is.
+		// is also worse than the reference pool's level as it is. A
+		// regression already open rests on many nights, and stays red.
 		ref := slices.Clone(hist)
 		for i := range p.other {
 			if p.other[i] {

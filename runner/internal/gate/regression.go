@@ -459,6 +459,9 @@ func bisect(recipe string, cp summary.ChangePoint) []string {
 
 // describeChange says in words where a regression began.
 func describeChange(cp summary.ChangePoint) string {
+	if cp.LastGood == (summary.NightRef{}) && !cp.FirstBad.Tonight && cp.FirstBad.Value == 0 {
+		return fmt.Sprintf("began with #%d (before the nights the history holds)", cp.FirstBad.Build)
+	}
 	s := "last good " + nightName(cp.LastGood) + ", first bad " + nightName(cp.FirstBad)
 	if cp.Found {
 		s = fmt.Sprintf("change point (p = %.2g, mean %.4g then %.4g): %s", cp.P, cp.Before, cp.After, s)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -442,5 +443,42 @@ func TestBenchShapeChangeLeavesOlderNightsOut(t *testing.T) {
 				t.Errorf("gate = %s on %v nights: %s; want %s on %d nights, saying %q", g.Verdict, g.Detector, g.Message, tt.verdict, tt.nights, tt.note)
 			}
 		})
+	}
+}
+
+// A regression older than the history the gate asks for stays red: the
+// night before carried its level and first build in its summary, and
+// tonight's carries them on.
+func TestOpenRegressionCarriedPastTheHistory(t *testing.T) {
+	t.Parallel()
+	policy := &workloads.Regression{Nights: 30, MaxMissing: 25, Metrics: []workloads.RegressionMetric{{Metric: "output_throughput", HigherIsBetter: true, MaxDropPct: 3}}}
+	tput, tpot := flat(30, 94, 20)
+	nights := seriesNights(t, tput, tpot)
+	s, err := summary.Read(bytes.NewReader(nights[0].Summary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Gates = append(s.Gates, summary.GateResult{Kind: summary.GateRegression, Subject: "8k", Metric: "output_throughput", Verdict: summary.VerdictFail,
+		Detector: &summary.Detector{OpenSince: 42, OpenLevel: 100, OpenWorsePct: 6}})
+	nights[0].Summary = baselinetest.Encode(t, s)
+	bench := &workloads.Bench{Configs: []workloads.BenchConfig{{Name: "8k"}}, Regression: policy}
+	g := Gater{Res: withRuns(&workloads.Resolved{Recipe: &workloads.Recipe{Name: "r-h200", Bench: bench}}),
+		History: (&baselinetest.Source{Nights: map[string][]baseline.Night{"r-h200": nights}}).History()}
+	judge := func(v float64) summary.GateResult {
+		sum := &summary.Summary{Recipe: "r-h200", Buildkite: &summary.BuildkiteInfo{BuildNumber: "101"},
+			Bench: []summary.BenchRun{{Name: "8k", Config: "8k", Status: summary.StatusOK, Metrics: tputTPOT(v, 20)}}}
+		return g.Apply(context.Background(), sum)[0]
+	}
+	gr := judge(94)
+	d := gr.Detector
+	if gr.Verdict != summary.VerdictFail || d == nil || d.Rule != "open-regression" || d.OpenSince != 42 || math.Abs(d.OpenLevel-100) > 1e-9 || d.OpenWorsePct != 6 ||
+		!strings.Contains(gr.Message, "began before the 30 nights of the history") || !strings.Contains(gr.Message, "open since #42, 6.0% worse when caught, judged against 100") || !strings.Contains(gr.Message, "; began with #42 (before the nights the history holds)") {
+		t.Errorf("tonight at the regressed level: %s, %+v: %s; want still red, carried on from #42", gr.Verdict, d, gr.Message)
+	}
+	// Back at the level before it: fixed tonight, green, still carried
+	// until it has passed FixedNights nights in a row.
+	gr = judge(100)
+	if d := gr.Detector; gr.Verdict != summary.VerdictPass || d.OpenPassed != 1 || d.OpenSince != 42 || !strings.Contains(gr.Message, "fixed tonight") {
+		t.Errorf("tonight back at 100: %s, %+v: %s; want a pass that still carries it", gr.Verdict, d, gr.Message)
 	}
 }

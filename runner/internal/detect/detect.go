@@ -453,7 +453,7 @@ func judge(hist, reps []float64, fresh int, cfg Config, rsd float64) (Decision, 
 	if flagged && spike(hist, ton, worse, max(rsd, nz.sd), dir, cfg) {
 		d.Unconfirmed, d.Alarm = true, false
 		d.Why = fmt.Sprintf("unconfirmed (p = %.2g ≤ %g): %s, beyond the %g%% floor, but more than %g robust standard deviations off with no night before it as bad: one night of a slow machine looks like this, and a re-run on it repeats it; the next night confirms it or not",
-			d.PNight, alpha, base, cfg.MinEffectPct, cfg.GrossMADs)
+			d.PNight, alpha, base, cfg.MinEffectPct, cfg.GrossMADs+spikeMargin)
 		return d, nil
 	}
 	if flagged {

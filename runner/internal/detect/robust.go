@@ -25,6 +25,10 @@ const (
 	// from night to night must pass before it counts as fixed: a single
 	// good night of a regression that is still there is noise.
 	FixedNights = 3
+	// spikeMargin is how much further than a gross night tonight must be
+	// to wait for confirmation: a step of three times the noise is that
+	// far out on its first night one time in a thousand (5: one in 40).
+	spikeMargin = 1
 	// minCarryLevel is the fewest nights the level a regression is
 	// judged against must come from for it to be carried: a level from
 	// three nights of a fast pool is no reference to hold a month to.
@@ -281,14 +285,14 @@ func setAside(hist, reps []float64, fresh int, cfg Config) (Decision, error) {
 
 // spike says tonight is a gross outlier of the worse kind that nothing
 // before it confirms: worse than the level and than the last nights by
-// more than GrossMADs robust standard deviations, and the night before
+// more than GrossMADs+spikeMargin robust standard deviations, and the night before
 // was neither flagged nor itself such a spike. A re-run on the same
 // machine repeats a slow machine's night, so it cannot tell one from a
 // slow build; the next night can.
 func spike(hist []float64, ton, worse, sd, dir float64, cfg Config) bool {
 	n := len(hist)
-	k := cfg.GrossMADs
-	if cfg.OneShot || k <= 0 || sd <= 0 || n < grossFrom || worse <= k*sd {
+	k := cfg.GrossMADs + spikeMargin
+	if cfg.OneShot || cfg.GrossMADs <= 0 || sd <= 0 || n < grossFrom || worse <= k*sd {
 		return false
 	}
 	if dir*(median(hist[n-grossNeighbours:])-ton) <= k*sd {

@@ -348,7 +348,12 @@ func carried(d Decision, hist []float64, ton float64, c Carried, nz noise, infla
 	// level before by more than chance puts them (one flagged night
 	// that was noise), or tonight is fixed and they are hardly worse.
 	gone := pAll > goneP || fixed && pAll > fixedGoneP
-	flagged := !fixed && p <= alpha && worsePct(worse, dir) >= cfg.MinEffectPct
+	// One flagged night is no regression to hold the next ones to (nights
+	// that wander bring a false alarm's neighbours along): it keeps nights
+	// red once its first two nights were both flagged, or once it is
+	// older than the history, flagged all along.
+	held := c.Index < 0 || slices.Contains(cfg.Flagged, c.Index) && slices.Contains(cfg.Flagged, c.Index+1)
+	flagged := held && !fixed && p <= alpha && worsePct(worse, dir) >= cfg.MinEffectPct
 	d.PNight = p
 	what := carriedWhy(c, len(hist))
 	base := fmt.Sprintf("tonight %.4g is %.1f%% %s than %.4g, the level before %s (noise CV %.1f%% from %d nights%s)",

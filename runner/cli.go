@@ -193,7 +193,7 @@ func calibrateFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		if err := noOperands("calibrate", operands); err != nil {
 			return err
 		}
-		err := calibrate.Measure(ctx, c, x.io.Stdout)
+		err := calibrate.Measure(ctx, c, x.io.Stdout, x.io.Stderr)
 		if errors.Is(err, calibrate.ErrUsage) {
 			return fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
 		}

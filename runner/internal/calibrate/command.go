@@ -51,6 +51,10 @@ type Config struct {
 	ChangeAlpha, TDoF, OutlierRate, OutlierScale, Phi          float64
 	SingleNight, NoRerun, JSON                                 bool
 	FromHistory, Recipe, Metric                                string
+	// Series is a file of real histories to replay instead (--series);
+	// Shuffle replays each shuffled once, Check measures the targets.
+	Series         string
+	Shuffle, Check bool
 }
 
 // Defaults is the configuration the README's numbers come from.
@@ -93,13 +97,20 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.FromHistory, "from-history", c.FromHistory, "a history file (results/_history/baselines.json): resample --recipe's --metric nights as the noise")
 	fs.StringVar(&c.Recipe, "recipe", c.Recipe, "with --from-history: the recipe")
 	fs.StringVar(&c.Metric, "metric", c.Metric, "with --from-history: the bench metric (of the recipe's first bench run that has it)")
+	fs.StringVar(&c.Series, "series", c.Series, "a JSON file of real series ([{name, higher_is_better, values, known, reruns}]): replay each night by night through the gate, one JSON object a night with --json, a summary on stderr")
+	fs.BoolVar(&c.Shuffle, "shuffle", c.Shuffle, "with --series: replay each series shuffled once (seed --seed), known changes dropped: its real noise without its level shifts")
+	fs.BoolVar(&c.Check, "check", c.Check, "with --series: measure the targets on real histories: false alarms on each series shuffled, power against 3σ steps injected into it, nights red after the catch; exit 1 when one is missed")
 }
 
 // Measure simulates every (model, noise, step) combination of c and
-// writes what it measured, as text or one JSON object per combination.
-func Measure(ctx context.Context, o Config, stdout io.Writer) error {
-	if err := o.Check(); err != nil {
+// writes what it measured, as text or one JSON object per combination;
+// with --series it replays real histories instead.
+func Measure(ctx context.Context, o Config, stdout, stderr io.Writer) error {
+	if err := o.Validate(); err != nil {
 		return err
+	}
+	if o.Series != "" {
+		return measureSeries(ctx, o, stdout, stderr)
 	}
 	var residuals []float64
 	if o.FromHistory != "" {
@@ -143,8 +154,8 @@ func Measure(ctx context.Context, o Config, stdout io.Writer) error {
 	return writeText(stdout, o, results)
 }
 
-// Check names every impossible value of c, as a usage error.
-func (o Config) Check() error {
+// Validate names every impossible value of c, as a usage error.
+func (o Config) Validate() error {
 	var bad []string
 	if o.Nights < o.MinHistory {
 		bad = append(bad, fmt.Sprintf("--nights %d is below --min-history %d: every night would lack history", o.Nights, o.MinHistory))
@@ -202,6 +213,12 @@ func (o Config) Check() error {
 	}
 	if (o.FromHistory == "") != (o.Recipe == "") {
 		bad = append(bad, "--from-history and --recipe go together")
+	}
+	if o.Series == "" && (o.Shuffle || o.Check) {
+		bad = append(bad, "--shuffle and --check need --series")
+	}
+	if o.Series != "" && o.FromHistory != "" {
+		bad = append(bad, "--series and --from-history are two sources of nights: give one")
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%w: %s", ErrUsage, strings.Join(bad, "; "))

@@ -36,7 +36,7 @@ func command(ctx context.Context, args []string, _ func(string) string, stdout, 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
-	return Measure(ctx, c, stdout)
+	return Measure(ctx, c, stdout, stderr)
 }
 
 func runJSON(t *testing.T, args []string, getenv func(string) string) []map[string]any {

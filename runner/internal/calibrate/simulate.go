@@ -19,12 +19,24 @@ const (
 	ModelTwoPools   = "two-pools"
 	ModelDrift      = "drift"
 	ModelLevelShift = "level-shift"
+	// What real histories have that the models above lack: gross
+	// outliers that belong to the night (a re-run repeats them), on 4 %
+	// of nights, two in three of them fast; two pools of machines 25 %
+	// apart, a night on the fast one one time in five; an era change
+	// (a new fleet 15 % faster and three times quieter) 20 nights before
+	// the judged nights; frequent improvements of twice the noise, 3 %
+	// of nights.
+	ModelNightOutliers = "night-outliers"
+	ModelPools         = "pools"
+	ModelEras          = "eras"
+	ModelShifts        = "shifts"
 	// ModelHistory resamples a recipe's real nights (--from-history).
 	ModelHistory = "history"
 )
 
 // Models are the noise models --noise-model takes.
-var Models = []string{ModelLognormal, ModelStudentT, ModelOutliers, ModelAR1, ModelTwoPools, ModelDrift, ModelLevelShift}
+var Models = []string{ModelLognormal, ModelStudentT, ModelOutliers, ModelAR1, ModelTwoPools, ModelDrift, ModelLevelShift,
+	ModelNightOutliers, ModelPools, ModelEras, ModelShifts}
 
 // Sim describes one simulated setting of the nightly loop.
 type Sim struct {
@@ -115,8 +127,9 @@ type Result struct {
 }
 
 // StepNights is how many nights a step trial runs at the worse level:
-// two for the power, the rest to see the regression stay red.
-const StepNights = 20
+// two for the power, the rest to see the regression stay red, past the
+// night its good nights leave the history.
+const StepNights = 45
 
 // Run simulates s. It fails only when the detector rejects its
 // configuration.
@@ -201,7 +214,9 @@ func Run(s Sim) (Result, error) {
 		st.acceptFrom = k
 		for i := range st.hist {
 			if st.hist[i].t >= k {
-				st.hist[i].flagged = false
+				// As the gate settles them: flags and the regression
+				// carried on from before the acceptance.
+				st.hist[i].flagged, st.hist[i].carry = false, nil
 			}
 		}
 		for range s.Judged {
@@ -290,9 +305,12 @@ func builds(s Sim, rng *rand.Rand, r *Result) error {
 
 // pastNight is one night of the history the loop keeps.
 type pastNight struct {
-	t       int
-	value   float64
-	flagged bool
+	t                    int
+	value                float64
+	flagged, unconfirmed bool
+	// carry is the open regression the night handed on, its Index a
+	// night number.
+	carry *detect.Carried
 }
 
 // stream is one recipe-metric night after night: the pipeline's own
@@ -388,47 +406,86 @@ func (st *stream) nightDraw() float64 {
 func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 	t := st.t
 	st.t++
-	if st.s.Model == ModelLevelShift && t == st.shiftAt {
-		st.base += 3 * math.Hypot(st.sdNight, st.sdRun) // an improvement of three times the noise
+	sd := math.Hypot(st.sdNight, st.sdRun)
+	switch {
+	case st.s.Model == ModelLevelShift && t == st.shiftAt:
+		st.base += 3 * sd // an improvement of three times the noise
+	case st.s.Model == ModelShifts && st.rng.Float64() < 0.03:
+		st.base += 2 * sd
+	case st.s.Model == ModelEras && t == st.warmNights-20:
+		st.base += math.Log(1.15) // the new fleet
 	}
-	ne := st.nightDraw()
+	scale := 1.0
+	if st.s.Model == ModelEras && t < st.warmNights-20 {
+		scale = 3 // the old fleet's noise
+	}
+	ne := st.nightDraw() * scale
+	switch st.s.Model {
+	case ModelNightOutliers:
+		if st.rng.Float64() < 0.04 {
+			gross := (6 + 9*st.rng.Float64()) * sd
+			if st.rng.IntN(3) > 0 {
+				ne += gross // fast
+			} else {
+				ne -= gross
+			}
+		}
+	case ModelPools:
+		if st.rng.IntN(5) == 0 {
+			ne += math.Log(1.25)
+		}
+	}
 	if st.rng.Float64() < st.s.Missing {
 		return nil, nil
 	}
 	level := 1000 * math.Exp(st.base) * factor
 	reps := make([]float64, 0, 3)
 	for range st.s.Reps {
-		reps = append(reps, level*math.Exp(ne+st.draw(st.sdRun)))
+		reps = append(reps, level*math.Exp(ne+scale*st.draw(st.sdRun)))
 	}
 	st.vals = st.vals[:0]
 	st.flags = st.flags[:0]
+	var unconfirmed []int
 	for i, h := range st.hist {
 		st.vals = append(st.vals, h.value)
 		if h.flagged {
 			st.flags = append(st.flags, i)
 		}
+		if h.unconfirmed {
+			unconfirmed = append(unconfirmed, i)
+		}
 	}
 	cfg := st.s.Detector
 	cfg.Flagged = append([]int{}, st.flags...)
+	cfg.Unconfirmed = unconfirmed
+	carriedFrom := 0 // the night a carried regression began
+	if n := len(st.hist); n > 0 && st.hist[n-1].carry != nil {
+		c := *st.hist[n-1].carry
+		carriedFrom, c.Index = c.Index, st.indexOf(c.Index)
+		cfg.Carried = &c
+	}
 	if st.acceptFrom > 0 {
 		if i := slices.IndexFunc(st.hist, func(h pastNight) bool { return h.t >= st.acceptFrom }); i > 0 {
 			cfg.Known = []int{i}
 		}
 	}
 	if len(st.vals) < max(st.s.Detector.MinHistory, detect.DefaultMinHistory) {
-		st.keep(t, reps, false)
+		st.keep(t, reps, pastNight{})
 		return nil, nil
 	}
-	d, err := detect.Detect(st.vals, reps, cfg)
+	// The gate's own rule: a first look, and on alarm a second on every
+	// run once the bench has run again.
+	d, err := gate.JudgeTonight(st.vals, reps, 0, cfg)
 	if err != nil {
 		return nil, err
 	}
 	if d.Alarm && st.s.Rerun && len(reps) < detect.RerunReps {
-		for range detect.RerunReps - len(reps) {
-			reps = append(reps, level*math.Exp(ne+st.draw(st.sdRun)))
+		more := detect.RerunReps - len(reps)
+		for range more {
+			reps = append(reps, level*math.Exp(ne+scale*st.draw(st.sdRun)))
 			st.reruns++
 		}
-		if d, err = detect.Rerun(d, st.vals, reps, cfg); err != nil {
+		if d, err = gate.JudgeTonight(st.vals, reps, more, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -442,8 +499,28 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 	if d.Flagged {
 		st.lastGood, st.firstBad = st.nightOf(d.LastGood, t), st.nightOf(d.FirstBad, t)
 	}
-	st.keep(t, reps, d.Flagged)
+	night := pastNight{flagged: d.Flagged, unconfirmed: d.Unconfirmed}
+	if d.Carry != nil {
+		c := *d.Carry
+		c.Index = st.nightOf(c.Index, t)
+		if d.Carry.Index < 0 {
+			c.Index = carriedFrom // older than the history: as carried
+		}
+		night.carry = &c
+	}
+	st.keep(t, reps, night)
 	return &d, nil
+}
+
+// indexOf turns a night number into an index into the history: that of
+// the first night kept on or after it, negative when it is older than
+// the history.
+func (st *stream) indexOf(night int) int {
+	if len(st.hist) == 0 || night < st.hist[0].t {
+		return -1
+	}
+	i, _ := slices.BinarySearchFunc(st.hist, night, func(h pastNight, t int) int { return h.t - t })
+	return i
 }
 
 // nightOf turns an index into the history followed by tonight into a
@@ -455,14 +532,15 @@ func (st *stream) nightOf(i, tonight int) int {
 	return st.hist[max(i, 0)].t
 }
 
-func (st *stream) keep(t int, reps []float64, flagged bool) {
+func (st *stream) keep(t int, reps []float64, night pastNight) {
 	s := slices.Clone(reps)
 	slices.Sort(s)
 	v := s[len(s)/2]
 	if len(s)%2 == 0 {
 		v = math.Sqrt(s[len(s)/2-1] * s[len(s)/2])
 	}
-	st.hist = append(st.hist, pastNight{t, v, flagged})
+	night.t, night.value = t, v
+	st.hist = append(st.hist, night)
 	if len(st.hist) > st.s.Nights {
 		st.hist = st.hist[1:]
 	}

@@ -104,6 +104,27 @@ type Config struct {
 	// median of (1 when zero): tonight's repetitions beyond that many
 	// narrow tonight's spread by the run-to-run part of the noise.
 	PastReps int
+	// GrossMADs sets aside, from the tenth night on, every
+	// night further than that many robust night-to-night standard
+	// deviations from its neighbours (DefaultGrossMADs when zero, never
+	// when negative): from the spread, the autocorrelation, the
+	// change-point search and the level. A night as far off tonight,
+	// worse, is flagged only once the next night confirms it
+	// (Decision.Unconfirmed).
+	GrossMADs float64
+	// Unconfirmed are indexes into the history of the nights judged
+	// unconfirmed spikes.
+	Unconfirmed []int
+	// Carried is the open regression the night before handed on (its
+	// Decision.Carry), nil when there is none.
+	Carried *Carried
+	// OneShot judges a build that has no next night, a bisect probe: a
+	// gross drop is flagged at once, not left for the next night to
+	// confirm.
+	OneShot bool
+	// prevBad: the night before tonight was flagged or an unconfirmed
+	// spike, though it was set aside.
+	prevBad bool
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -121,6 +142,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.PastReps < 1 {
 		c.PastReps = 1
+	}
+	if c.GrossMADs == 0 {
+		c.GrossMADs = DefaultGrossMADs
 	}
 	switch {
 	case !(c.FalseAlarmRate > 0 && c.FalseAlarmRate < 0.5):
@@ -201,6 +225,13 @@ type Decision struct {
 	// widened by a night on each side.
 	LastGood, FirstBad int
 	Widened            bool
+	// Unconfirmed says tonight alone was worse by a gross margin (see
+	// Config.GrossMADs) with nothing before it to confirm it: not
+	// flagged, and the next night decides.
+	Unconfirmed bool
+	// Carry is the open regression tonight hands on to the next night
+	// (Config.Carried), nil when none is open.
+	Carry *Carried
 	// Why says, for people, why tonight was or was not flagged.
 	Why string
 }
@@ -283,14 +314,21 @@ func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error)
 	if err != nil {
 		return Decision{}, err
 	}
-	d := Decision{Status: StatusOK, Nights: len(hist), Reps: len(reps), PNight: 1, P: 1}
-	ton := median(reps)
-	d.Tonight = math.Exp(ton)
 	if len(hist) < cfg.MinHistory {
-		d.Status = StatusInsufficientHistory
+		d := Decision{Status: StatusInsufficientHistory, Nights: len(hist), Reps: len(reps), PNight: 1, P: 1, Tonight: math.Exp(median(reps))}
 		d.Why = fmt.Sprintf("first nights: no regression check yet (%d past nights, %d needed)", len(hist), cfg.MinHistory)
 		return d, nil
 	}
+	return onPools(hist, reps, fresh, cfg)
+}
+
+// judge is detect on log-scale nights, gross outliers already set aside;
+// rsd is the robust night-to-night spread of every night given (0 when
+// too few to tell).
+func judge(hist, reps []float64, fresh int, cfg Config, rsd float64) (Decision, error) {
+	d := Decision{Status: StatusOK, Nights: len(hist), Reps: len(reps), PNight: 1, P: 1}
+	ton := median(reps)
+	d.Tonight = math.Exp(ton)
 	dir := 1.0
 	if !cfg.HigherIsBetter {
 		dir = -1
@@ -299,6 +337,11 @@ func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error)
 	// segment again allowing for it: autocorrelated nights wander, and
 	// a wander is not a change.
 	search := Search{Alpha: cfg.ChangeAlpha, MinSegment: MinSegment, Known: cfg.Known, Scan: true}
+	if c := cfg.Carried; c != nil && c.Index > 0 && c.Index < len(hist) && !knownAfter(cfg.Known, c.Index) {
+		// Where a regression carried on began is known: the step is no
+		// part of the noise.
+		search.Known = append(slices.Clone(cfg.Known), c.Index)
+	}
 	d.Changes = withFlaggedRun(search.Find(hist), hist, cfg.Flagged, dir)
 	nz := noiseBefore(hist, d.Changes, cfg)
 	if nz.rho > 0 {
@@ -306,6 +349,7 @@ func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error)
 		d.Changes = withFlaggedRun(search.Find(hist), hist, cfg.Flagged, dir)
 		nz = noiseBefore(hist, d.Changes, cfg)
 	}
+	nz = eraNoise(hist, d.Changes, cfg, nz)
 	d.Used, d.Outliers, d.Autocorr, d.nu = nz.used, nz.outliers, nz.rho, nz.nu
 	if nz.df < 2 {
 		d.Status = StatusInsufficientHistory
@@ -355,6 +399,32 @@ func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error)
 			d.PNight, flagged, pastFloor = p, true, true
 		}
 	}
+	if c := cfg.Carried; c != nil && !knownAfter(cfg.Known, c.Index) {
+		cd := carried(d, hist, ton, *c, nz, inflate, math.Sqrt(s2*medianVar(end-start)*inflate), dir, cfg)
+		if cd.Flagged {
+			return cd, nil
+		}
+		// Not red for the regression carried: tonight may still be a
+		// new one, judged as any night is.
+		plain := cfg
+		plain.Carried = nil
+		nd, err := judge(hist, reps, fresh, plain, rsd)
+		switch {
+		case err != nil:
+			return nd, err
+		case nd.Flagged && cd.Carry != nil:
+			c := *cd.Carry
+			c.Passed = 0
+			nd.Carry = &c // the older reference stands
+			return nd, nil
+		case nd.Flagged || nd.Unconfirmed:
+			if nd.Unconfirmed {
+				nd.Carry = cd.Carry
+			}
+			return nd, nil
+		}
+		return cd, nil
+	}
 	d.Alarm = d.PNight <= alpha*AlarmFactor && pastFloor
 	if !pastFloor {
 		d.PNight = 1 // never fails, so it spends none of a build's budget
@@ -370,6 +440,9 @@ func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error)
 		case flagged:
 			d.Flagged, d.Status, d.Rule = true, StatusFlagged, RuleOpen
 			d.LastGood, d.FirstBad, d.Widened = culpritOfChange(open.Index, open.P, len(hist))
+			if end-start >= minCarryLevel {
+				d.Carry = &Carried{Index: open.Index, Level: level, WorsePct: open.WorsePct}
+			}
 			d.Why = fmt.Sprintf("still regressed: %s; the regression of %.1f%% that began %d nights ago %s is neither fixed nor accepted", base, open.WorsePct, len(hist)-open.Index, seen)
 		case unconfirmed:
 			d.Open = nil
@@ -379,8 +452,21 @@ func detect(history, tonight []float64, fresh int, cfg Config) (Decision, error)
 		}
 		return d, nil
 	}
+	if flagged && spike(hist, ton, worse, max(rsd, nz.sd), dir, cfg) {
+		d.Unconfirmed, d.Alarm = true, false
+		d.Why = fmt.Sprintf("unconfirmed (p %s ≤ %s): %s, beyond the %s%% floor, but more than %s robust standard deviations off with no night before it as bad: one night of a slow machine looks like this, and a re-run on it repeats it; the next night confirms it or not",
+			numfmt.P(d.PNight), numfmt.Exact(alpha), base, numfmt.Exact(cfg.MinEffectPct), numfmt.Exact(cfg.GrossMADs+spikeMargin))
+		return d, nil
+	}
 	if flagged {
 		d.Flagged, d.Status, d.Rule = true, StatusFlagged, rule
+		first := len(hist)
+		if rule == RuleTwoNight {
+			first--
+		}
+		if end-start >= minCarryLevel {
+			d.Carry = &Carried{Index: first, Level: level, WorsePct: d.WorsePct}
+		}
 		if rule == RuleTwoNight {
 			d.LastGood, d.FirstBad = len(hist)-2, len(hist)-1
 			base += "; " + twoWhy

@@ -32,13 +32,17 @@ func Rerun(first Decision, history, all []float64, cfg Config) (Decision, error)
 	if err != nil {
 		return Decision{}, err
 	}
-	d, err := detect(history, all, first.Reps, cfg)
+	// The first look found tonight no spike; the second judges how much
+	// worse it is, on every run.
+	second := cfg
+	second.OneShot = true
+	d, err := detect(history, all, first.Reps, second)
 	if err != nil {
 		return Decision{}, err
 	}
 	p2 := d.PNight
 	d.PNight = math.Max(first.PNight/AlarmFactor, p2)
-	flagged := d.PNight <= c.FalseAlarmRate && d.WorsePct >= c.MinEffectPct
+	flagged := d.PNight <= c.FalseAlarmRate && d.WorsePct >= c.MinEffectPct && !d.Unconfirmed
 	note := fmt.Sprintf("re-run on alarm: %d repetitions, median %s (first look p %s, second p %s)", len(all), numfmt.Sig(d.Tonight, 4), numfmt.P(first.PNight), numfmt.P(p2))
 	switch {
 	case flagged:
@@ -52,6 +56,9 @@ func Rerun(first Decision, history, all []float64, cfg Config) (Decision, error)
 	if !flagged {
 		d.Flagged, d.Alarm, d.Status, d.Rule = false, false, StatusOK, ""
 		d.LastGood, d.FirstBad, d.Widened = 0, 0, false
+		if c.Carried == nil || knownAfter(c.Known, c.Carried.Index) {
+			d.Carry = nil // a new regression not confirmed opens none
+		}
 	}
 	return d.spendable(cfg).finite(len(history))
 }

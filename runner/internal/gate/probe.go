@@ -94,8 +94,8 @@ func JudgeProbe(r summary.Regime, sum summary.Summary, commit, subject, metric s
 	if reps := run.RepetitionValues[metric]; len(reps) > 1 {
 		tonight = reps
 	}
-	cfg := detect.Config{HigherIsBetter: r.HigherIsBetter, MinEffectPct: r.FloorPct, Known: r.Known}
-	d, err := judgeTonight(r.Nights, tonight, run.Reruns, cfg)
+	cfg := detect.Config{HigherIsBetter: r.HigherIsBetter, MinEffectPct: r.FloorPct, Known: r.Known, OneShot: true}
+	d, err := JudgeTonight(r.Nights, tonight, run.Reruns, cfg)
 	if err != nil {
 		return inconclusive("%s %s = %s cannot be judged: %v", subject, metric, numfmt.Sig(v, 4), err)
 	}
@@ -112,7 +112,7 @@ func CheckRegime(r summary.Regime) error {
 	if len(r.Nights) == 0 {
 		return fmt.Errorf("%w: the good regime has no nights", ErrInconclusive)
 	}
-	cfg := detect.Config{HigherIsBetter: r.HigherIsBetter, MinEffectPct: r.FloorPct, Known: r.Known}
+	cfg := detect.Config{HigherIsBetter: r.HigherIsBetter, MinEffectPct: r.FloorPct, Known: r.Known, OneShot: true}
 	d, err := detect.Detect(r.Nights, r.Nights[len(r.Nights)-1:], cfg)
 	if err != nil {
 		return fmt.Errorf("%w: the good regime cannot be judged by: %v", ErrInconclusive, err)

@@ -40,6 +40,10 @@ type pastValue struct {
 	// judged: it recorded a verdict on the metric at all; accepted: it
 	// was judged with a regression accepted (regression.accept).
 	flagged, judged, accepted bool
+	// det is the night's detector reading of the metric, nil when it
+	// recorded none: it says whether the night was an unconfirmed spike
+	// and hands on a regression still open.
+	det *summary.Detector
 }
 
 // regressions judges each planned run's gated metrics against the
@@ -84,8 +88,9 @@ type series struct {
 	known  []int
 	notes  []string
 	// flagged are the nights whose gate flagged the metric; nil when no
-	// night recorded a verdict on it.
-	flagged []int
+	// night recorded a verdict on it. unconfirmed are the nights it
+	// judged unconfirmed spikes.
+	flagged, unconfirmed []int
 	// accepting: an accepted level of the metric holds tonight.
 	accepting bool
 }
@@ -98,6 +103,9 @@ func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, 
 		}
 		if past[i].flagged {
 			s.flagged = append(s.flagged, len(s.past))
+		}
+		if past[i].det != nil && past[i].det.Unconfirmed {
+			s.unconfirmed = append(s.unconfirmed, len(s.past))
 		}
 		s.past = append(s.past, past[i])
 		s.values = append(s.values, past[i].value)
@@ -148,8 +156,8 @@ func seriesOf(past []pastValue, sum *summary.Summary, accept *workloads.Accept, 
 				if i >= 0 {
 					first = "#" + strconv.Itoa(s.past[i].ref.Build)
 				}
-				s.notes = append(s.notes, fmt.Sprintf("regression of %s accepted since %s (%s): up to %g%% worse from %s on, so the %d night(s) before count %g%% worse",
-					m.Metric, accept.Since, accept.Reason, level, first, cut, level))
+				s.notes = append(s.notes, fmt.Sprintf("regression of %s accepted since %s (%s): up to %s%% worse from %s on, so the %d night(s) before count %s%% worse",
+					m.Metric, accept.Since, accept.Reason, numfmt.Exact(level), first, cut, numfmt.Exact(level)))
 			}
 		}
 	}
@@ -207,8 +215,10 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		gr.Message = fmt.Sprintf("%s %s = %s: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, numfmt.Sig(v, 4), len(past), policy.Nights, need, policy.MaxMissing) + withNote(shapeNote)
 		return gr, nil
 	}
-	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past), Flagged: s.flagged}
-	d, err := judgeTonight(s.values, tonight, run.Reruns, cfg)
+	carried, carriedSince := carriedOf(s)
+	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past), Flagged: s.flagged,
+		Unconfirmed: s.unconfirmed, Carried: carried}
+	d, err := JudgeTonight(s.values, tonight, run.Reruns, cfg)
 	if err != nil {
 		gr.Verdict = summary.VerdictError
 		gr.Message = fmt.Sprintf("%s %s = %s: cannot be judged: %v", name, m.Metric, numfmt.Sig(v, 4), err)
@@ -221,6 +231,17 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 	if d.Open != nil {
 		gr.Detector.OpenSince = s.past[d.Open.Index].ref.Build
 	}
+	sinceBuild := carriedSince
+	if c := d.Carry; c != nil {
+		switch {
+		case c.Index >= len(s.past):
+			sinceBuild = ref.Build
+		case c.Index >= 0:
+			sinceBuild = s.past[c.Index].ref.Build
+		}
+		gr.Detector.OpenSince, gr.Detector.OpenLevel, gr.Detector.OpenWorsePct, gr.Detector.OpenPassed = sinceBuild, math.Exp(c.Level), c.WorsePct, c.Passed
+	}
+	gr.Detector.Unconfirmed = d.Unconfirmed
 	gr.Message = fmt.Sprintf("%s %s = %s: %s", name, m.Metric, numfmt.Sig(v, 4), d.Why)
 	if shapeNote != "" {
 		s.notes = append(s.notes, shapeNote)
@@ -243,6 +264,14 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		cp := culprit(s.past, d, ref, sum.Recipe)
 		if cp.Found {
 			cp.GoodRegime = goodRegime(s, d, m)
+		}
+		if d.Carry != nil && d.Carry.Index < 0 {
+			// It began before the nights the history holds: only its
+			// first build is known, carried from night to night.
+			cp = summary.ChangePoint{FirstBad: summary.NightRef{Build: sinceBuild}}
+		}
+		if d.Carry != nil && d.Rule == detect.RuleOpen && sinceBuild > 0 {
+			gr.Message += fmt.Sprintf("; open since #%d, %.1f%% worse when caught, judged against %s, the level before it", sinceBuild, d.Carry.WorsePct, numfmt.Sig(math.Exp(d.Carry.Level), 4))
 		}
 		gr.ChangePoint = &cp
 		gr.Message += "; " + describeChange(cp)
@@ -280,10 +309,10 @@ func pastValues(r baseline.Nights, run, metric, key string, tonight *summary.Fin
 				continue
 			}
 			if v, ok := b.Metrics[metric]; ok && v > 0 && !math.IsInf(v, 1) {
-				flagged, judged, accepted := verdictOn(n.Summary, run, metric)
+				flagged, judged, accepted, det := verdictOn(n.Summary, run, metric)
 				out = append(out, pastValue{v, max(1, len(b.RepetitionValues[metric])), summary.NightRef{Build: n.BuildNumber, Value: v,
 					ImageDigest: n.Summary.ImageDigest, VLLMCommit: n.Summary.VLLMCommit}, n.Summary.Fingerprint, n.CreatedAt,
-					flagged, judged, accepted})
+					flagged, judged, accepted, det})
 			}
 			break
 		}
@@ -328,8 +357,9 @@ var repsRE = regexp.MustCompile(` reps=[0-9]+`)
 
 // verdictOn says whether a night's regression gate on a run's metric
 // failed (the detector flagged it), whether it passed or failed at all,
-// and whether a regression was accepted when it was judged.
-func verdictOn(s summary.Summary, run, metric string) (flagged, judged, accepted bool) {
+// whether a regression was accepted when it was judged, and what its
+// detector read.
+func verdictOn(s summary.Summary, run, metric string) (flagged, judged, accepted bool, det *summary.Detector) {
 	for _, g := range s.Gates {
 		if g.Kind != summary.GateRegression || g.Subject != run || g.Metric != metric {
 			continue
@@ -337,12 +367,39 @@ func verdictOn(s summary.Summary, run, metric string) (flagged, judged, accepted
 		accepted = g.Detector != nil && g.Detector.Accepted != ""
 		switch g.Verdict {
 		case summary.VerdictFail:
-			return true, true, accepted
+			return true, true, accepted, g.Detector
 		case summary.VerdictPass:
-			return false, true, accepted
+			return false, true, accepted, g.Detector
 		}
 	}
-	return false, false, false
+	return false, false, false, nil
+}
+
+// carriedOf is the open regression the newest judged night of s handed
+// on, with the build it began on (carry.Index is -1 when that night has
+// left the history); nil when none is open.
+func carriedOf(s series) (*detect.Carried, int) {
+	for i := len(s.past) - 1; i >= 0; i-- {
+		p := s.past[i]
+		if !p.judged {
+			continue
+		}
+		d := p.det
+		if d == nil || !(d.OpenLevel > 0) || math.IsInf(d.OpenLevel, 0) {
+			return nil, 0
+		}
+		if s.accepting && !p.accepted {
+			// Judged before the regression was accepted: the one it
+			// carried is the one accepted, settled.
+			return nil, 0
+		}
+		c := &detect.Carried{Index: -1, Level: math.Log(d.OpenLevel), WorsePct: d.OpenWorsePct, Passed: d.OpenPassed}
+		if j := slices.IndexFunc(s.past, func(p pastValue) bool { return p.ref.Build == d.OpenSince }); j >= 0 {
+			c.Index = j
+		}
+		return c, d.OpenSince
+	}
+	return nil, 0
 }
 
 // pastReps is how many repetitions the past nights' values are typically
@@ -413,6 +470,9 @@ func bisect(recipe string, cp summary.ChangePoint) []string {
 
 // describeChange says in words where a regression began.
 func describeChange(cp summary.ChangePoint) string {
+	if cp.LastGood == (summary.NightRef{}) && !cp.FirstBad.Tonight && cp.FirstBad.Value == 0 {
+		return fmt.Sprintf("began with #%d (before the nights the history holds)", cp.FirstBad.Build)
+	}
 	s := "last good " + nightName(cp.LastGood) + ", first bad " + nightName(cp.FirstBad)
 	if cp.Found {
 		s = fmt.Sprintf("change point (p %s, mean %s then %s): %s", numfmt.P(cp.P), numfmt.Sig(cp.Before, 4), numfmt.Sig(cp.After, 4), s)
@@ -471,11 +531,12 @@ func (g Gater) Alarm(ctx context.Context, sum *summary.Summary, br summary.Bench
 	return out
 }
 
-// judgeTonight runs the detector on tonight's repetitions; when the last
+// JudgeTonight runs the detector on tonight's repetitions; when the last
 // reruns of them were a re-run on alarm, the first look (without them)
 // raised the alarm and the second confirms it on every repetition. The
-// nightly gate and a bisect build are judged by this one rule.
-func judgeTonight(history, tonight []float64, reruns int, cfg detect.Config) (detect.Decision, error) {
+// nightly gate, a bisect build and `runner calibrate --series` are judged
+// by this one rule, so what calibrate measures is what the gate does.
+func JudgeTonight(history, tonight []float64, reruns int, cfg detect.Config) (detect.Decision, error) {
 	if reruns > 0 && len(tonight) > reruns {
 		first, err := detect.Detect(history, tonight[:len(tonight)-reruns], cfg)
 		if err != nil {

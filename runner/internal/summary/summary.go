@@ -486,6 +486,18 @@ type Detector struct {
 	Autocorr     float64 `json:"autocorr,omitempty"`
 	// OpenSince is the build a regression still open began with.
 	OpenSince int `json:"open_since,omitempty"`
+	// OpenLevel is the level an open regression is judged against (the
+	// baseline the night it was caught), OpenWorsePct how much worse it
+	// was then, OpenPassed the nights in a row it has passed since it was
+	// last flagged: the next night carries them on, so the regression
+	// stays red however long ago its good nights were.
+	OpenLevel    float64 `json:"open_level,omitempty"`
+	OpenWorsePct float64 `json:"open_worse_pct,omitempty"`
+	OpenPassed   int     `json:"open_passed,omitempty"`
+	// Unconfirmed: tonight was worse by a gross margin with no night
+	// before it as bad, as one night of a slow machine is; not failed,
+	// the next night confirms it or not.
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
 	// Accepted is the recipe's regression.accept record, when it applies.
 	Accepted string `json:"accepted,omitempty"`
 }

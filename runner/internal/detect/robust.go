@@ -1,0 +1,596 @@
+package detect
+
+import (
+	"fmt"
+	"github.com/benchkite/benchkite/internal/numfmt"
+	"math"
+	"slices"
+)
+
+const (
+	// DefaultGrossMADs is how far from its neighbours, in robust
+	// night-to-night standard deviations, a night is a gross outlier:
+	// real histories have them on a few nights in a hundred (a slow
+	// machine, a noisy neighbour), a re-run on the same machine repeats
+	// them, and one of them in the spread would widen every bound for a
+	// month.
+	DefaultGrossMADs = 5
+	// grossFrom is the fewest nights from which gross outliers are set
+	// aside: with fewer the robust spread is too rough to tell.
+	grossFrom = leaveOutFrom
+	// grossNeighbours is how many nights on each side a night is
+	// compared with: their median is robust to one or two more outliers
+	// and follows a level shift within a few nights.
+	grossNeighbours = 3
+	// FixedNights is how many nights in a row an open regression carried
+	// from night to night must pass before it counts as fixed: a single
+	// good night of a regression that is still there is noise.
+	FixedNights = 3
+	// spikeMargin is how much further than a gross night tonight must be
+	// to wait for confirmation: a step of three times the noise is that
+	// far out on its first night one time in a thousand (5: one in 40).
+	spikeMargin = 1
+	// minCarryLevel is the fewest nights the level a regression is
+	// judged against must come from for it to be carried: a level from
+	// three nights of a fast pool is no reference to hold a month to.
+	minCarryLevel = 10
+	// goneP and fixedGoneP are the p-values of the nights since a
+	// carried regression began, tonight with them, above which it is
+	// gone: on any night, or on a night nearer the level before it.
+	goneP, fixedGoneP = 0.5, 0.1
+)
+
+// Carried is an open regression the night before handed on, so that a
+// regression stays red until it is fixed or accepted however long that
+// takes, not only while the nights before it are in the history.
+type Carried struct {
+	// Index is the first night of the regression, into the history
+	// (negative when that night has left it; len(history) is tonight).
+	Index int
+	// Level is the log-scale level it is judged against: the baseline
+	// on the night it was caught.
+	Level float64
+	// WorsePct is how much worse it was when caught, worse positive.
+	WorsePct float64
+	// Passed is how many nights in a row have passed since it was last
+	// flagged; it is closed (fixed) at FixedNights.
+	Passed int
+}
+
+// robustSD is the robust night-to-night standard deviation of a log
+// series, 1.4826·MAD(Δ)/√2 over the steps within the known regimes: level
+// shifts touch one step each and do not move it.
+func robustSD(hist []float64, known []int) float64 {
+	var d []float64
+	for i := 1; i < len(hist); i++ {
+		if !slices.Contains(known, i) {
+			d = append(d, hist[i]-hist[i-1])
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	m := median(d)
+	for i := range d {
+		d[i] = math.Abs(d[i] - m)
+	}
+	return 1.4826 * median(d) / math.Sqrt2
+}
+
+// grossNights marks the nights of hist further than k robust standard
+// deviations from the median of their neighbours within the same known
+// regime (tonight, ton, counts as a neighbour of the last nights). The
+// spread is local, that of the nights around each (localSD): eras whose
+// noise differs severalfold share a history, and a quiet era's spread
+// would set a noisy era's ordinary nights aside.
+func grossNights(hist []float64, ton float64, known []int, k float64) []bool {
+	n := len(hist)
+	out := make([]bool, n)
+	if k <= 0 {
+		return out
+	}
+	all := append(slices.Clone(hist), ton)
+	lo := segStarts(n, known)
+	// The local spread, or the whole history's where that is wider: a
+	// dozen nights' MAD can come out well short.
+	global := robustSD(hist, known)
+	nb := make([]float64, 0, 2*grossNeighbours)
+	for i := range n {
+		nb = nb[:0]
+		for j := max(lo[i], i-grossNeighbours); j <= min(n, i+grossNeighbours); j++ {
+			if j != i && lo[j] == lo[i] {
+				nb = append(nb, all[j])
+			}
+		}
+		sd := max(localSD(hist, lo, i), global)
+		if len(nb) >= 2 && sd > 0 && math.Abs(hist[i]-median(nb)) > k*sd {
+			out[i] = true
+		}
+	}
+	return out
+}
+
+// segStarts is, for each night of n and tonight, the first night of its
+// known regime.
+func segStarts(n int, known []int) []int {
+	lo := make([]int, n+1)
+	for i := 1; i <= n; i++ {
+		lo[i] = lo[i-1]
+		if slices.Contains(known, i) {
+			lo[i] = i
+		}
+	}
+	return lo
+}
+
+// localWidth is how many nights on each side localSD looks at.
+const localWidth = 8
+
+// localSD is the robust night-to-night spread (robustSD) of the nights
+// within localWidth of night i (i = len(hist) for tonight) in its known
+// regime, or of the whole regime when that leaves too few.
+func localSD(hist []float64, lo []int, i int) float64 {
+	a, b := max(lo[i], i-localWidth), min(len(hist), i+localWidth+1)
+	for b < len(hist) && lo[b] == lo[i] && b-a < 2*localWidth+1 {
+		b++
+	}
+	for a > lo[i] && b-a < 2*localWidth+1 {
+		a--
+	}
+	for b > a && lo[b-1] != lo[i] {
+		b--
+	}
+	if b-a < grossFrom {
+		return 0
+	}
+	return robustSD(hist[a:b], nil)
+}
+
+// kept maps a history with some nights set aside onto the nights kept.
+type kept struct {
+	orig []int // orig[j] is kept night j's index into the history
+	n    int   // the history's length
+}
+
+// to is the kept index of history index i: the first kept night at or
+// after it (len(kept) for tonight).
+func (k kept) to(i int) int {
+	j, _ := slices.BinarySearch(k.orig, i)
+	return j
+}
+
+// from is the history index of kept index j (the history's length for
+// tonight).
+func (k kept) from(j int) int {
+	switch {
+	case j < 0:
+		return j
+	case j >= len(k.orig):
+		return k.n + (j - len(k.orig))
+	}
+	return k.orig[j]
+}
+
+func (k kept) toAll(idx []int) []int {
+	if idx == nil {
+		return nil
+	}
+	out := []int{}
+	for _, i := range idx {
+		if j, ok := slices.BinarySearch(k.orig, i); ok {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// knownTo maps known change points: a change at a night set aside starts
+// at the next night kept.
+func (k kept) knownTo(idx []int) []int {
+	var out []int
+	for _, i := range idx {
+		if j := k.to(i); j > 0 && j < len(k.orig) && !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// setAside judges tonight against the nights of history that are not
+// gross outliers: the spread, the autocorrelation, the change-point
+// search and the level all see the kept nights only, and every index of
+// the decision is mapped back to the history.
+func setAside(hist, reps []float64, fresh int, cfg Config) (Decision, error) {
+	ton := median(reps)
+	var sd float64
+	var gross []bool
+	if cfg.GrossMADs > 0 && len(hist) >= grossFrom {
+		gross = grossNights(hist, ton, cfg.Known, cfg.GrossMADs)
+		// A night the gate flagged is a regression's, not noise: its
+		// evidence stays.
+		for _, i := range cfg.Flagged {
+			if i >= 0 && i < len(gross) {
+				gross[i] = false
+			}
+		}
+		sd = localSD(hist, segStarts(len(hist), cfg.Known), len(hist))
+	}
+	if !slices.Contains(gross, true) {
+		return judge(hist, reps, fresh, cfg, sd)
+	}
+	k := kept{n: len(hist)}
+	var clean []float64
+	for i, g := range gross {
+		if !g {
+			k.orig = append(k.orig, i)
+			clean = append(clean, hist[i])
+		}
+	}
+	c := cfg
+	c.Known = k.knownTo(cfg.Known)
+	c.Flagged = k.toAll(cfg.Flagged)
+	c.Unconfirmed = k.toAll(cfg.Unconfirmed)
+	// The night before tonight decides whether a spike tonight is
+	// confirmed; set aside, it still says so.
+	n := len(hist)
+	prevBad := slices.Contains(cfg.Flagged, n-1) || slices.Contains(cfg.Unconfirmed, n-1)
+	if cfg.Flagged == nil && gross[n-1] {
+		// Without past verdicts, a gross night before tonight on the
+		// worse side confirms tonight.
+		dir := -1.0
+		if cfg.HigherIsBetter {
+			dir = 1
+		}
+		prevBad = dir*(median(hist[max(0, n-1-grossNeighbours):n-1])-hist[n-1]) > 0
+	}
+	if cfg.Carried != nil {
+		cc := *cfg.Carried
+		if cc.Index >= 0 {
+			cc.Index = k.to(cc.Index)
+		}
+		c.Carried = &cc
+	}
+	c.prevBad = prevBad || cfg.prevBad
+	d, err := judge(clean, reps, fresh, c, sd)
+	if err != nil {
+		return d, err
+	}
+	d.Nights = len(hist)
+	d.Outliers += len(hist) - len(clean)
+	if d.Status == StatusInsufficientHistory {
+		return d, nil
+	}
+	for i := range d.Changes {
+		d.Changes[i].Index = k.from(d.Changes[i].Index)
+	}
+	d.RegimeStart = k.from(d.RegimeStart)
+	if d.Open != nil {
+		d.Open.Index = k.from(d.Open.Index)
+	}
+	if d.Carry != nil {
+		d.Carry.Index = k.from(d.Carry.Index)
+	}
+	if d.Flagged {
+		d.LastGood, d.FirstBad = k.from(d.LastGood), k.from(d.FirstBad)
+	}
+	if d.Flagged && d.Rule != RuleOpen && gross[n-1] && c.prevBad {
+		// Tonight confirms the spike of the night before: the
+		// regression began that night.
+		d.LastGood, d.FirstBad, d.Widened = n-2, n-1, false
+		if d.Carry != nil {
+			d.Carry.Index = n - 1
+		}
+	}
+	return d, nil
+}
+
+// spike says tonight is a gross outlier of the worse kind that nothing
+// before it confirms: worse than the level and than the last nights by
+// more than GrossMADs+spikeMargin robust standard deviations, and the night before
+// was neither flagged nor itself such a spike. A re-run on the same
+// machine repeats a slow machine's night, so it cannot tell one from a
+// slow build; the next night can.
+func spike(hist []float64, ton, worse, sd, dir float64, cfg Config) bool {
+	n := len(hist)
+	k := cfg.GrossMADs + spikeMargin
+	if cfg.OneShot || cfg.GrossMADs <= 0 || sd <= 0 || n < grossFrom || worse <= k*sd {
+		return false
+	}
+	if dir*(median(hist[n-grossNeighbours:])-ton) <= k*sd {
+		return false // in line with the last nights: a level, not a spike
+	}
+	prev := n - 1
+	return !cfg.prevBad && !slices.Contains(cfg.Flagged, prev) && !slices.Contains(cfg.Unconfirmed, prev)
+}
+
+// knownAfter says a known change (an acceptance, a recipe change) came
+// on or after night i: a regression carried from before it is settled.
+func knownAfter(known []int, i int) bool {
+	return slices.ContainsFunc(known, func(k int) bool { return k >= i && k > 0 })
+}
+
+// carriedWhy describes a carried regression for people.
+func carriedWhy(c Carried, nights int) string {
+	if c.Index >= 0 {
+		return fmt.Sprintf("the regression of %.1f%% that began %d nights ago", c.WorsePct, nights-c.Index)
+	}
+	return fmt.Sprintf("the regression of %.1f%% that began before the %d nights of the history", c.WorsePct, nights)
+}
+
+// carried judges tonight while a regression carried from the night before
+// is open: against the level before it, c.Level, however long ago that
+// was. Tonight stays red unless it is nearer that level than the nights
+// since the regression began are, and, together with them, as far below
+// it as chance alone would seldom put them. It is fixed once FixedNights
+// nights in a row are nearer the level before it than the level since;
+// a known change after it (an acceptance) has settled it already.
+func carried(d Decision, hist []float64, ton float64, c Carried, nz noise, inflate, levelScale, dir float64, cfg Config) Decision {
+	alpha := cfg.FalseAlarmRate
+	s2 := nz.sd * nz.sd
+	level := c.Level
+	since := hist[min(max(0, c.Index), len(hist)):]
+	bad := level - dir*logWorse(c.WorsePct, dir)
+	if len(since) > 0 {
+		bad = median(since)
+	}
+	d.Open = nil
+	d.Baseline = math.Exp(level)
+	d.DeltaPct = (math.Exp(ton-level) - 1) * 100
+	d.WorsePct = worsePct(dir*(level-ton), dir)
+	fixed := dir*(ton-(level+bad)/2) > 0
+	all := append(slices.Clone(since), ton)
+	worseAll := dir * (level - median(all))
+	pAll := tSurvival(worseAll/math.Sqrt(s2*inflate*medianVar(len(all))+levelScale*levelScale), nz.nu)
+	p, worse := 1.0, 0.0
+	if !fixed {
+		p, worse = pAll, worseAll
+	}
+	// Gone: the nights since, tonight with them, are no worse than the
+	// level before by more than chance puts them (one flagged night
+	// that was noise), or tonight is fixed and they are hardly worse.
+	gone := pAll > goneP || fixed && pAll > fixedGoneP
+	// One flagged night is no regression to hold the next ones to (nights
+	// that wander bring a false alarm's neighbours along): it keeps nights
+	// red once its first two nights were both flagged, or once it is
+	// older than the history, flagged all along.
+	held := c.Index < 0 || slices.Contains(cfg.Flagged, c.Index) && slices.Contains(cfg.Flagged, c.Index+1)
+	flagged := held && !fixed && p <= alpha && worsePct(worse, dir) >= cfg.MinEffectPct
+	d.PNight = p
+	what := carriedWhy(c, len(hist))
+	base := fmt.Sprintf("tonight %s is %.1f%% %s than %s, the level before %s (noise CV %.1f%% from %d nights%s)",
+		numfmt.Sig(d.Tonight, 4), math.Abs(d.WorsePct), worseWord(d.WorsePct), numfmt.Sig(d.Baseline, 4), what, cvOf(nz.sd)*100, nz.used, rhoNote(nz.rho))
+	switch {
+	case flagged:
+		d.Flagged, d.Alarm, d.Status, d.Rule = true, true, StatusFlagged, RuleOpen
+		d.LastGood, d.FirstBad = c.Index-1, c.Index
+		c.Passed = 0
+		d.Carry = &c
+		d.Why = fmt.Sprintf("still regressed (p %s ≤ %s): %s; it is neither fixed nor accepted", numfmt.P(p), numfmt.Exact(alpha), base)
+		return d
+	case !fixed && gone:
+		d.Why = fmt.Sprintf("not flagged: %s; with the nights since it is no worse than chance allows: gone", base)
+		return d
+	case !fixed:
+		c.Passed = 0
+		d.Carry = &c
+		d.Why = fmt.Sprintf("not flagged (p %s > %s): %s; not nearer the level before it than the level since, so it stays open", numfmt.P(p), numfmt.Exact(alpha), base)
+		return d
+	}
+	c.Passed++
+	if c.Passed >= FixedNights || gone {
+		d.Why = fmt.Sprintf("fixed: %s; %d nights in a row have been nearer the level before it than the level since", base, c.Passed)
+		return d
+	}
+	d.Carry = &c
+	d.Why = fmt.Sprintf("fixed tonight: %s, nearer the level before it than the level since; it is closed once %d nights in a row are (%d so far)", base, FixedNights, c.Passed)
+	return d
+}
+
+// logWorse is worsePct's inverse: the log-scale worsening of pct.
+func logWorse(pct, dir float64) float64 {
+	if dir > 0 {
+		return -math.Log1p(-min(pct, 99.9) / 100)
+	}
+	return math.Log1p(pct / 100)
+}
+
+// Pools of machines: nights of one recipe land on machines whose speeds
+// differ by a fixed amount (another VM type, another GPU bin), at random.
+const (
+	// poolGap and poolApart are how clear a split into two pools must be,
+	// in robust standard deviations within the pools: the gap between
+	// them and the distance between their medians.
+	poolGap, poolApart = 4, 8
+	// poolRuns is the fewest separate runs of nights the smaller pool
+	// must come in: one or two runs are a level shift or a regression
+	// that was fixed, not a pool.
+	poolRuns = 3
+	// poolFrom is the fewest nights two pools are told from: in fewer,
+	// nights that wander make two clusters by chance.
+	poolFrom = DefaultRejectFrom
+)
+
+// pool is a split of a history's newest known regime into two pools.
+type pool struct {
+	from      int     // the regime's first night
+	ref, othr float64 // the pools' medians: ref the worse one
+	mid       float64 // halfway between them
+	other     []bool  // nights of the other pool, from from on
+}
+
+// poolsOf finds two pools in the nights of hist's newest known regime:
+// a split of their values, with at least a tenth and three of them on
+// each side, much wider than the spread within each side, whose smaller
+// side comes in poolRuns or more separate runs. The reference pool is the
+// larger one, the one a history without pools would hold: what the level
+// of a regression carried on means does not change when the other pool
+// misses a month.
+func poolsOf(hist []float64, known []int, dir float64) *pool {
+	from := 0
+	for _, k := range known {
+		if k > from && k < len(hist) {
+			from = k
+		}
+	}
+	seg := hist[from:]
+	n := len(seg)
+	if n < poolFrom {
+		return nil
+	}
+	s := slices.Clone(seg)
+	slices.Sort(s)
+	m := max(3, n/10)
+	best, at := 0.0, -1
+	for j := m; j <= n-m; j++ {
+		if g := s[j] - s[j-1]; g > best {
+			best, at = g, j
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	lo, hi := median(s[:at]), median(s[at:])
+	dev := make([]float64, 0, n)
+	for _, v := range s[:at] {
+		dev = append(dev, math.Abs(v-lo))
+	}
+	for _, v := range s[at:] {
+		dev = append(dev, math.Abs(v-hi))
+	}
+	sw := 1.4826 * median(dev)
+	if !(sw > 0) || best < poolGap*sw || hi-lo < poolApart*sw {
+		return nil
+	}
+	cut := (s[at-1] + s[at]) / 2
+	small := at < n-at // the smaller side is the lower one
+	runs := 0
+	for i, v := range seg {
+		if (v < cut) == small && (i == 0 || (seg[i-1] < cut) != small) {
+			runs++
+		}
+	}
+	if runs < poolRuns {
+		return nil
+	}
+	p := &pool{from: from, ref: hi, othr: lo, mid: (lo + hi) / 2, other: make([]bool, n)}
+	if !small {
+		p.ref, p.othr = lo, hi // the larger pool is the reference
+	}
+	for i, v := range seg {
+		p.other[i] = math.Abs(v-p.othr) < math.Abs(v-p.ref)
+	}
+	return p
+}
+
+// onPools judges tonight with the nights of each pool at their own level:
+// every night of the pool tonight did not run on is moved onto tonight's
+// pool by the distance between them, and the regression carried on, which
+// is kept on the reference pool's scale, with them.
+func onPools(hist, reps []float64, fresh int, cfg Config) (Decision, error) {
+	dir := -1.0
+	if cfg.HigherIsBetter {
+		dir = 1
+	}
+	p := poolsOf(hist, cfg.Known, dir)
+	if p == nil {
+		return setAside(hist, reps, fresh, cfg)
+	}
+	ton := median(reps)
+	onOther := math.Abs(ton-p.othr) < math.Abs(ton-p.ref)
+	shift := p.othr - p.ref // from the reference pool to the other
+	adj := slices.Clone(hist)
+	for i := range p.other {
+		switch {
+		case p.other[i] && !onOther:
+			adj[p.from+i] -= shift
+		case !p.other[i] && onOther:
+			adj[p.from+i] += shift
+		}
+	}
+	c := cfg
+	if cfg.Carried != nil && onOther {
+		cc := *cfg.Carried
+		cc.Level += shift
+		c.Carried = &cc
+	}
+	d, err := setAside(adj, reps, fresh, c)
+	if err != nil {
+		return d, err
+	}
+	if d.Carry != nil && onOther {
+		d.Carry.Level -= shift
+	}
+	if onOther && (d.Flagged && d.Rule != RuleOpen || d.Unconfirmed) {
+		// The other pool's level comes from a few nights, and a night
+		// between the pools may belong to either: it fails only if it
+		// is also worse than the reference pool's level as it is. A
+		// regression already open rests on many nights, and stays red.
+		ref := slices.Clone(hist)
+		for i := range p.other {
+			if p.other[i] {
+				ref[p.from+i] -= shift
+			}
+		}
+		rd, err := setAside(ref, reps, fresh, cfg)
+		if err != nil {
+			return rd, err
+		}
+		if !rd.Flagged && !rd.Unconfirmed {
+			d = rd
+		}
+	}
+	which := "the reference pool"
+	if onOther {
+		which = "the other pool"
+	}
+	n := 0
+	for _, o := range p.other {
+		if o {
+			n++
+		}
+	}
+	d.Why += fmt.Sprintf("; the nights ran on two pools of machines %.0f%% apart (%d of %d on the %s one), each judged at its own level: tonight ran on %s",
+		math.Abs(math.Expm1(shift))*100, n, len(p.other), betterWord(dir*shift), which)
+	return d, nil
+}
+
+func betterWord(w float64) string {
+	if w > 0 {
+		return "better"
+	}
+	return "worse"
+}
+
+const (
+	// eraNights is the fewest nights (before tonight's eve) of the newest
+	// regime from which its own noise is used when it differs from the
+	// older regimes' by more than eraRatio either way: a fleet or image
+	// change that makes nights several times quieter or noisier would
+	// otherwise be judged by the old noise for a month.
+	eraNights = 10
+	eraRatio  = 2
+)
+
+// eraNoise is nz, or the noise of the newest regime alone when it has
+// eraNights nights and is more than eraRatio times quieter or noisier
+// than the nights before it.
+func eraNoise(hist []float64, cs []Change, cfg Config, nz noise) noise {
+	n := len(hist) - 1 // the night before tonight is left out (noiseBefore)
+	if len(hist) < DefaultRejectFrom || len(cs) == 0 {
+		return nz
+	}
+	last := cs[len(cs)-1].Index
+	if n-last < eraNights {
+		return nz
+	}
+	newer := noiseOf(hist[last:n], nil, cfg)
+	older := noiseOf(hist[:last], cs[:len(cs)-1], cfg)
+	if newer.df < 2 || older.df < 2 || !(older.sd > 0) {
+		return nz
+	}
+	if r := newer.sd / older.sd; r < 1/float64(eraRatio) || r > eraRatio {
+		newer.outliers += nz.outliers
+		return newer
+	}
+	return nz
+}

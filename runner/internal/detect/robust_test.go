@@ -1,0 +1,229 @@
+package detect
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// gauss is n nights around level with a log-normal spread of cv, drawn
+// from a fixed seed.
+func gauss(seed uint64, n int, level, cv float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = level * math.Exp(cv*rng.NormFloat64())
+	}
+	return out
+}
+
+// replayed is one night of a hand-made series judged as the gate judges
+// it, with the verdicts of the nights before and the regression they
+// carried on.
+type replayed struct {
+	d     Decision
+	value float64
+}
+
+// replay judges every night of values from the fifth on against at most
+// 30 nights before it, known are night numbers of known changes.
+func replay(t *testing.T, values []float64, known []int, cfg Config) []replayed {
+	t.Helper()
+	type past struct {
+		night                int
+		value                float64
+		flagged, unconfirmed bool
+		carry                *Carried // Index a night number
+	}
+	var hist []past
+	var out []replayed
+	for n, v := range values {
+		c := cfg
+		c.Flagged, c.Unconfirmed, c.Known = []int{}, nil, nil
+		vals := make([]float64, len(hist))
+		for i, h := range hist {
+			vals[i] = h.value
+			if h.flagged {
+				c.Flagged = append(c.Flagged, i)
+			}
+			if h.unconfirmed {
+				c.Unconfirmed = append(c.Unconfirmed, i)
+			}
+			if i > 0 && slices.Contains(known, h.night) {
+				c.Known = append(c.Known, i)
+			}
+		}
+		if len(hist) > 0 && hist[len(hist)-1].carry != nil {
+			cc := *hist[len(hist)-1].carry
+			cc.Index -= hist[0].night
+			c.Carried = &cc
+		}
+		p := past{night: n, value: v}
+		var d Decision
+		if len(hist) >= DefaultMinHistory {
+			var err error
+			if d, err = Detect(vals, []float64{v}, c); err != nil {
+				t.Fatalf("night %d: %v", n, err)
+			}
+			p.flagged, p.unconfirmed = d.Flagged, d.Unconfirmed
+			if d.Carry != nil {
+				cc := *d.Carry
+				cc.Index += hist[0].night
+				p.carry = &cc
+			}
+		}
+		out = append(out, replayed{d, v})
+		hist = append(hist, p)
+		if len(hist) > 30 {
+			hist = hist[1:]
+		}
+	}
+	return out
+}
+
+func flaggedNights(rs []replayed, from, to int) int {
+	n := 0
+	for _, r := range rs[from:to] {
+		if r.d.Flagged {
+			n++
+		}
+	}
+	return n
+}
+
+// One night 40 % off does not blind the next month: it is set aside from
+// the spread, and a drop of 3.5 % five nights later is caught at once; a
+// drop of 12 % on the second night (the first waits for confirmation).
+func TestGrossOutlierThenStep(t *testing.T) {
+	t.Parallel()
+	hist := gauss(1, 30, 100, 0.01)
+	hist[24] = 60 // five nights back
+	d := mustDetect(t, hist, []float64{96.5}, Config{HigherIsBetter: true, Flagged: []int{}})
+	if !d.Flagged || d.Outliers != 1 || d.NoiseCV > 0.02 {
+		t.Errorf("Detect(one −40%% night, then −3.5%%) = flagged %v, %d set aside, noise %.3f: %s; want flagged, the night set aside, noise near 1%%",
+			d.Flagged, d.Outliers, d.NoiseCV, d.Why)
+	}
+	blind := mustDetect(t, hist, []float64{96.5}, Config{HigherIsBetter: true, Flagged: []int{}, GrossMADs: -1})
+	if blind.Flagged || blind.NoiseCV < 0.05 {
+		t.Errorf("without setting aside: flagged %v, noise CV %.3f; the test's outlier should blind it", blind.Flagged, blind.NoiseCV)
+	}
+	v := gauss(1, 30, 100, 0.01)
+	v[24] = 60
+	s := replay(t, append(v, 88, 88.2, 87.9), nil, Config{HigherIsBetter: true})
+	if !s[30].d.Unconfirmed || !s[31].d.Flagged || !s[32].d.Flagged {
+		t.Errorf("−12%% after a −40%% night: unconfirmed %v, then flagged %v, %v: %s; want unconfirmed, then flagged", s[30].d.Unconfirmed, s[31].d.Flagged, s[32].d.Flagged, s[31].d.Why)
+	}
+	// The same night tonight is a spike no night confirms: unconfirmed,
+	// not flagged; the next night as bad confirms it.
+	s = replay(t, append(gauss(2, 30, 100, 0.01), 60, 100, 100, 60, 61, 60), nil, Config{HigherIsBetter: true})
+	if r := s[30]; r.d.Flagged || !r.d.Unconfirmed || !strings.HasPrefix(r.d.Why, "unconfirmed") {
+		t.Errorf("a lone −40%% night = flagged %v, unconfirmed %v: %s; want unconfirmed", r.d.Flagged, r.d.Unconfirmed, r.d.Why)
+	}
+	if n := flaggedNights(s, 31, 33); n != 0 {
+		t.Errorf("%d of the two nights back at the level after a spike flagged", n)
+	}
+	if r := s[34]; !r.d.Flagged || r.d.FirstBad != 29 {
+		t.Errorf("the second −40%% night in a row = flagged %v, first bad %d: %s; want flagged from the night before", r.d.Flagged, r.d.FirstBad, r.d.Why)
+	}
+}
+
+// Nights on two pools of machines 25 % apart (24 % as measured), at random: each pool's
+// nights are judged at their own level, so the spread is that within a
+// pool and a 5 % drop shows on either.
+func TestPoolSwitch(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	hist := gauss(3, 30, 100, 0.01)
+	fast := 0
+	for i := range hist {
+		if rng.IntN(4) == 0 {
+			hist[i] *= 0.75 // lower is better: the fast pool
+			fast++
+		}
+	}
+	if fast < 5 {
+		t.Fatalf("the test's pools: %d fast nights", fast)
+	}
+	cfg := Config{Flagged: []int{}}
+	for _, tt := range []struct {
+		tonight float64
+		flagged bool
+	}{
+		// A night on the smaller pool fails only when it is also worse
+		// than the larger pool's level (its own pool's level comes from
+		// a few nights): on the faster pool, a drop waits for a night
+		// on the slower one.
+		{100, false}, {75, false}, {105, true}, {0.75 * 105, false},
+	} {
+		d := mustDetect(t, hist, []float64{tt.tonight}, cfg)
+		if d.Flagged != tt.flagged || !strings.Contains(d.Why, "two pools of machines 24% apart") {
+			t.Errorf("Detect(%v) = flagged %v: %s; want flagged %v, judged on its pool", tt.tonight, d.Flagged, d.Why, tt.flagged)
+		}
+	}
+	// Without pools in the model, the pools' distance would be noise.
+	logs, _ := logs(hist, "night")
+	if _, sd := meanSD(logs); sd < 0.08 {
+		t.Errorf("the test's pools: spread %.3f, want wide", sd)
+	}
+	// A step that stays is no pool: one run of nights.
+	if p := poolsOf(cat(gauss(4, 20, 100, 0.01), gauss(5, 10, 75, 0.01)), nil, -1); p != nil {
+		t.Errorf("poolsOf(a step) = %+v, want none", p)
+	}
+}
+
+// A fleet change: the level shifts and the nights after are four times
+// quieter. A 4 % drop, three times the new noise, is caught a fortnight
+// after the change, not once the noisy nights have left the history.
+func TestEraChange(t *testing.T) {
+	t.Parallel()
+	hist := cat(gauss(6, 16, 100, 0.04), gauss(7, 14, 80, 0.01))
+	d := mustDetect(t, hist, []float64{80 * 0.96}, Config{HigherIsBetter: true, Flagged: []int{}})
+	if !d.Flagged || d.NoiseCV > 0.02 {
+		t.Errorf("Detect(a quiet era, then −4%%) = flagged %v, noise %.3f: %s; want flagged on the new era's noise", d.Flagged, d.NoiseCV, d.Why)
+	}
+}
+
+// A regression held 40 nights stays red on every one of them, though its
+// good nights leave the 30-night history after 30, and the annotation
+// says since when and by how much; once fixed it turns green that night
+// and stays green.
+func TestRegressionHeld40NightsThenFixed(t *testing.T) {
+	t.Parallel()
+	v := cat(gauss(8, 30, 100, 0.01), gauss(9, 40, 94, 0.01), gauss(10, 20, 100, 0.01))
+	s := replay(t, v, nil, Config{HigherIsBetter: true})
+	if n := flaggedNights(s, 30, 70); n < 39 {
+		t.Errorf("%d of the 40 nights of the regression flagged, want at least 39 (the first may wait for the second)", n)
+	}
+	late := s[69].d // its good nights left the history 10 nights ago
+	if !late.Flagged || late.Rule != RuleOpen || late.Carry == nil || !strings.Contains(late.Why, "began before the 30 nights of the history") || !strings.Contains(late.Why, "the level before") {
+		t.Errorf("night 40 of the regression = flagged %v, rule %q: %s; want still regressed, saying since when", late.Flagged, late.Rule, late.Why)
+	}
+	if c := late.Carry; c == nil || math.Abs(math.Exp(c.Level)-100) > 1.5 || c.WorsePct < 4 || c.WorsePct > 8 {
+		t.Errorf("carried %+v, want the level near 100 and a worsening near 6%%", c)
+	}
+	if n := flaggedNights(s, 70, 90); n != 0 {
+		t.Errorf("%d of the 20 nights after the fix flagged", n)
+	}
+	if s[75].d.Carry != nil {
+		t.Errorf("the regression is still carried five nights after the fix: %+v", s[75].d.Carry)
+	}
+}
+
+// An accepted regression (a known change where its level begins) is
+// settled: the nights after pass on the new level.
+func TestRegressionAccepted(t *testing.T) {
+	t.Parallel()
+	v := cat(gauss(11, 30, 100, 0.01), gauss(12, 40, 94, 0.01))
+	s := replay(t, v, []int{45}, Config{HigherIsBetter: true})
+	if n := flaggedNights(s, 31, 45); n != 14 {
+		t.Errorf("%d of the 14 nights before the acceptance flagged", n)
+	}
+	if n := flaggedNights(s, 46, 70); n != 0 {
+		t.Errorf("%d of the 24 nights after the acceptance flagged", n)
+	}
+	if s[50].d.Carry != nil {
+		t.Errorf("an accepted regression is still carried: %+v", s[50].d.Carry)
+	}
+}

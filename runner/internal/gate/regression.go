@@ -217,7 +217,7 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 	}
 	carried, carriedSince := carriedOf(s)
 	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past), Flagged: s.flagged,
-		Unconfirmed: s.unconfirmed, Carried: carried}
+		Unconfirmed: s.unconfirmed, Carried: carried, OneShot: noNextNight(sum, s)}
 	d, err := JudgeTonight(s.values, tonight, run.Reruns, cfg)
 	if err != nil {
 		gr.Verdict = summary.VerdictError
@@ -545,4 +545,16 @@ func JudgeTonight(history, tonight []float64, reruns int, cfg detect.Config) (de
 		return detect.Rerun(first, history, tonight, cfg)
 	}
 	return detect.Detect(history, tonight, cfg)
+}
+
+// noNextNight says no later night revisits tonight's verdict, so a gross
+// drop is judged at once rather than left for the next night to
+// confirm: a pull request's build, or a night whose recipe changed
+// (the change, not a slow machine, is then what the drop points at).
+func noNextNight(sum *summary.Summary, s series) bool {
+	if b := sum.Buildkite; b != nil && b.PullRequest != "" && b.PullRequest != "false" {
+		return true
+	}
+	n := len(s.past)
+	return n > 0 && sum.Fingerprint != nil && s.past[n-1].fp != nil && s.past[n-1].fp.Hash != sum.Fingerprint.Hash
 }

@@ -9,10 +9,11 @@
 package rootcause
 
 import (
-	"bytes"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/benchkite/benchkite/runner/internal/linecut"
 )
 
 // Exception is one exception a process printed: the last line of its
@@ -42,10 +43,10 @@ func (e Exception) String() string {
 // is written, so that a root cause far above the stream's last lines is
 // still known. It is safe for concurrent use.
 type Tracker struct {
-	mu      sync.Mutex
-	partial []byte
-	seq     int
-	procs   map[string]*procState
+	mu    sync.Mutex
+	split linecut.Splitter
+	seq   int
+	procs map[string]*procState
 }
 
 // procState is one process's place in its own lines.
@@ -63,25 +64,12 @@ type procState struct {
 	last *Exception
 }
 
-// maxLine caps a line the tracker reads; longer ones are cut.
-const maxLine = 4096
-
 // Write never fails.
 func (t *Tracker) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	rest := p
-	for {
-		i := bytes.IndexAny(rest, "\n\r")
-		if i < 0 {
-			t.partial = appendCapped(t.partial, rest)
-			return len(p), nil
-		}
-		t.partial = appendCapped(t.partial, rest[:i])
-		t.line(string(t.partial))
-		t.partial = t.partial[:0]
-		rest = rest[i+1:]
-	}
+	t.split.Write(p, func(b []byte) { t.line(string(b)) })
+	return len(p), nil
 }
 
 // prefixRE is vLLM's per-process prefix: "(EngineCore pid=1150) ",
@@ -208,15 +196,4 @@ func Of(lines []string) string {
 		return e.String()
 	}
 	return ""
-}
-
-// appendCapped appends as much of b to line as keeps it within maxLine:
-// appending all of one huge write and cutting after would keep its size
-// as the line's capacity.
-func appendCapped(line, b []byte) []byte {
-	room := maxLine - len(line)
-	if room <= 0 {
-		return line
-	}
-	return append(line, b[:min(room, len(b))]...)
 }

@@ -7,11 +7,12 @@
 package startup
 
 import (
-	"bytes"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/benchkite/benchkite/runner/internal/linecut"
 
 	"github.com/benchkite/benchkite/internal/numfmt"
 	"github.com/benchkite/benchkite/runner/internal/summary"
@@ -20,9 +21,9 @@ import (
 // Parser is an io.Writer over the server's output that keeps the times.
 // It is safe for concurrent use.
 type Parser struct {
-	mu      sync.Mutex
-	partial []byte
-	got     summary.Startup
+	mu    sync.Mutex
+	split linecut.Splitter
+	got   summary.Startup
 }
 
 // lines are vLLM 0.26.0's messages (testdata/vllm-0.26.0), each with the
@@ -44,25 +45,12 @@ var lines = []struct {
 	{regexp.MustCompile(`\binit engine \(profile, create kv cache, warmup model\) took ([0-9.]+) s\b`), func(s *summary.Startup) **float64 { return &s.EngineInitSeconds }},
 }
 
-// maxLine caps a line the parser reads.
-const maxLine = 4096
-
 // Write never fails.
 func (p *Parser) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	rest := b
-	for {
-		i := bytes.IndexAny(rest, "\n\r")
-		if i < 0 {
-			p.partial = appendCapped(p.partial, rest)
-			return len(b), nil
-		}
-		p.partial = appendCapped(p.partial, rest[:i])
-		p.line(p.partial)
-		p.partial = p.partial[:0]
-		rest = rest[i+1:]
-	}
+	p.split.Write(b, func(b []byte) { p.line(b) })
+	return len(b), nil
 }
 
 func (p *Parser) line(l []byte) {
@@ -118,15 +106,4 @@ func Describe(s summary.Startup) string {
 		return out + " (vLLM's log did not split it)"
 	}
 	return out + ": " + strings.Join(parts, ", ")
-}
-
-// appendCapped appends as much of b to line as keeps it within maxLine:
-// appending all of one huge write and cutting after would keep its size
-// as the line's capacity.
-func appendCapped(line, b []byte) []byte {
-	room := maxLine - len(line)
-	if room <= 0 {
-		return line
-	}
-	return append(line, b[:min(room, len(b))]...)
 }

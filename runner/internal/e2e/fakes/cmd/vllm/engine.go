@@ -57,8 +57,6 @@ type engine struct {
 	exited  chan struct{} // the engine has been reaped
 }
 
-func (e *engine) pid() int { return e.cmd.Process.Pid }
-
 func (e *engine) alive() bool {
 	select {
 	case <-e.exited:

@@ -40,7 +40,8 @@ func TestE2ERerunOnAlarm(t *testing.T) {
 			for i := range 10 {
 				sum, err := json.Marshal(summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: name, Verdict: summary.VerdictPass,
 					Bench: []summary.BenchRun{{Name: "short", Config: "short", Status: summary.StatusOK,
-						Metrics: map[string]float64{"output_throughput": 1e9 * (1 + 0.01*float64(i%3))}}}})
+						Metrics: map[string]float64{"output_throughput": 1e9 * (1 + pastWobble[i]/100)}}},
+					Gates: newestUnconfirmed(i, "short", "output_throughput")})
 				if err != nil {
 					t.Fatal(err)
 				}

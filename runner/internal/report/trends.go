@@ -78,106 +78,119 @@ type metricSeries struct {
 // the server's time to ready.
 func pagePanels(s summary.Summary, past baseline.Nights) []trend.Panel {
 	var series []metricSeries
-	if run, task, metric := headline(s); run != nil || task != nil {
-		if run != nil {
-			name := run.Name
-			bench := func(s summary.Summary) *summary.BenchRun {
-				for i := range s.Bench {
-					if s.Bench[i].Name == name && s.Bench[i].Status == summary.StatusOK {
-						return &s.Bench[i]
-					}
-				}
-				return nil
-			}
-			get := func(f func(*summary.BenchRun) float64) func(summary.Summary) float64 {
-				return func(s summary.Summary) float64 {
-					if r := bench(s); r != nil {
-						return f(r)
-					}
-					return math.NaN()
-				}
-			}
-			series = append(series,
-				metricSeries{title: "Output throughput per GPU", unit: "tok/s", gateMetric: "output_throughput", subject: name, higher: true, perGPU: true,
-					value: get(func(r *summary.BenchRun) float64 { return r.OutputThroughputPerGPU })},
-				metricSeries{title: "TPOT p50", unit: "ms", gateMetric: "median_tpot_ms", subject: name,
-					value: get(func(r *summary.BenchRun) float64 { return r.TPOT.Median })},
-				metricSeries{title: "TTFT p50", unit: "ms", gateMetric: "median_ttft_ms", subject: name,
-					value: get(func(r *summary.BenchRun) float64 { return r.TTFT.Median })})
-			if run.Cost != nil && run.Cost.Output != nil {
-				series = append(series, metricSeries{title: "Cost per million output tokens", unit: "per Mtok",
-					value: get(func(r *summary.BenchRun) float64 {
-						if r.Cost == nil || r.Cost.Output == nil {
-							return math.NaN()
-						}
-						return *r.Cost.Output
-					})})
-			}
-			if run.SpecDecode != nil {
-				series = append(series, metricSeries{title: "EAGLE acceptance", unit: "%", gateMetric: "spec_decode_acceptance_rate", subject: name, higher: true,
-					value: get(func(r *summary.BenchRun) float64 {
-						if r.SpecDecode == nil {
-							return math.NaN()
-						}
-						return r.SpecDecode.AcceptanceRate
-					})})
-			}
-			if run.SpecDecode != nil && run.SpecDecode.AcceptanceLength > 0 {
-				// Tokens a verification step yields: what a drop in
-				// acceptance costs, and what a regression gate judges.
-				series = append(series, metricSeries{title: "EAGLE acceptance length", unit: "tokens", gateMetric: "spec_decode_acceptance_length", subject: name, higher: true,
-					value: get(func(r *summary.BenchRun) float64 {
-						if r.SpecDecode == nil || r.SpecDecode.AcceptanceLength <= 0 {
-							return math.NaN()
-						}
-						return r.SpecDecode.AcceptanceLength
-					})})
-			}
-		}
-		if task != nil && metric != "" {
-			name := task.Task
-			series = append(series, metricSeries{title: name + " " + metric, gateMetric: metric, subject: name, higher: true,
-				value: func(s summary.Summary) float64 {
-					for _, a := range s.Accuracy {
-						if a.Task == name && a.Status == summary.StatusOK {
-							if v, ok := a.Metrics[metric]; ok {
-								return v
-							}
-						}
-					}
-					return math.NaN()
-				}})
-		}
+	run, task, metric := headline(s)
+	if run != nil {
+		series = append(series, benchSeries(run)...)
+	}
+	if task != nil && metric != "" {
+		series = append(series, scoreSeries(task.Task+" "+metric, task.Task, metric))
 	}
 	if bfcl := bfclTask(s); bfcl != "" {
-		series = append(series, metricSeries{title: bfcl + " (BFCL)", gateMetric: workloads.BFCLMetric, subject: bfcl, higher: true,
-			value: func(s summary.Summary) float64 {
-				for _, a := range s.Accuracy {
-					if a.Task == bfcl && a.Status == summary.StatusOK {
-						if v, ok := a.Metrics[workloads.BFCLMetric]; ok {
-							return v
-						}
-					}
-				}
-				return math.NaN()
-			}})
+		series = append(series, scoreSeries(bfcl+" (BFCL)", bfcl, workloads.BFCLMetric))
 	}
 	if s.Startup != nil && s.Startup.ReadySeconds > 0 {
-		// What every night pays before it measures; its gate's band when
-		// the recipe judges it (vllm.startup_regression).
-		series = append(series, metricSeries{title: "Server time to ready", unit: "s", gateMetric: "ready_s", subject: workloads.StartupSubject,
-			value: func(s summary.Summary) float64 {
-				if s.Startup == nil || s.Startup.ReadySeconds <= 0 {
-					return math.NaN()
-				}
-				return s.Startup.ReadySeconds
-			}})
+		series = append(series, startupSeries())
 	}
 	var panels []trend.Panel
 	for _, m := range series {
 		panels = append(panels, panelOf(s, past, m))
 	}
 	return panels
+}
+
+// benchSeries are the charts of a recipe's headline bench run: its
+// throughput per GPU and latencies, and its cost and EAGLE acceptance
+// when tonight's run has them.
+func benchSeries(run *summary.BenchRun) []metricSeries {
+	name := run.Name
+	series := []metricSeries{
+		{title: "Output throughput per GPU", unit: "tok/s", gateMetric: "output_throughput", subject: name, higher: true, perGPU: true,
+			value: benchValue(name, func(r *summary.BenchRun) float64 { return r.OutputThroughputPerGPU })},
+		{title: "TPOT p50", unit: "ms", gateMetric: "median_tpot_ms", subject: name,
+			value: benchValue(name, func(r *summary.BenchRun) float64 { return r.TPOT.Median })},
+		{title: "TTFT p50", unit: "ms", gateMetric: "median_ttft_ms", subject: name,
+			value: benchValue(name, func(r *summary.BenchRun) float64 { return r.TTFT.Median })},
+	}
+	if run.Cost != nil && run.Cost.Output != nil {
+		series = append(series, metricSeries{title: "Cost per million output tokens", unit: "per Mtok",
+			value: benchValue(name, func(r *summary.BenchRun) float64 {
+				if r.Cost == nil || r.Cost.Output == nil {
+					return math.NaN()
+				}
+				return *r.Cost.Output
+			})})
+	}
+	return append(series, specDecodeSeries(run)...)
+}
+
+// specDecodeSeries are the EAGLE charts of a bench run that speculated:
+// its acceptance rate, and its acceptance length when it reports one.
+func specDecodeSeries(run *summary.BenchRun) []metricSeries {
+	if run.SpecDecode == nil {
+		return nil
+	}
+	name := run.Name
+	series := []metricSeries{{title: "EAGLE acceptance", unit: "%", gateMetric: "spec_decode_acceptance_rate", subject: name, higher: true,
+		value: benchValue(name, func(r *summary.BenchRun) float64 {
+			if r.SpecDecode == nil {
+				return math.NaN()
+			}
+			return r.SpecDecode.AcceptanceRate
+		})}}
+	if run.SpecDecode.AcceptanceLength > 0 {
+		// Tokens a verification step yields: what a drop in
+		// acceptance costs, and what a regression gate judges.
+		series = append(series, metricSeries{title: "EAGLE acceptance length", unit: "tokens", gateMetric: "spec_decode_acceptance_length", subject: name, higher: true,
+			value: benchValue(name, func(r *summary.BenchRun) float64 {
+				if r.SpecDecode == nil || r.SpecDecode.AcceptanceLength <= 0 {
+					return math.NaN()
+				}
+				return r.SpecDecode.AcceptanceLength
+			})})
+	}
+	return series
+}
+
+// benchValue reads f of a night's OK bench run of that name; NaN, a gap
+// in the chart, when the night has none.
+func benchValue(name string, f func(*summary.BenchRun) float64) func(summary.Summary) float64 {
+	return func(s summary.Summary) float64 {
+		for i := range s.Bench {
+			if s.Bench[i].Name == name && s.Bench[i].Status == summary.StatusOK {
+				return f(&s.Bench[i])
+			}
+		}
+		return math.NaN()
+	}
+}
+
+// scoreSeries is the chart of an accuracy score: the metric of a night's
+// OK result of task, higher being better.
+func scoreSeries(title, task, metric string) metricSeries {
+	return metricSeries{title: title, gateMetric: metric, subject: task, higher: true,
+		value: func(s summary.Summary) float64 {
+			for _, a := range s.Accuracy {
+				if a.Task == task && a.Status == summary.StatusOK {
+					if v, ok := a.Metrics[metric]; ok {
+						return v
+					}
+				}
+			}
+			return math.NaN()
+		}}
+}
+
+// startupSeries is the chart of the server's time to ready: what every
+// night pays before it measures; its gate's band when the recipe judges
+// it (vllm.startup_regression).
+func startupSeries() metricSeries {
+	return metricSeries{title: "Server time to ready", unit: "s", gateMetric: "ready_s", subject: workloads.StartupSubject,
+		value: func(s summary.Summary) float64 {
+			if s.Startup == nil || s.Startup.ReadySeconds <= 0 {
+				return math.NaN()
+			}
+			return s.Startup.ReadySeconds
+		}}
 }
 
 // bfclTask is the lowest-scoring BFCL category tonight, where a broken

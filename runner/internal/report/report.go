@@ -538,10 +538,27 @@ func retriedClasses(c map[string]int) string {
 	return strings.Join(parts, " · ")
 }
 
+// renderReport is the build's annotation: the verdicts counted, the red
+// nights by class, the matrix of recipes, the GPU time and cost, the
+// same-build comparisons, and what was not run or could not be read.
 func renderReport(build gate.Build, problems []string, skipped []contract.Skipped, buildURL string) string {
 	var b strings.Builder
 	rows := rowsOf(build)
 	sums := judgedSummaries(build)
+	writeVerdictLine(&b, rows, len(skipped), len(problems))
+	writeClasses(&b, sums)
+	writeMatrix(&b, rows, buildURL)
+	writeGPUTime(&b, sums)
+	writeCost(&b, rows)
+	writeSameBuild(&b, build.Same)
+	writeSkipped(&b, skipped)
+	writeUnreadable(&b, problems)
+	return b.String()
+}
+
+// writeVerdictLine is the report's heading: how many recipes each verdict
+// has, worst first, and how many were not run or could not be read.
+func writeVerdictLine(b *strings.Builder, rows []row, skipped, unreadable int) {
 	counts := map[string]int{}
 	for _, r := range rows {
 		counts[r.verdict]++
@@ -557,74 +574,107 @@ func renderReport(build gate.Build, problems []string, skipped []contract.Skippe
 	if len(parts) == 0 {
 		parts = append(parts, "no results")
 	}
-	fmt.Fprintf(&b, "### benchkite: %s of %d recipe(s)", strings.Join(parts, ", "), len(rows))
-	if len(skipped) > 0 {
-		fmt.Fprintf(&b, "; %d not run", len(skipped))
+	fmt.Fprintf(b, "### benchkite: %s of %d recipe(s)", strings.Join(parts, ", "), len(rows))
+	if skipped > 0 {
+		fmt.Fprintf(b, "; %d not run", skipped)
 	}
-	if len(problems) > 0 {
-		fmt.Fprintf(&b, "; %d unreadable", len(problems))
+	if unreadable > 0 {
+		fmt.Fprintf(b, "; %d unreadable", unreadable)
 	}
 	b.WriteString("\n\n")
-	writeClasses(&b, sums)
-	if len(rows) > 0 {
-		fmt.Fprintf(&b, "Worst first. <a href=\"artifact://%s\">The nights of every recipe</a> (trends, baselines, limits).\n\n", annotate.TrendPage)
-		b.WriteString("| recipe | verdict | why | GPU | output tok/s per GPU | Δ (limit) | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | Δ (limit) | BFCL |\n")
-		b.WriteString("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-		for _, r := range rows {
-			s := r.s
-			name := annotate.InlineCode(s.Recipe)
-			// A job id from a summary goes into a link only when it is
-			// one: anything else could close the link and open markup.
-			if s.Buildkite != nil && jobIDRE.MatchString(s.Buildkite.JobID) && safeURLRE.MatchString(buildURL) {
-				name = fmt.Sprintf("[%s](%s#%s)", name, buildURL, s.Buildkite.JobID)
-			}
-			run, task, metric := headline(s)
-			tput, tputD, ttft, tpot, accept, acc, accD := "–", "", "–", "–", "–", "–", ""
-			if run != nil {
-				tput = annotate.Num(run.OutputThroughputPerGPU, annotate.TokensPerSec) + spread(s, run)
-				tputD = judged(gateOn(s, run.Name, "output_throughput"))
-				ttft = annotate.Num(run.TTFT.Median, annotate.Millis)
-				tpot = annotate.Num(run.TPOT.Median, annotate.Millis)
-				if d := judged(gateOn(s, run.Name, "median_tpot_ms")); d != "" {
-					tpot += " " + d
-				}
-				if run.SpecDecode != nil {
-					accept = annotate.Num(run.SpecDecode.AcceptanceRate, annotate.Percent)
-				}
-			}
-			if task != nil && metric != "" {
-				acc = fmt.Sprintf("%s %s", annotate.Text(task.Task), annotate.Num(task.Metrics[metric], annotate.Score))
-				accD = judged(gateOn(s, task.Task, metric))
-			}
-			gpus := "–" // a job lost before it wrote its summary
-			if s.GPU != "" {
-				gpus = fmt.Sprintf("%s × %d", annotate.Text(s.GPU), s.NumGPUs)
-			}
-			fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				name, mark(r.verdict), annotate.Text(r.verdict), r.reason, gpus, tput, tputD, ttft, tpot, accept, acc, accD, functionCalling(s))
+}
+
+// writeMatrix is the table of recipes, one row each, worst first, with a
+// link to the trend page.
+func writeMatrix(b *strings.Builder, rows []row, buildURL string) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Worst first. <a href=\"artifact://%s\">The nights of every recipe</a> (trends, baselines, limits).\n\n", annotate.TrendPage)
+	b.WriteString("| recipe | verdict | why | GPU | output tok/s per GPU | Δ (limit) | TTFT p50 ms | TPOT p50 ms | EAGLE acceptance | accuracy | Δ (limit) | BFCL |\n")
+	b.WriteString("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, r := range rows {
+		writeMatrixRow(b, r, buildURL)
+	}
+	b.WriteString("\n")
+}
+
+// writeMatrixRow is one recipe's row of the matrix: its verdict and why,
+// its GPUs, its headline bench run's numbers and its headline score,
+// each with the Δ and limit of the gate that judged it.
+func writeMatrixRow(b *strings.Builder, r row, buildURL string) {
+	s := r.s
+	run, task, metric := headline(s)
+	tput, tputD, ttft, tpot, accept := benchCells(s, run)
+	acc, accD := "–", ""
+	if task != nil && metric != "" {
+		acc = fmt.Sprintf("%s %s", annotate.Text(task.Task), annotate.Num(task.Metrics[metric], annotate.Score))
+		accD = judged(gateOn(s, task.Task, metric))
+	}
+	gpus := "–" // a job lost before it wrote its summary
+	if s.GPU != "" {
+		gpus = fmt.Sprintf("%s × %d", annotate.Text(s.GPU), s.NumGPUs)
+	}
+	fmt.Fprintf(b, "| %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		recipeCell(s, buildURL), mark(r.verdict), annotate.Text(r.verdict), r.reason, gpus, tput, tputD, ttft, tpot, accept, acc, accD, functionCalling(s))
+}
+
+// recipeCell is the recipe's name, linked to its job's log. A job id from
+// a summary goes into a link only when it is one: anything else could
+// close the link and open markup.
+func recipeCell(s summary.Summary, buildURL string) string {
+	name := annotate.InlineCode(s.Recipe)
+	if s.Buildkite != nil && jobIDRE.MatchString(s.Buildkite.JobID) && safeURLRE.MatchString(buildURL) {
+		name = fmt.Sprintf("[%s](%s#%s)", name, buildURL, s.Buildkite.JobID)
+	}
+	return name
+}
+
+// benchCells are the matrix's cells of the headline bench run: output
+// throughput per GPU with its spread, its Δ (limit), TTFT, TPOT with its
+// Δ, and EAGLE acceptance; "–" where there is no run.
+func benchCells(s summary.Summary, run *summary.BenchRun) (tput, tputD, ttft, tpot, accept string) {
+	tput, ttft, tpot, accept = "–", "–", "–", "–"
+	if run == nil {
+		return tput, tputD, ttft, tpot, accept
+	}
+	tput = annotate.Num(run.OutputThroughputPerGPU, annotate.TokensPerSec) + spread(s, run)
+	tputD = judged(gateOn(s, run.Name, "output_throughput"))
+	ttft = annotate.Num(run.TTFT.Median, annotate.Millis)
+	tpot = annotate.Num(run.TPOT.Median, annotate.Millis)
+	if d := judged(gateOn(s, run.Name, "median_tpot_ms")); d != "" {
+		tpot += " " + d
+	}
+	if run.SpecDecode != nil {
+		accept = annotate.Num(run.SpecDecode.AcceptanceRate, annotate.Percent)
+	}
+	return tput, tputD, ttft, tpot, accept
+}
+
+// writeSkipped lists the recipes the build did not run, with why.
+func writeSkipped(b *strings.Builder, skipped []contract.Skipped) {
+	if len(skipped) == 0 {
+		return
+	}
+	b.WriteString("Not run in this build:\n\n")
+	for _, s := range skipped {
+		fmt.Fprintf(b, "- %s", annotate.InlineCode(s.Name))
+		if s.Reason != "" {
+			fmt.Fprintf(b, ": %s", annotate.Text(s.Reason))
 		}
 		b.WriteString("\n")
 	}
-	writeGPUTime(&b, sums)
-	writeCost(&b, rows)
-	writeSameBuild(&b, build.Same)
-	if len(skipped) > 0 {
-		b.WriteString("Not run in this build:\n\n")
-		for _, s := range skipped {
-			fmt.Fprintf(&b, "- %s", annotate.InlineCode(s.Name))
-			if s.Reason != "" {
-				fmt.Fprintf(&b, ": %s", annotate.Text(s.Reason))
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString("\n")
+	b.WriteString("\n")
+}
+
+// writeUnreadable lists the results that could not be read.
+func writeUnreadable(b *strings.Builder, problems []string) {
+	if len(problems) == 0 {
+		return
 	}
-	if len(problems) > 0 {
-		b.WriteString("Results that could not be read:\n\n")
-		for _, p := range problems {
-			fmt.Fprintf(&b, "- %s\n", annotate.Text(p))
-		}
-		b.WriteString("\n")
+	b.WriteString("Results that could not be read:\n\n")
+	for _, p := range problems {
+		fmt.Fprintf(b, "- %s\n", annotate.Text(p))
 	}
-	return b.String()
+	b.WriteString("\n")
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -100,26 +101,59 @@ func (s JobState) String() string {
 
 // Run is `runner report`: it writes the build-wide annotation and fails
 // only for regressions it found. The agent and the API are bk's.
-func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) string, bk buildkite.Door) error {
-	dir, download, states := &c.Results, &c.Download, c.states
-	selected, left := contract.ParseSelected(getenv(contract.SelectedEnv))
+func Run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(string) string, bk buildkite.Door) error {
 	agent := bk.Agent
-	agent.Log = io.Stdout
+	agent.Log = streams.Stdout
 	// One API client, built when first needed, for the job states and
 	// the bisect: a build that needs neither needs no token.
 	api := sync.OnceValues(func() (*bkapi.Client, error) { return bk.API(ctx, c.API.URL, c.API.TokenEnv, c.API.TokenSecret) })
-	if *download {
-		downloadSummaries(ctx, agent, *dir, selected, left)
+	history := filepath.Join(c.Results, "_history", "baselines.json")
+	sums, problems := c.gatherSummaries(ctx, agent, getenv, api, history, streams.Stdout)
+	title := reportTitle(getenv)
+	same := sameBuildComparisons(sums, c.Results)
+	// gate is the one judge: the report asks it and renders.
+	fdr, err := buildFDR(c.BuildFDR)
+	if err != nil {
+		return err
 	}
-	history := filepath.Join(*dir, "_history", "baselines.json")
-	if *download {
-		// The nights the recipes were judged against, for the trend page.
-		if err := agent.Download(ctx, filepath.ToSlash(history), ".", contract.HistoryStepKey); err != nil {
-			fmt.Fprintf(io.Stdout, "runner: download the history: %v; the trend page shows tonight only\n", err)
+	budget := gate.SpendBudget(sums, fdr)
+	build := gate.JudgeBuild(sums, same, budget)
+	sums = judgedSummaries(build)
+	page := writeTrendPageFrom(ctx, c.Results, build, history, title, streams.Stdout)
+	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
+	body := annotate.Cap(renderReport(build, problems, skipped, getenv("BUILDKITE_BUILD_URL"))+renderBudget(budget)+renderLifecycle(build.Rows), annotate.MaxBody)
+	fmt.Fprint(streams.Stdout, body)
+	if buildlog.InBuildkite(getenv) {
+		publish(ctx, agent, build.Style, body, page, streams.Stdout)
+	}
+	if state := getenv(bisect.Env); state != "" || wantsBisect(build) {
+		b, err := c.bisector(getenv, api)
+		if err != nil {
+			fmt.Fprintf(streams.Stdout, "runner: warning: bisect: %v\n", err)
+		} else {
+			bisectStep(ctx, b, build, sums, state, getenv(bisect.MACEnv), streams.Stdout)
 		}
 	}
-	sums, problems := readSummaries(*dir)
+	return buildOutcome(build, streams.Stdout)
+}
+
+// gatherSummaries are the build's summaries and what could not be read
+// of them: downloaded first when c.Download says so, with the history the
+// trend page draws and the samples the same-build comparisons read; a
+// summary for each selected step that left none; each with its retried
+// tries.
+func (c Config) gatherSummaries(ctx context.Context, agent buildkite.Agent, getenv func(string) string, api func() (*bkapi.Client, error), history string, out io.Writer) ([]summary.Summary, []string) {
+	selected, left := contract.ParseSelected(getenv(contract.SelectedEnv))
+	if c.Download {
+		downloadSummaries(ctx, agent, c.Results, selected, left)
+		// The nights the recipes were judged against, for the trend page.
+		if err := agent.Download(ctx, filepath.ToSlash(history), ".", contract.HistoryStepKey); err != nil {
+			fmt.Fprintf(out, "runner: download the history: %v; the trend page shows tonight only\n", err)
+		}
+	}
+	sums, problems := readSummaries(c.Results)
 	if len(selected) > 0 || left > 0 {
+		states := c.states
 		if states == nil {
 			states = apiStates(getenv, api)
 		}
@@ -128,59 +162,71 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 		missing, problems = lost(selected, left, sums, jobs, err, problems)
 		sums = withRetries(append(missing, sums...), jobs)
 	}
-	if *download {
-		downloadSamples(ctx, agent, *dir, sums)
+	if c.Download {
+		downloadSamples(ctx, agent, c.Results, sums)
 	}
+	return sums, problems
+}
+
+// reportTitle is the trend page's title, with the build's number when
+// known.
+func reportTitle(getenv func(string) string) string {
 	title := "benchkite: the nights of every recipe"
 	if n := getenv("BUILDKITE_BUILD_NUMBER"); n != "" {
 		title += ", build #" + n
 	}
-	same := sameBuildComparisons(sums, *dir)
-	// gate is the one judge: the report asks it and renders.
-	fdr := c.BuildFDR
+	return title
+}
+
+// buildFDR is the build's false-alarm budget: fdr, or
+// gate.DefaultBuildFDR when zero; a usage error when it is not a
+// fraction.
+func buildFDR(fdr float64) (float64, error) {
 	if fdr == 0 {
 		fdr = gate.DefaultBuildFDR
 	}
 	if !(fdr > 0 && fdr < 1) {
-		return fmt.Errorf("%w: the build's false-alarm budget %g is not a fraction in (0, 1)", cliutil.ErrUsage, fdr)
+		return 0, fmt.Errorf("%w: the build's false-alarm budget %g is not a fraction in (0, 1)", cliutil.ErrUsage, fdr)
 	}
-	budget := gate.SpendBudget(sums, fdr)
-	build := gate.JudgeBuild(sums, same, budget)
-	sums = judgedSummaries(build)
-	page, err := writeTrendPage(ctx, *dir, build, baseline.NewHistory(func(context.Context) (baseline.Source, error) {
+	return fdr, nil
+}
+
+// writeTrendPageFrom writes the trend page with the nights of the history
+// file and says where; the page is "" when it could not be written,
+// which only warns.
+func writeTrendPageFrom(ctx context.Context, root string, build gate.Build, history, title string, out io.Writer) string {
+	page, err := writeTrendPage(ctx, root, build, baseline.NewHistory(func(context.Context) (baseline.Source, error) {
 		return baseline.FileSource(history), nil
 	}), title)
 	if err != nil {
-		fmt.Fprintf(io.Stdout, "runner: warning: %v\n", err)
+		fmt.Fprintf(out, "runner: warning: %v\n", err)
 	} else {
-		fmt.Fprintf(io.Stdout, "runner: wrote the trend page %s\n", page)
+		fmt.Fprintf(out, "runner: wrote the trend page %s\n", page)
 	}
-	skipped := contract.ParseSkipped(getenv(contract.SkippedEnv))
-	body := annotate.Cap(renderReport(build, problems, skipped, getenv("BUILDKITE_BUILD_URL"))+renderBudget(budget)+renderLifecycle(build.Rows), annotate.MaxBody)
-	fmt.Fprint(io.Stdout, body)
-	if buildlog.InBuildkite(getenv) {
-		if err := agent.Annotate(ctx, Context, build.Style, Priority, body); err != nil {
-			fmt.Fprintf(io.Stdout, "runner: annotate: %v\n", err)
-		}
-		if page != "" {
-			if err := agent.Upload(ctx, filepath.ToSlash(page)); err != nil {
-				fmt.Fprintf(io.Stdout, "runner: upload the trend page: %v\n", err)
-			}
-		}
+	return page
+}
+
+// publish annotates the build with the report and uploads the trend
+// page; a failure of either is said, not fatal.
+func publish(ctx context.Context, agent buildkite.Agent, style, body, page string, out io.Writer) {
+	if err := agent.Annotate(ctx, Context, style, Priority, body); err != nil {
+		fmt.Fprintf(out, "runner: annotate: %v\n", err)
 	}
-	if state := getenv(bisect.Env); state != "" || wantsBisect(build) {
-		b, err := c.bisector(getenv, api)
-		if err != nil {
-			fmt.Fprintf(io.Stdout, "runner: warning: bisect: %v\n", err)
-		} else {
-			bisectStep(ctx, b, build, sums, state, getenv(bisect.MACEnv), io.Stdout)
+	if page != "" {
+		if err := agent.Upload(ctx, filepath.ToSlash(page)); err != nil {
+			fmt.Fprintf(out, "runner: upload the trend page: %v\n", err)
 		}
 	}
+}
+
+// buildOutcome says how many recipes and same-build comparisons failed
+// and is the build's exit status: nil when nothing fails it.
+func buildOutcome(build gate.Build, out io.Writer) error {
 	if build.Failing > 0 {
-		fmt.Fprintf(io.Stdout, "+++ :x: %d recipe(s) failed a gate\n", build.Failing)
+		fmt.Fprintf(out, "+++ :x: %d recipe(s) failed a gate\n", build.Failing)
 	}
 	if build.SameBuildFailing > 0 {
-		fmt.Fprintf(io.Stdout, "+++ :x: %d same-build comparison(s) failed\n", build.SameBuildFailing)
+		fmt.Fprintf(out, "+++ :x: %d same-build comparison(s) failed\n", build.SameBuildFailing)
 	}
 	if build.Exit != 0 {
 		return cliutil.Exit(build.Exit)

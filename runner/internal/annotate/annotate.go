@@ -339,36 +339,77 @@ func plural(n int, what string) string {
 // made, problems. Each once.
 func writeOtherFailures(b *strings.Builder, s summary.Summary) {
 	first := failedPhase(s)
-	said := map[string]bool{}
+	l := newFailureLines(first)
+	l.addPhases(s, first)
+	reason := Reason(s)
+	l.addGateErrors(s, first, reason)
+	l.addUnchecked(s, first)
+	// Problems restate the phases and gates above; alone they are the news.
+	if s.Verdict == summary.VerdictError && first == nil && len(l.lines) == 0 {
+		l.addProblems(s, reason)
+	}
+	if len(l.lines) == 0 {
+		return
+	}
+	for _, line := range l.lines {
+		fmt.Fprintf(b, "- %s\n", line)
+	}
+	b.WriteString("\n")
+}
+
+// failureLines are the lines of writeOtherFailures, with the causes they
+// said, so that each is said once.
+type failureLines struct {
+	said  map[string]bool
+	lines []string
+}
+
+// newFailureLines starts the lines with the first failed phase's cause
+// said: the verdict line names it.
+func newFailureLines(first *summary.Phase) *failureLines {
+	l := &failureLines{said: map[string]bool{}}
 	if first != nil {
-		said[CauseLine(*first)] = true
-		said[strings.TrimSpace(first.Error)] = true
+		l.said[CauseLine(*first)] = true
+		l.said[strings.TrimSpace(first.Error)] = true
 	}
-	var lines, notRun []string
-	add := func(key, line string) {
-		if key != "" && said[key] {
-			return
-		}
-		said[key] = true
-		lines = append(lines, line)
+	return l
+}
+
+// add appends line unless its cause key was said already.
+func (l *failureLines) add(key, line string) {
+	if key != "" && l.said[key] {
+		return
 	}
+	l.said[key] = true
+	l.lines = append(l.lines, line)
+}
+
+// addPhases lists the failed phases after the first, and the phases kept
+// from running: with their own reason when no phase failed, else named
+// together as its consequence.
+func (l *failureLines) addPhases(s summary.Summary, first *summary.Phase) {
+	var notRun []string
 	for _, p := range s.Phases {
 		switch {
 		case first != nil && p.Name == first.Name, gatesSayIt(s, p):
 		case p.Status == summary.StatusFailed || p.Status == summary.StatusCanceled:
-			add(CauseLine(p), fmt.Sprintf("**%s** %s: %s", Text(p.Name), Text(p.Status), Text(CauseLine(p))))
+			l.add(CauseLine(p), fmt.Sprintf("**%s** %s: %s", Text(p.Name), Text(p.Status), Text(CauseLine(p))))
 		case p.Status == summary.StatusNotRun:
-			if why := strings.TrimSpace(p.Error); why != "" && !said[why] && first == nil {
-				add(why, fmt.Sprintf("**%s** %s: %s", Text(p.Name), Text(p.Status), Text(Clip(why, 240))))
+			if why := strings.TrimSpace(p.Error); why != "" && !l.said[why] && first == nil {
+				l.add(why, fmt.Sprintf("**%s** %s: %s", Text(p.Name), Text(p.Status), Text(Clip(why, 240))))
 			} else {
 				notRun = append(notRun, Text(p.Name))
 			}
 		}
 	}
 	if len(notRun) > 0 {
-		lines = append(lines, "not run because of it: "+strings.Join(notRun, ", "))
+		l.lines = append(l.lines, "not run because of it: "+strings.Join(notRun, ", "))
 	}
-	reason := Reason(s)
+}
+
+// addGateErrors lists the gates that erred, but for the one the verdict
+// line quoted.
+func (l *failureLines) addGateErrors(s summary.Summary, first *summary.Phase, reason string) {
 	unmeasured := 0
 	for _, g := range s.Gates {
 		if g.Verdict != summary.VerdictError {
@@ -382,12 +423,17 @@ func writeOtherFailures(b *strings.Builder, s summary.Summary) {
 		}
 		line := "**gate** error: " + Text(Clip(g.Message, 240))
 		if !strings.Contains(reason, line) {
-			add(g.Message, line)
+			l.add(g.Message, line)
 		}
 	}
 	if unmeasured > 0 {
-		lines = append(lines, plural(unmeasured, "gate")+" not judged: nothing was measured")
+		l.lines = append(l.lines, plural(unmeasured, "gate")+" not judged: nothing was measured")
 	}
+}
+
+// addUnchecked lists the checks that could not be made, but for those
+// the verdict line of an unverified run said.
+func (l *failureLines) addUnchecked(s summary.Summary, first *summary.Phase) {
 	var uncheckedGates []summary.GateResult
 	for _, g := range s.Gates {
 		if g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
@@ -403,24 +449,19 @@ func writeOtherFailures(b *strings.Builder, s summary.Summary) {
 		if grouped || unchecked == 1 && s.Verdict == summary.VerdictUnverified && first == nil {
 			continue
 		}
-		add(g.Message, "could not be checked (unverified: a warning, not a pass): "+Text(Clip(g.Message, 400)))
+		l.add(g.Message, "could not be checked (unverified: a warning, not a pass): "+Text(Clip(g.Message, 400)))
 	}
-	// Problems restate the phases and gates above; alone they are the news.
-	if s.Verdict == summary.VerdictError && first == nil && len(lines) == 0 {
-		for i, p := range s.Problems {
-			if i == 0 && first == nil && strings.Contains(reason, Text(Clip(p, 240))) {
-				continue
-			}
-			add(p, Text(Clip(p, 400)))
+}
+
+// addProblems lists the run's problems, but for the first when the
+// verdict line quoted it.
+func (l *failureLines) addProblems(s summary.Summary, reason string) {
+	for i, p := range s.Problems {
+		if i == 0 && strings.Contains(reason, Text(Clip(p, 240))) {
+			continue
 		}
+		l.add(p, Text(Clip(p, 400)))
 	}
-	if len(lines) == 0 {
-		return
-	}
-	for _, l := range lines {
-		fmt.Fprintf(b, "- %s\n", l)
-	}
-	b.WriteString("\n")
 }
 
 // writeUncheckedDetails lists, in the details, each check the verdict

@@ -55,23 +55,9 @@ func Run(ctx context.Context, c Config, io cliutil.Streams, getenv func(string) 
 
 // run is Run with the source replaceable in tests.
 func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(string) string, bk buildkite.Door, source func(ctx context.Context) (baseline.Source, error)) error {
-	text := c.Needs
-	if c.NeedsFile != "" {
-		if text != "" {
-			return fmt.Errorf("%w: the needs come from %s or from --needs (%s), not both", cliutil.ErrUsage, c.NeedsFile, contract.HistoryEnv)
-		}
-		b, err := readNeedsFile(c.NeedsFile)
-		if err != nil {
-			return err
-		}
-		text = b
-	}
-	needs, err := contract.ParseNeeds(text)
+	needs, err := c.needs()
 	if err != nil {
-		if c.NeedsFile != "" {
-			return fmt.Errorf("%w: %s: %w", cliutil.ErrUsage, c.NeedsFile, err)
-		}
-		return fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
+		return err
 	}
 	if source == nil {
 		source = baseline.APISource(c.API, bk.API, getenv)
@@ -79,54 +65,11 @@ func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(str
 	f := &baseline.File{Version: baseline.FileVersion, FetchedAt: time.Now().UTC(), Recipes: map[string]baseline.FileRecipe{}}
 	f.BuildNumber, _ = strconv.Atoi(getenv("BUILDKITE_BUILD_NUMBER"))
 	var failure error
-	var apiErrs []error
 	if len(needs) > 0 {
-		timeout := c.Timeout
-		if timeout <= 0 {
-			timeout = DefaultTimeout
-		}
-		fetchCtx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		ctx := fetchCtx
-		src, err := source(ctx)
-		if err != nil {
-			failure = fmt.Errorf("no baselines for this build: %s: %w", apiProblem(err), err)
-		}
-		if f, ok := src.(baseline.Fetcher); ok && failure == nil {
-			// One build list for every recipe, and the nights the previous
-			// build already fetched.
-			deepest := 0
-			for _, n := range needs {
-				deepest = max(deepest, n.Nights)
-			}
-			if src, err = f.Prepare(ctx, deepest, streams.Stdout); err != nil {
-				failure = fmt.Errorf("no baselines for this build: %s: %w", apiProblem(err), err)
-			}
-		}
-		carried := 0
-		defer func() {
-			fmt.Fprintf(streams.Stdout, "history: %d night(s) carried from the previous build's history, the rest fetched\n", carried)
-		}()
-		for _, n := range needs {
-			key := contract.StepKey(n.Recipe)
-			if failure != nil {
-				f.Record(n.Recipe, key, n.Nights, baseline.Result{}, failure)
-				continue
-			}
-			r, err := src.Last(ctx, n.Recipe, key, n.Nights)
-			carried += r.Carried
-			if len(n.Samples) > 0 {
-				outcomes(ctx, streams.Stdout, src, n, &r)
-			}
-			f.Record(n.Recipe, key, n.Nights, r, err)
-			report(streams.Stdout, n, r, err)
-			if apiFailed(err) {
-				apiErrs = append(apiErrs, fmt.Errorf("%s: %w", n.Recipe, err))
-			}
-		}
-	}
-	if failure == nil && len(apiErrs) > 0 {
-		failure = fmt.Errorf("the Buildkite API %s for %d of %d recipe(s): %w", apiProblem(apiErrs[0]), len(apiErrs), len(needs), errors.Join(apiErrs...))
+		var carried int
+		carried, failure = fetchNeeds(ctx, c.Timeout, source, needs, f, streams.Stdout)
+		// Said last, after what was written.
+		defer fmt.Fprintf(streams.Stdout, "history: %d night(s) carried from the previous build's history, the rest fetched\n", carried)
 	}
 	if err := f.WriteDir(c.Out); err != nil {
 		return err
@@ -137,6 +80,96 @@ func run(ctx context.Context, c Config, streams cliutil.Streams, getenv func(str
 		return failure
 	}
 	return nil
+}
+
+// needs are the recipes and nights to fetch, from --needs or the needs
+// file; a usage error when both are given or they do not parse.
+func (c Config) needs() ([]contract.Need, error) {
+	text := c.Needs
+	if c.NeedsFile != "" {
+		if text != "" {
+			return nil, fmt.Errorf("%w: the needs come from %s or from --needs (%s), not both", cliutil.ErrUsage, c.NeedsFile, contract.HistoryEnv)
+		}
+		b, err := readNeedsFile(c.NeedsFile)
+		if err != nil {
+			return nil, err
+		}
+		text = b
+	}
+	needs, err := contract.ParseNeeds(text)
+	if err != nil {
+		if c.NeedsFile != "" {
+			return nil, fmt.Errorf("%w: %s: %w", cliutil.ErrUsage, c.NeedsFile, err)
+		}
+		return nil, fmt.Errorf("%w: %w", cliutil.ErrUsage, err)
+	}
+	return needs, nil
+}
+
+// fetchNeeds records in f the nights of every need, fetched within
+// timeout (DefaultTimeout when not positive), or the reason none could
+// be. It returns how many nights were carried from the previous build's
+// history, and why some recipe has no nights from the API.
+func fetchNeeds(ctx context.Context, timeout time.Duration, source func(ctx context.Context) (baseline.Source, error), needs []contract.Need, f *baseline.File, w io.Writer) (int, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	src, failure := openSource(ctx, source, needs, w)
+	carried := 0
+	var apiErrs []error
+	for _, n := range needs {
+		key := contract.StepKey(n.Recipe)
+		if failure != nil {
+			f.Record(n.Recipe, key, n.Nights, baseline.Result{}, failure)
+			continue
+		}
+		r, err := src.Last(ctx, n.Recipe, key, n.Nights)
+		carried += r.Carried
+		if len(n.Samples) > 0 {
+			outcomes(ctx, w, src, n, &r)
+		}
+		f.Record(n.Recipe, key, n.Nights, r, err)
+		report(w, n, r, err)
+		if apiFailed(err) {
+			apiErrs = append(apiErrs, fmt.Errorf("%s: %w", n.Recipe, err))
+		}
+	}
+	if failure == nil && len(apiErrs) > 0 {
+		failure = fmt.Errorf("the Buildkite API %s for %d of %d recipe(s): %w", apiProblem(apiErrs[0]), len(apiErrs), len(needs), errors.Join(apiErrs...))
+	}
+	return carried, failure
+}
+
+// openSource is the source of the build's nights, prepared for the
+// deepest need when it fetches; an error when the build can have no
+// baselines from it.
+func openSource(ctx context.Context, source func(ctx context.Context) (baseline.Source, error), needs []contract.Need, w io.Writer) (baseline.Source, error) {
+	src, err := source(ctx)
+	if err != nil {
+		return src, noBaselines(err)
+	}
+	fetcher, ok := src.(baseline.Fetcher)
+	if !ok {
+		return src, nil
+	}
+	// One build list for every recipe, and the nights the previous
+	// build already fetched.
+	deepest := 0
+	for _, n := range needs {
+		deepest = max(deepest, n.Nights)
+	}
+	if src, err = fetcher.Prepare(ctx, deepest, w); err != nil {
+		return src, noBaselines(err)
+	}
+	return src, nil
+}
+
+// noBaselines is why the build has no baselines at all, in the words a
+// person acts on.
+func noBaselines(err error) error {
+	return fmt.Errorf("no baselines for this build: %s: %w", apiProblem(err), err)
 }
 
 // apiFailed says whether a fetch failed because of the API (no token,

@@ -202,23 +202,12 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 			c.Name, _ = l.word(v, what+".name", nameRE, "bench config name", ": use letters, digits, '_', '.' and '-'; it names result files")
 		}),
 		field("backend", func(_, v *yaml.Node) {
-			if s, ok := d.String(v, what+".backend"); ok {
-				if !contains(benchBackends, s) {
-					d.Errorf(v, "backend %q is not one vllm bench serve supports against a vLLM server (%s)", s, strings.Join(benchBackends, ", "))
-				}
+			if s, ok := l.decodeBenchBackend(v, what+".backend"); ok {
 				c.Backend = s
 			}
 		}),
 		field("dataset", func(_, v *yaml.Node) {
-			if s, ok := d.String(v, what+".dataset"); ok {
-				_, text := RealTextDatasets[s]
-				switch {
-				case s == "random", text:
-				case s == "speed_bench":
-					d.Errorf(v, "dataset speed_bench is not supported: it needs --skip-tokenizer-init, which caps every request at one output token, so throughput reads ~0; use random, or real text (%s) for speculative decoding (the runner passes --ignore-eos)", strings.Join(realTextNames(), ", "))
-				default:
-					d.Errorf(v, "dataset %q is not supported; use random (fixed input/output lengths with --ignore-eos make nights comparable) or real text with a fixed output length (%s)", s, strings.Join(realTextNames(), ", "))
-				}
+			if s, ok := l.decodeBenchDataset(v, what+".dataset"); ok {
 				c.Dataset = s
 			}
 		}),
@@ -230,10 +219,7 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 			c.MaxConcurrency = l.intOrList(v, what+".max_concurrency")
 		}),
 		field("repetitions", func(_, v *yaml.Node) {
-			if r, ok := d.Int(v, what+".repetitions", 1, 99); ok {
-				if r%2 == 0 {
-					d.Errorf(v, "repetitions must be odd so the median is one real run, got %d", r)
-				}
+			if r, ok := l.decodeRepetitions(v, what+".repetitions"); ok {
 				c.Repetitions = r
 			}
 		}),
@@ -246,6 +232,61 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 	if n.Kind != yaml.MappingNode {
 		return c
 	}
+	l.checkBenchConfigRequired(n, what, &c, seen, inputNode)
+	if promptsNode != nil && concNode != nil {
+		l.checkBenchSweep(&c, promptsNode, concNode)
+	}
+	return c
+}
+
+// decodeBenchBackend reads a config's backend; one vllm bench serve
+// does not support against a vLLM server is reported but still kept.
+func (l *loader) decodeBenchBackend(v *yaml.Node, what string) (string, bool) {
+	d := l.d
+	s, ok := d.String(v, what)
+	if !ok {
+		return "", false
+	}
+	if !contains(benchBackends, s) {
+		d.Errorf(v, "backend %q is not one vllm bench serve supports against a vLLM server (%s)", s, strings.Join(benchBackends, ", "))
+	}
+	return s, true
+}
+
+// decodeBenchDataset reads a config's dataset: random or one of the
+// real-text datasets; any other is reported but still kept.
+func (l *loader) decodeBenchDataset(v *yaml.Node, what string) (string, bool) {
+	d := l.d
+	s, ok := d.String(v, what)
+	if !ok {
+		return "", false
+	}
+	_, text := RealTextDatasets[s]
+	switch {
+	case s == "random", text:
+	case s == "speed_bench":
+		d.Errorf(v, "dataset speed_bench is not supported: it needs --skip-tokenizer-init, which caps every request at one output token, so throughput reads ~0; use random, or real text (%s) for speculative decoding (the runner passes --ignore-eos)", strings.Join(realTextNames(), ", "))
+	default:
+		d.Errorf(v, "dataset %q is not supported; use random (fixed input/output lengths with --ignore-eos make nights comparable) or real text with a fixed output length (%s)", s, strings.Join(realTextNames(), ", "))
+	}
+	return s, true
+}
+
+// decodeRepetitions reads how many times a config runs; an even count is
+// reported, since its median would be no real run, but still kept.
+func (l *loader) decodeRepetitions(v *yaml.Node, what string) (int, bool) {
+	r, ok := l.d.Int(v, what, 1, 99)
+	if ok && r%2 == 0 {
+		l.d.Errorf(v, "repetitions must be odd so the median is one real run, got %d", r)
+	}
+	return r, ok
+}
+
+// checkBenchConfigRequired reports the fields a config lacks. A real-text
+// dataset's prompts have their own lengths, so it needs no input_len and
+// may not set one.
+func (l *loader) checkBenchConfigRequired(n *yaml.Node, what string, c *BenchConfig, seen map[string]bool, inputNode *yaml.Node) {
+	d := l.d
 	required := []string{"name", "input_len", "output_len", "num_prompts", "max_concurrency"}
 	if _, text := RealTextDatasets[c.Dataset]; text {
 		// Real prompts have their own lengths; the output stays fixed.
@@ -259,23 +300,27 @@ func (l *loader) decodeBenchConfig(n *yaml.Node, i int) BenchConfig {
 			d.Errorf(n, "%s needs %s", what, req)
 		}
 	}
-	if promptsNode != nil && concNode != nil {
-		pl, cl := promptsNode.Kind == yaml.SequenceNode, concNode.Kind == yaml.SequenceNode
-		switch {
-		case pl && !cl:
-			d.Errorf(promptsNode, "a num_prompts list needs a max_concurrency list of the same length")
-		case pl && cl && len(c.NumPrompts) != len(c.MaxConcurrency):
-			d.Errorf(promptsNode, "num_prompts has %d entries but max_concurrency has %d; they pair up one to one", len(c.NumPrompts), len(c.MaxConcurrency))
-		}
-		seenConc := map[int]bool{}
-		for _, cc := range c.MaxConcurrency {
-			if seenConc[cc] {
-				d.Errorf(concNode, "max_concurrency %d is listed twice; each sweep point names a run", cc)
-			}
-			seenConc[cc] = true
-		}
+}
+
+// checkBenchSweep reports a num_prompts list that does not pair up one to
+// one with max_concurrency, and a concurrency listed twice: each sweep
+// point names a run.
+func (l *loader) checkBenchSweep(c *BenchConfig, promptsNode, concNode *yaml.Node) {
+	d := l.d
+	pl, cl := promptsNode.Kind == yaml.SequenceNode, concNode.Kind == yaml.SequenceNode
+	switch {
+	case pl && !cl:
+		d.Errorf(promptsNode, "a num_prompts list needs a max_concurrency list of the same length")
+	case pl && cl && len(c.NumPrompts) != len(c.MaxConcurrency):
+		d.Errorf(promptsNode, "num_prompts has %d entries but max_concurrency has %d; they pair up one to one", len(c.NumPrompts), len(c.MaxConcurrency))
 	}
-	return c
+	seenConc := map[int]bool{}
+	for _, cc := range c.MaxConcurrency {
+		if seenConc[cc] {
+			d.Errorf(concNode, "max_concurrency %d is listed twice; each sweep point names a run", cc)
+		}
+		seenConc[cc] = true
+	}
 }
 
 // decodeBenchArgs reads a bench config's args: each key a

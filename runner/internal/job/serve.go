@@ -316,91 +316,130 @@ func (j *Job) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(specs) == 2 {
+	docker := len(specs) == 2
+	if docker {
 		j.removeStaleContainers(ctx)
 	}
-	// A server left on the port would answer /health and every request
-	// in place of ours, and ours would fail to bind. A port derived from
-	// the job id gives way to a free one: two job ids may share a port.
-	if err := ready.CheckPortFree(j.port); err != nil {
-		if !j.portDerived || !errors.Is(err, ready.ErrPortInUse) {
-			return err
-		}
-		p, ferr := freePort()
-		if ferr != nil {
-			return errors.Join(err, ferr)
-		}
-		fmt.Fprintf(j.log, "runner: %v; the port came from the job id, so the server takes free port %d instead\n", err, p)
-		j.setPort(p)
-		if specs, err = j.serveSpecs(); err != nil {
-			return err
-		}
+	if specs, err = j.claimPort(specs); err != nil {
+		return err
 	}
 	ps, err := j.pytestSpecs()
 	if err != nil {
 		return err
 	}
-	if len(specs) == 1 {
+	if !docker {
 		if err := j.serverPytest(ctx, ps); err != nil {
 			return err
 		}
 	}
-	f, err := os.Create(filepath.Join(j.dir, "server.log"))
+	f, err := j.createServerLog(docker)
 	if err != nil {
-		return fmt.Errorf("create server log: %w", err)
-	}
-	if len(specs) == 2 {
-		// The folders the container mounts exist before it starts: docker
-		// would create a missing one as root.
-		for _, d := range j.containerDirs() {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				f.Close()
-				return fmt.Errorf("create %s: %w", d, err)
-			}
-		}
+		return err
 	}
 	s, out := newServerOutput(j.log, f)
 	s.started = j.now()
-	last := specs[len(specs)-1]
-	if len(specs) == 2 {
+	if docker {
 		s.container = containerName(j.res, j.getenv)
-		first := specs[0]
-		first.Stdout, first.Stderr = out, out
-		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(first.Argv))
-		if err := j.procs.Run(ctx, first); err != nil {
-			j.server = s
-			j.noteCause(s.tail)
-			// docker's reason (a name conflict, a missing image) is its
-			// last words; they belong in the summary, not only the log.
-			if why := lastError(s.tail.Lines()); why != "" {
-				return fmt.Errorf("start container: %w: %s", err, why)
-			}
-			return fmt.Errorf("start container: %w", err)
+		if err := j.startContainer(ctx, s, specs[0], out); err != nil {
+			return err
 		}
 	}
-	last.Stdout, last.Stderr = out, out
-	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(last.Argv))
-	// The server lives until teardown, not until this phase ends.
-	p, err := j.procs.Start(context.WithoutCancel(ctx), last)
+	if err := j.startServerProcess(ctx, s, specs[len(specs)-1], out); err != nil {
+		return err
+	}
+	if ps.release != nil {
+		return j.releaseServer(ctx, s, ps)
+	}
+	return nil
+}
+
+// claimPort makes sure the server's port is free: a server left on it
+// would answer /health and every request in place of ours, and ours would
+// fail to bind. A port derived from the job id gives way to a free one
+// (two job ids may share a port), and specs are built again for it.
+func (j *Job) claimPort(specs []proc.Spec) ([]proc.Spec, error) {
+	err := ready.CheckPortFree(j.port)
+	if err == nil {
+		return specs, nil
+	}
+	if !j.portDerived || !errors.Is(err, ready.ErrPortInUse) {
+		return nil, err
+	}
+	p, ferr := freePort()
+	if ferr != nil {
+		return nil, errors.Join(err, ferr)
+	}
+	fmt.Fprintf(j.log, "runner: %v; the port came from the job id, so the server takes free port %d instead\n", err, p)
+	j.setPort(p)
+	return j.serveSpecs()
+}
+
+// createServerLog creates server.log and, for docker, the folders the
+// container mounts: docker would create a missing one as root.
+func (j *Job) createServerLog(docker bool) (*os.File, error) {
+	f, err := os.Create(filepath.Join(j.dir, "server.log"))
 	if err != nil {
-		f.Close()
+		return nil, fmt.Errorf("create server log: %w", err)
+	}
+	if docker {
+		for _, d := range j.containerDirs() {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("create %s: %w", d, err)
+			}
+		}
+	}
+	return f, nil
+}
+
+// startContainer runs `docker run -d`. When it fails the server is still
+// recorded, so that teardown closes its log, and docker's reason (a name
+// conflict, a missing image), its last words, goes into the error: it
+// belongs in the summary, not only the log.
+func (j *Job) startContainer(ctx context.Context, s *server, run proc.Spec, out io.Writer) error {
+	run.Stdout, run.Stderr = out, out
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(run.Argv))
+	err := j.procs.Run(ctx, run)
+	if err == nil {
+		return nil
+	}
+	j.server = s
+	j.noteCause(s.tail)
+	if why := lastError(s.tail.Lines()); why != "" {
+		return fmt.Errorf("start container: %w: %s", err, why)
+	}
+	return fmt.Errorf("start container: %w", err)
+}
+
+// startServerProcess starts the server's process (natively vLLM, in
+// docker `docker logs -f`) and records the server. The process lives
+// until teardown, not until the serve phase ends.
+func (j *Job) startServerProcess(ctx context.Context, s *server, spec proc.Spec, out io.Writer) error {
+	spec.Stdout, spec.Stderr = out, out
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
+	p, err := j.procs.Start(context.WithoutCancel(ctx), spec)
+	if err != nil {
+		s.logFile.Close()
 		return fmt.Errorf("start server: %w", err)
 	}
 	s.proc = p
 	j.server = s
-	if ps.release != nil {
-		// The container waits at its gate: pytest first, then vLLM.
-		if err := j.serverPytest(ctx, ps); err != nil {
-			return err
-		}
-		rel := *ps.release
-		rel.Stdout, rel.Stderr = io.Discard, j.log
-		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(rel.Argv))
-		if err := j.procs.Run(ctx, rel); err != nil {
-			return fmt.Errorf("start the server in container %s: %w", s.container, err)
-		}
-		s.started = j.now() // vLLM starts once released
+	return nil
+}
+
+// releaseServer runs the server's pytest while the container waits at its
+// gate, then lets vLLM start; its start-up is timed from then.
+func (j *Job) releaseServer(ctx context.Context, s *server, ps pytestSpecs) error {
+	if err := j.serverPytest(ctx, ps); err != nil {
+		return err
 	}
+	rel := *ps.release
+	rel.Stdout, rel.Stderr = io.Discard, j.log
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(rel.Argv))
+	if err := j.procs.Run(ctx, rel); err != nil {
+		return fmt.Errorf("start the server in container %s: %w", s.container, err)
+	}
+	s.started = j.now() // vLLM starts once released
 	return nil
 }
 

@@ -387,3 +387,16 @@ func (j *Job) endLeftovers(ctx context.Context) {
 		fmt.Fprintf(j.log, "runner: ended %d process(es) the server left behind: pids %v\n", len(pids), pids)
 	}
 }
+
+// serverGone reports whether the server's process has ended.
+func (j *Job) serverGone() bool {
+	if j.server == nil || j.server.proc == nil {
+		return false
+	}
+	select {
+	case <-j.server.done():
+		return true
+	default:
+		return false
+	}
+}

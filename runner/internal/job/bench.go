@@ -297,39 +297,9 @@ func (j *Job) benchRun(ctx context.Context, runs *benchSession, run workloads.Be
 	}
 	var reps []results.BenchResult
 	for rep := 1; rep <= run.Repetitions; rep++ {
-		spec, err := j.benchSpec(run, rep)
+		b, err := j.benchRepetition(ctx, runs, run, rep, out, tail)
 		if err != nil {
 			return fail(err)
-		}
-		// What the bench prints of its result reaches the runner only
-		// through this pipe: the file must say the same.
-		printed := &results.Printed{}
-		spec.Stdout, spec.Stderr = io.MultiWriter(out, printed), out
-		before, err := dirNames(j.benchDir())
-		if err != nil {
-			return fail(fmt.Errorf("repetition %d: %w", rep, err))
-		}
-		w := results.Window{Start: time.Now()}
-		err = runs.run(ctx, spec)
-		w.End = time.Now()
-		if err != nil {
-			j.noteCause(tail)
-			return fail(fmt.Errorf("repetition %d: %w", rep, err))
-		}
-		if err := ownBenchFile(j.benchFile(run, rep), before, w); err != nil {
-			return fail(fmt.Errorf("repetition %d: %w", rep, err))
-		}
-		b, err := results.ParseBenchFile(j.benchFile(run, rep))
-		if err != nil {
-			return fail(fmt.Errorf("repetition %d: %w", rep, err))
-		}
-		// A run that dropped requests measured a different load; its
-		// numbers are not comparable, whatever they say.
-		if err := b.Valid(run.NumPrompts); err != nil {
-			return fail(fmt.Errorf("repetition %d: %w", rep, err))
-		}
-		if err := printed.Check(b); err != nil {
-			return fail(fmt.Errorf("repetition %d: %s: %w", rep, filepath.Base(j.benchFile(run, rep)), err))
 		}
 		reps = append(reps, b)
 	}
@@ -341,33 +311,93 @@ func (j *Job) benchRun(ctx context.Context, runs *benchSession, run workloads.Be
 	if err != nil {
 		return fail(err)
 	}
-	file := j.benchFile(run, 1)
-	if len(reps) > 1 {
-		file = filepath.Join(j.dir, "bench-"+run.Name+".json")
-		data, err := merged.MarshalJSON()
-		if err != nil {
-			return fail(fmt.Errorf("write median: %w", err))
-		}
-		if err := os.WriteFile(file, data, 0o644); err != nil {
-			return fail(fmt.Errorf("write median: %w", err))
-		}
+	file, err := j.writeBenchMedian(run, len(reps), merged)
+	if err != nil {
+		return fail(err)
 	}
-	out2 := summary.FromBench(run.Name, merged, j.res.Recipe.NumGPUs)
-	out2.Config, out2.Concurrency, out2.NumPrompts = run.Config, run.Concurrency, run.NumPrompts
-	out2.InputLen, out2.OutputLen, out2.Repetitions, out2.Backend = run.InputLen, run.OutputLen, run.Repetitions, run.Backend
-	out2.Temperature = br.Temperature
+	sum := j.benchRunSummary(run, merged, file)
+	sum.RepetitionValues = j.repetitionValues(run, reps)
+	sum.Repetitions, sum.Reruns = len(reps), reruns
+	fmt.Fprintf(j.log, "runner: %s: %s output tok/s (%s per GPU), median TTFT %s ms, median TPOT %s ms\n",
+		run.Name, numfmt.Num(sum.OutputThroughput, numfmt.TokensPerSec), numfmt.Num(sum.OutputThroughputPerGPU, numfmt.TokensPerSec),
+		numfmt.Num(sum.TTFT.Median, numfmt.Millis), numfmt.Num(sum.TPOT.Median, numfmt.Millis))
+	return sum, nil
+}
+
+// benchRepetition runs repetition rep of a bench run and reads its result,
+// refusing a file the bench did not write in this repetition, a run that
+// dropped requests, and a file that says other than what the bench
+// printed.
+func (j *Job) benchRepetition(ctx context.Context, runs *benchSession, run workloads.BenchRun, rep int, out io.Writer, tail *proc.Tail) (results.BenchResult, error) {
+	spec, err := j.benchSpec(run, rep)
+	if err != nil {
+		return results.BenchResult{}, err
+	}
+	// What the bench prints of its result reaches the runner only
+	// through this pipe: the file must say the same.
+	printed := &results.Printed{}
+	spec.Stdout, spec.Stderr = io.MultiWriter(out, printed), out
+	before, err := dirNames(j.benchDir())
+	if err != nil {
+		return results.BenchResult{}, fmt.Errorf("repetition %d: %w", rep, err)
+	}
+	w := results.Window{Start: time.Now()}
+	err = runs.run(ctx, spec)
+	w.End = time.Now()
+	if err != nil {
+		j.noteCause(tail)
+		return results.BenchResult{}, fmt.Errorf("repetition %d: %w", rep, err)
+	}
+	file := j.benchFile(run, rep)
+	if err := ownBenchFile(file, before, w); err != nil {
+		return results.BenchResult{}, fmt.Errorf("repetition %d: %w", rep, err)
+	}
+	b, err := results.ParseBenchFile(file)
+	if err != nil {
+		return results.BenchResult{}, fmt.Errorf("repetition %d: %w", rep, err)
+	}
+	// A run that dropped requests measured a different load; its
+	// numbers are not comparable, whatever they say.
+	if err := b.Valid(run.NumPrompts); err != nil {
+		return results.BenchResult{}, fmt.Errorf("repetition %d: %w", rep, err)
+	}
+	if err := printed.Check(b); err != nil {
+		return results.BenchResult{}, fmt.Errorf("repetition %d: %s: %w", rep, filepath.Base(file), err)
+	}
+	return b, nil
+}
+
+// writeBenchMedian is the file of a bench run's result: the bench's own
+// for one repetition, else the median of reps, written beside it.
+func (j *Job) writeBenchMedian(run workloads.BenchRun, reps int, merged results.BenchResult) (string, error) {
+	if reps <= 1 {
+		return j.benchFile(run, 1), nil
+	}
+	file := filepath.Join(j.dir, "bench-"+run.Name+".json")
+	data, err := merged.MarshalJSON()
+	if err != nil {
+		return "", fmt.Errorf("write median: %w", err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		return "", fmt.Errorf("write median: %w", err)
+	}
+	return file, nil
+}
+
+// benchRunSummary is the summary of a bench run's merged result, read
+// from file.
+func (j *Job) benchRunSummary(run workloads.BenchRun, merged results.BenchResult, file string) summary.BenchRun {
+	sum := summary.FromBench(run.Name, merged, j.res.Recipe.NumGPUs)
+	sum.Config, sum.Concurrency, sum.NumPrompts = run.Config, run.Concurrency, run.NumPrompts
+	sum.InputLen, sum.OutputLen, sum.Repetitions, sum.Backend = run.InputLen, run.OutputLen, run.Repetitions, run.Backend
+	sum.Temperature = &run.Temperature
 	// Relative to the results directory: the bench's own file in its
 	// folder, or the median the runner wrote beside it.
-	out2.File = filepath.Base(file)
+	sum.File = filepath.Base(file)
 	if run.Repetitions <= 1 {
-		out2.File = benchOut + "/" + out2.File
+		sum.File = benchOut + "/" + sum.File
 	}
-	out2.RepetitionValues = j.repetitionValues(run, reps)
-	out2.Repetitions, out2.Reruns = len(reps), reruns
-	fmt.Fprintf(j.log, "runner: %s: %s output tok/s (%s per GPU), median TTFT %s ms, median TPOT %s ms\n",
-		run.Name, numfmt.Num(out2.OutputThroughput, numfmt.TokensPerSec), numfmt.Num(out2.OutputThroughputPerGPU, numfmt.TokensPerSec),
-		numfmt.Num(out2.TTFT.Median, numfmt.Millis), numfmt.Num(out2.TPOT.Median, numfmt.Millis))
-	return out2, nil
+	return sum
 }
 
 // repetitionValues are the gated metrics' values of every repetition, for

@@ -1,9 +1,7 @@
 package job
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -13,11 +11,8 @@ import (
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/buildkite"
-	"github.com/benchkite/benchkite/runner/internal/buildlog"
-	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
-	"github.com/benchkite/benchkite/runner/internal/rootcause"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/runner/internal/tools"
 	"github.com/benchkite/benchkite/workloads"
@@ -240,64 +235,6 @@ func New(c Config, res *workloads.Resolved, d Deps) *Job {
 	return j
 }
 
-// buildkite is the job's door to Buildkite: the agent, run by the job's
-// runner with the environment of its role, and the API.
-func (j *Job) buildkite() (buildkite.Door, error) {
-	env, err := j.env(childenv.Agent)
-	if err != nil {
-		return buildkite.Door{}, err
-	}
-	a := j.agentDep.WithEnv(env)
-	if a.Procs == nil {
-		a.Procs = j.procs
-	}
-	return buildkite.Door{Agent: a, Getenv: j.getenv}, nil
-}
-
-// historyAgent is the agent as the history step's files need it, with
-// the environment of its role when it is first asked.
-type historyAgent struct{ j *Job }
-
-func (a historyAgent) Download(ctx context.Context, query, dest, step string) error {
-	bk, err := a.j.buildkite()
-	if err != nil {
-		return err
-	}
-	return bk.Agent.Download(ctx, query, dest, step)
-}
-
-func (a historyAgent) StepState(ctx context.Context, step string) (string, error) {
-	bk, err := a.j.buildkite()
-	if err != nil {
-		return "", err
-	}
-	return bk.Agent.StepState(ctx, step)
-}
-
-func buildkiteInfo(getenv func(string) string) *summary.BuildkiteInfo {
-	if getenv("BUILDKITE_JOB_ID") == "" && getenv("BUILDKITE_BUILD_ID") == "" && getenv("BUILDKITE") != "true" {
-		return nil
-	}
-	return &summary.BuildkiteInfo{
-		BuildID:        getenv("BUILDKITE_BUILD_ID"),
-		BuildNumber:    getenv("BUILDKITE_BUILD_NUMBER"),
-		BuildURL:       getenv("BUILDKITE_BUILD_URL"),
-		JobID:          getenv("BUILDKITE_JOB_ID"),
-		StepKey:        getenv("BUILDKITE_STEP_KEY"),
-		Branch:         getenv("BUILDKITE_BRANCH"),
-		BaselineBranch: baselineBranch(getenv),
-		Commit:         getenv("BUILDKITE_COMMIT"),
-		Source:         getenv("BUILDKITE_SOURCE"),
-		PullRequest:    getenv("BUILDKITE_PULL_REQUEST"),
-	}
-}
-
-// baselineBranch is where the history step finds the nights: the branch
-// `runner history --baseline-branch` defaults to.
-func baselineBranch(getenv func(string) string) string {
-	return cmp.Or(strings.TrimSpace(getenv("BENCHKITE_BASELINE_BRANCH")), strings.TrimSpace(getenv("BUILDKITE_PIPELINE_DEFAULT_BRANCH")))
-}
-
 // Run goes through the phases. Teardown, the summary and publishing
 // always happen, also after a failure or a cancel, with what exists.
 func (j *Job) Run(ctx context.Context) Result {
@@ -329,221 +266,6 @@ func (j *Job) Run(ctx context.Context) Result {
 	judged := r.judged
 	j.finish(judged)
 	return Result{Summary: j.sum, Failed: j.sum.Verdict != summary.VerdictPass, Verdict: j.sum.Verdict, Exit: judged.Exit()}
-}
-
-// accuracyPhase runs an accuracy phase (lm_eval, bfcl) the recipe has on
-// the server the bench used. It asks the server first, also after a bench
-// that passed: one that died (or was replaced) since must not leave the
-// phase looking skipped.
-func (j *Job) accuracyPhase(ctx context.Context, name string, planned, ready bool, fn func(context.Context) error) {
-	switch {
-	case !planned:
-	case j.cfg.BenchOnly || j.res.Recipe.BenchOnly:
-		j.skip(name, "bench only")
-	case ctx.Err() != nil:
-		j.notRun(ctx, name, "canceled")
-	case !ready:
-		j.notRun(ctx, name, "server not serving")
-	default:
-		if why := j.notServing(ctx, true); why != "" {
-			j.notRun(ctx, name, why)
-			fmt.Fprintf(j.log, "runner: %s not run: %s\n", name, why)
-			return
-		}
-		j.phase(ctx, name, fn)
-	}
-}
-
-// phase runs fn in a collapsed log group and records it. A failed phase's
-// group is expanded so the reason is on screen.
-func (j *Job) phase(ctx context.Context, name string, fn func(context.Context) error) bool {
-	buildlog.Section(j.log, phaseTitle(name))
-	p := summary.Phase{Name: name, Status: summary.StatusOK, Started: j.now()}
-	err := fn(ctx)
-	p.Finished = j.now()
-	if err != nil {
-		p.Status = summary.StatusFailed
-		if ctx.Err() != nil {
-			p.Status = summary.StatusCanceled
-		}
-		p.Error = err.Error()
-		// A server that died while the phase ran took it down: its death
-		// comes first, before what the phase's own process said of it
-		// (a bench's "connection refused").
-		if c := j.serverCause(); c != "" {
-			j.cause = c
-		}
-		p.Cause = j.cause
-		fmt.Fprintf(j.log, "runner: %s %s: %v\n", name, p.Status, err)
-		if p.Cause != "" {
-			fmt.Fprintf(j.log, "runner: %s cause: %s\n", name, strings.ReplaceAll(p.Cause, "\n", " ⏎ "))
-		}
-		buildlog.ExpandPrevious(j.log)
-	}
-	j.cause = ""
-	j.sum.Phases = append(j.sum.Phases, p)
-	return err == nil
-}
-
-// noteCause keeps a failed process's last error lines for the phase's
-// record; the first failure of a phase is kept.
-func (j *Job) noteCause(tail *proc.Tail) {
-	if j.cause == "" && tail != nil {
-		j.cause = causeOf(tail)
-	}
-}
-
-// causeOf is a failed process's cause: the innermost exception of its
-// last traceback, else its last error lines (proc.Tail.Cause).
-func causeOf(tail *proc.Tail) string {
-	if c := rootcause.Of(tail.Lines()); c != "" {
-		return c
-	}
-	return tail.Cause()
-}
-
-// skip records a phase this run does not plan (bench only, an attached
-// server): not an error.
-func (j *Job) skip(name, why string) {
-	j.sum.Phases = append(j.sum.Phases, summary.Phase{Name: name, Status: summary.StatusSkipped, Error: why})
-}
-
-// notRun records a planned phase that an earlier failure or a cancel kept
-// from running: the run cannot pass without it.
-func (j *Job) notRun(ctx context.Context, name, why string) {
-	status := summary.StatusNotRun
-	if ctx.Err() != nil {
-		status = summary.StatusCanceled
-	}
-	j.sum.Phases = append(j.sum.Phases, summary.Phase{Name: name, Status: status, Error: why})
-}
-
-func phaseTitle(name string) string {
-	switch name {
-	case summary.PhaseTools:
-		return ":package: evaluation tools"
-	case summary.PhaseServe:
-		return ":rocket: serve"
-	case summary.PhaseReady:
-		return ":hourglass: wait for the server"
-	case summary.PhaseBench:
-		return ":stopwatch: vllm bench serve"
-	case summary.PhaseAIPerf:
-		return ":stopwatch: aiperf"
-	case summary.PhaseLMEval:
-		return ":dart: lm_eval"
-	case summary.PhaseBFCL:
-		return ":hammer_and_wrench: bfcl"
-	case summary.PhaseGate:
-		return ":vertical_traffic_light: gates"
-	case PhaseBuild:
-		return ":building_construction: docker build"
-	case summary.PhasePublish:
-		return ":package: publish"
-	}
-	return name
-}
-
-// notServing says why the server can take no more work, or "" when it
-// can. After a failure it asks the server: one dying under load may not
-// have exited yet, and work sent to it would only fail again, slowly.
-// A server found not serving is not asked again.
-func (j *Job) notServing(ctx context.Context, afterFailure bool) string {
-	if j.unserving == "" && afterFailure && !j.serverGone() {
-		if err := j.stillServing(ctx); err != nil && !j.serverGone() {
-			j.unserving = "server not serving: " + err.Error()
-		}
-	}
-	if j.serverGone() {
-		return "server exited"
-	}
-	return j.unserving
-}
-
-func (j *Job) serverGone() bool {
-	if j.server == nil || j.server.proc == nil {
-		return false
-	}
-	select {
-	case <-j.server.done():
-		return true
-	default:
-		return false
-	}
-}
-
-// verdict judges the run (gate.JudgeRun): a cancel is an error besides
-// what the phases and gates say.
-func (j *Job) verdict(ctx context.Context) gate.Judgement {
-	canceled := ""
-	if ctx.Err() != nil {
-		canceled = context.Cause(ctx).Error()
-	}
-	return gate.JudgeRun(j.sum, canceled)
-}
-
-// finish prints the closing lines: the verdict, and every problem and
-// failed gate with its reason, so the end of the log says what went wrong.
-func (j *Job) finish(judged gate.Judgement) {
-	var lines []string
-	// What happened first leads: a server that died took down what
-	// failed after it.
-	if j.sum.Verdict != summary.VerdictPass && j.serverExit != "" {
-		lines = append(lines, "server exited during the run: "+j.serverExit)
-	}
-	lines = append(lines, j.sum.Problems...)
-	for _, g := range j.sum.Gates {
-		if g.Verdict == summary.VerdictFail {
-			lines = append(lines, "gate failed: "+g.Message)
-		}
-	}
-	if p := j.sum.Phase(summary.PhasePublish); p != nil && p.Status == summary.StatusFailed {
-		lines = append(lines, "publish failed: "+firstLine(p.Error))
-	}
-	switch j.sum.Verdict {
-	case summary.VerdictPass:
-		fmt.Fprintf(j.log, "+++ :white_check_mark: %s passed\n", j.res.Recipe.Name)
-		return
-	case summary.VerdictUnverified:
-		fmt.Fprintf(j.log, "+++ :warning: %s: unverified (what was measured passed; what could not be checked follows)\n", j.res.Recipe.Name)
-	case summary.VerdictFail:
-		if judged.RegressionOnly {
-			fmt.Fprintf(j.log, "+++ :warning: %s: regressed (soft-failed: the build's report fails the build unless its false-alarm budget releases it)\n", j.res.Recipe.Name)
-			break
-		}
-		fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
-	default:
-		if j.sum.Canceled != "" {
-			// A cancel is what a person did, not what the run found.
-			fmt.Fprintf(j.log, "+++ :x: %s: %s: canceled (%s)\n", j.res.Recipe.Name, j.sum.Verdict, j.sum.Canceled)
-			break
-		}
-		fmt.Fprintf(j.log, "+++ :x: %s: %s\n", j.res.Recipe.Name, j.sum.Verdict)
-	}
-	for _, l := range lines {
-		fmt.Fprintf(j.log, "  %s\n", l)
-	}
-}
-
-// whileServing does every item in order: a failed one does not stop the
-// next, but once the server has stopped serving the rest are skipped with
-// the reason, and a cancel ends the loop. Errors are joined, each named.
-func whileServing[T any](ctx context.Context, j *Job, items []T, name func(T) string, do func(T) error, skip func(T, string)) error {
-	var errs []error
-	for _, item := range items {
-		if why := j.notServing(ctx, len(errs) > 0); why != "" {
-			errs = append(errs, fmt.Errorf("%s; %s not run", why, name(item)))
-			skip(item, why)
-			continue
-		}
-		if err := do(item); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", name(item), err))
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func firstLine(s string) string {

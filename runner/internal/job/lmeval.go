@@ -105,24 +105,12 @@ func (j *Job) lmevalTask(ctx context.Context, t taskEntry) (summary.TaskResult, 
 	defer logf.Close()
 	tail := proc.NewTail(40)
 	out := io.MultiWriter(proc.NewPrefixWriter(j.log, "[lm_eval] "), logf, tail)
-	spec, err := j.lmevalSpec(t.ResolvedTask, t.Dir)
-	if err != nil {
-		return fail(err)
-	}
 	// The table lm_eval prints on its own stdout is what its results
 	// file must say: the file is on disk, where a native server can
 	// rewrite it in place.
 	table := &results.LMEvalTable{}
-	spec.Stdout, spec.Stderr = io.MultiWriter(out, table), out
-	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
-	limit := j.res.Recipe.LMEvalTimeout()
-	runCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w: lm_eval %s ran past its %s limit (lm_eval.timeout_minutes)", errTimeLimit, t.Name, limit))
-	defer cancel()
-	w := results.Window{Start: time.Now()}
-	err = j.procs.Run(runCtx, spec)
-	w.End = time.Now()
+	w, err := j.runLMEvalTask(ctx, t, io.MultiWriter(out, table), out, tail)
 	if err != nil {
-		j.noteCause(tail)
 		return fail(err)
 	}
 	// lm_eval writes <output_path>/<model>/results_<date>.json: exactly
@@ -135,7 +123,45 @@ func (j *Job) lmevalTask(ctx context.Context, t taskEntry) (summary.TaskResult, 
 	if err != nil {
 		return fail(err)
 	}
-	tr = summary.FromLMEval(t.Name, t.NumFewshot, r)
+	tr = j.lmevalTaskResult(t, file, r, table)
+	if tr.Status != summary.StatusOK {
+		tr.Error = file + ": " + tr.Error
+		return tr, errors.New(tr.Error)
+	}
+	for _, k := range summary.SortedKeys(tr.Metrics) {
+		fmt.Fprintf(j.log, "runner: %s %s = %.4f\n", t.Name, k, tr.Metrics[k])
+	}
+	j.noteOutcomes(t, outDir, w)
+	return tr, nil
+}
+
+// runLMEvalTask runs lm_eval for one task entry within the recipe's time
+// limit, and returns when it ran.
+func (j *Job) runLMEvalTask(ctx context.Context, t taskEntry, stdout, stderr io.Writer, tail *proc.Tail) (results.Window, error) {
+	spec, err := j.lmevalSpec(t.ResolvedTask, t.Dir)
+	if err != nil {
+		return results.Window{}, err
+	}
+	spec.Stdout, spec.Stderr = stdout, stderr
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(spec.Argv))
+	limit := j.res.Recipe.LMEvalTimeout()
+	runCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w: lm_eval %s ran past its %s limit (lm_eval.timeout_minutes)", errTimeLimit, t.Name, limit))
+	defer cancel()
+	w := results.Window{Start: time.Now()}
+	err = j.procs.Run(runCtx, spec)
+	w.End = time.Now()
+	if err != nil {
+		j.noteCause(tail)
+		return w, err
+	}
+	return w, nil
+}
+
+// lmevalTaskResult is a task entry's result as read from file: failed
+// when a gated metric is missing from it, or when it says other than the
+// table lm_eval printed.
+func (j *Job) lmevalTaskResult(t taskEntry, file string, r results.LMEvalResult, table *results.LMEvalTable) summary.TaskResult {
+	tr := summary.FromLMEval(t.Name, t.NumFewshot, r)
 	tr.Entry = t.Dir
 	if rel, err := filepath.Rel(j.dir, file); err == nil {
 		tr.File = rel
@@ -159,20 +185,18 @@ func (j *Job) lmevalTask(ctx context.Context, t taskEntry) (summary.TaskResult, 
 			tr.Error = err.Error()
 		}
 	}
-	if tr.Status != summary.StatusOK {
-		tr.Error = file + ": " + tr.Error
-		return tr, errors.New(tr.Error)
-	}
-	for _, k := range summary.SortedKeys(tr.Metrics) {
-		fmt.Fprintf(j.log, "runner: %s %s = %.4f\n", t.Name, k, tr.Metrics[k])
-	}
+	return tr
+}
+
+// noteOutcomes keeps a task entry's per-question outcomes and says where;
+// when it cannot, it says why, and the paired gate says so where it needs
+// them.
+func (j *Job) noteOutcomes(t taskEntry, outDir string, w results.Window) {
 	if n, err := keepOutcomes(t, outDir, j.dir, w); err != nil {
-		// The paired gate says so where it needs them.
 		fmt.Fprintf(j.log, "runner: %s: no per-question outcomes: %v\n", t.Dir, err)
 	} else {
 		fmt.Fprintf(j.log, "runner: %s: per-question outcomes of %d documents in %s\n", t.Dir, n, filepath.Join(outDir, baseline.OutcomesFile))
 	}
-	return tr, nil
 }
 
 // keepOutcomes reduces the samples lm_eval logged during its run (its

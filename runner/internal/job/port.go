@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 )
@@ -55,4 +56,20 @@ func ParsePort(what, s string) (int, error) {
 		return 0, fmt.Errorf("%s %q is not a port (1-65535)", what, s)
 	}
 	return p, nil
+}
+
+// setPort moves the server to port p before it starts.
+func (j *Job) setPort(p int) {
+	j.port = p
+	j.baseURL = fmt.Sprintf("http://%s:%d", loopback, p)
+}
+
+// freePort is a loopback port nothing listens on right now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", loopback+":0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

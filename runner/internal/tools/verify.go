@@ -54,13 +54,34 @@ func verifyVenv(dir string, sums fileSums) (int, error) {
 	}
 	// Walk first, then hash on every core: a venv holds tens of
 	// thousands of files.
-	type file struct {
-		path, rel string
-		d         fs.DirEntry
+	files, seen, err := listVenv(dir)
+	n := len(files)
+	if err != nil {
+		return n, fmt.Errorf("read the venv: %w", err)
 	}
-	var files []file
+	if bad := checkFiles(files, recorded, sums); len(bad) > 0 {
+		sort.Strings(bad)
+		return n, errors.New(strings.Join(bad[:min(len(bad), 5)], "; "))
+	}
+	if gone := goneFiles(recorded, sums, seen); len(gone) > 0 {
+		sort.Strings(gone)
+		return n, fmt.Errorf("%s is gone", strings.Join(gone[:min(len(gone), 5)], ", "))
+	}
+	return n, nil
+}
+
+// venvFile is one file of a venv, rel its slash path below the venv.
+type venvFile struct {
+	path, rel string
+	d         fs.DirEntry
+}
+
+// listVenv lists the files of the venv at dir but its marker, and the
+// set of their slash paths; after an error, those listed before it.
+func listVenv(dir string) ([]venvFile, map[string]bool, error) {
+	var files []venvFile
 	seen := map[string]bool{}
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -76,14 +97,16 @@ func verifyVenv(dir string, sums fileSums) (int, error) {
 			return nil
 		}
 		seen[rel] = true
-		files = append(files, file{path, rel, d})
+		files = append(files, venvFile{path, rel, d})
 		return nil
 	})
-	n := len(files)
-	if err != nil {
-		return n, fmt.Errorf("read the venv: %w", err)
-	}
-	work := make(chan file)
+	return files, seen, err
+}
+
+// checkFiles checks files on every core (checkFile) and says how they
+// differ from the install; it stops handing out files once five differ.
+func checkFiles(files []venvFile, recorded map[string]recordEntry, sums fileSums) []string {
+	work := make(chan venvFile)
 	var mu sync.Mutex
 	var bad []string
 	var wg sync.WaitGroup
@@ -111,11 +134,12 @@ func verifyVenv(dir string, sums fileSums) (int, error) {
 	}
 	close(work)
 	wg.Wait()
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return n, errors.New(strings.Join(bad[:min(len(bad), 5)], "; "))
-	}
-	// A file the install left that is gone is also a change.
+	return bad
+}
+
+// goneFiles are the files the install left that are not in the venv now
+// (seen): a file gone is also a change.
+func goneFiles(recorded map[string]recordEntry, sums fileSums, seen map[string]bool) []string {
 	var gone []string
 	for rel := range sums {
 		if !seen[rel] {
@@ -127,11 +151,7 @@ func verifyVenv(dir string, sums fileSums) (int, error) {
 			gone = append(gone, rel)
 		}
 	}
-	if len(gone) > 0 {
-		sort.Strings(gone)
-		return n, fmt.Errorf("%s is gone", strings.Join(gone[:min(len(gone), 5)], ", "))
-	}
-	return n, nil
+	return gone
 }
 
 // checkFile says how the file at rel differs from the install, or "".

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/argparse"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/pyjson"
+	"github.com/benchkite/benchkite/runner/standins/argparse"
 )
 
-// Environment knobs; the fakes package documentation describes them.
+// Environment knobs; the standins package documentation describes them.
 const envDocs = "FAKE_LMEVAL_DOCS"
 
 const defaultDocs = 50

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Environment knobs; the fakes package documentation describes them.
+// Environment knobs; the standins package documentation describes them.
 const (
 	envLog         = "FAKE_AGENT_LOG"
 	envArtifacts   = "FAKE_AGENT_ARTIFACTS"

@@ -1,7 +1,7 @@
 // Command lm_eval is a stand-in for lm-evaluation-harness's CLI. It runs
 // gsm8k, over an invented arithmetic dataset, against an OpenAI-compatible
 // completions endpoint and writes results and samples files in the real
-// layout. See the fakes package documentation for the FAKE_LMEVAL_* knobs.
+// layout. See the standins package documentation for the FAKE_LMEVAL_* knobs.
 package main
 
 import (
@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
-	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/procscan"
+	"github.com/benchkite/benchkite/runner/standins/procscan"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/argparse"
+	"github.com/benchkite/benchkite/runner/standins/argparse"
 )
 
 const benchProg = "vllm bench serve"

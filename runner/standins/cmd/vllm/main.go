@@ -1,6 +1,6 @@
 // Command vllm is a stand-in for the vllm CLI: "vllm serve" runs the fake
 // OpenAI-compatible server and "vllm bench serve" benchmarks a server over
-// HTTP and writes a real result file. See the fakes package documentation
+// HTTP and writes a real result file. See the standins package documentation
 // for the FAKE_VLLM_* knobs.
 package main
 
@@ -15,7 +15,7 @@ import (
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/execlog"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
-	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/procscan"
+	"github.com/benchkite/benchkite/runner/standins/procscan"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Environment knobs; the fakes package documentation describes each one.
+// Environment knobs; the standins package documentation describes each one.
 const (
 	envStartupDelay     = "FAKE_VLLM_STARTUP_DELAY"
 	envExitDuringLoad   = "FAKE_VLLM_EXIT_DURING_LOAD"

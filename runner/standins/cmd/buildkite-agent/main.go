@@ -2,7 +2,7 @@
 // CLI as used inside a job: every invocation is appended to a JSON-lines
 // log, artifacts are copied to a directory, annotations become files,
 // secrets come from the environment. See the
-// fakes package documentation for the FAKE_AGENT_* knobs.
+// standins package documentation for the FAKE_AGENT_* knobs.
 package main
 
 import (

@@ -7,12 +7,11 @@ import (
 	"strings"
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
-	"github.com/benchkite/benchkite/workloads"
 )
 
 // serveArgs is what the stand-in takes from a "vllm serve" command line.
 // vLLM has hundreds of engine flags; the stand-in accepts exactly those of
-// the release the project pins (workloads.VLLMServeFlag) and records them,
+// the release the project pins (serve_flags.txt) and records them,
 // using only the few below.
 type serveArgs struct {
 	model       string
@@ -209,7 +208,7 @@ func parseMaxModelLen(v string) (int, error) {
 // release does not have, with argparse's words.
 func resolveFlag(name string) (string, error) {
 	head, field, dotted := strings.Cut(name, ".")
-	full, ok := workloads.VLLMServeFlag(head)
+	full, ok := lookupServeFlag(head)
 	if !ok {
 		return "", fmt.Errorf("unrecognized arguments: %s", head)
 	}

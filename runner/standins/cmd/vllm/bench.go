@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/argparse"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/pyjson"
+	"github.com/benchkite/benchkite/runner/standins/argparse"
 )
 
 // requestTimeout is vLLM's per-request timeout in the benchmark.

@@ -8,7 +8,7 @@ import (
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/pyjson"
 )
 
-// Fault knobs for what a broken evaluation leaves behind; the fakes
+// Fault knobs for what a broken evaluation leaves behind; the standins
 // package documentation describes them.
 const (
 	envScore    = "FAKE_LMEVAL_SCORE"

@@ -4,7 +4,7 @@
 // logs, exec, stop, rm, ps and inspect act on it. Flags are parsed as the
 // real CLI parses them (spf13/pflag with docker's own option types), so a
 // flag or value the real docker rejects is rejected here with its message
-// and exit status. See the fakes package documentation for what is
+// and exit status. See the standins package documentation for what is
 // emulated and what is simplified.
 package main
 

@@ -7,7 +7,7 @@
 # Usage: record.sh VENV STANDIN
 #   VENV     a venv where `vllm bench serve --help` works:
 #            python3 -m venv VENV && VENV/bin/pip install --no-deps -r client-requirements.txt
-#   STANDIN  the stand-in vllm binary (go build ./runner/internal/e2e/fakes/cmd/vllm)
+#   STANDIN  the stand-in vllm binary (cd runner/standins && go build ./cmd/vllm)
 set -euo pipefail
 venv=$1 standin=$2
 here=$(cd "$(dirname "$0")" && pwd)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,78 +118,30 @@ func (s *store) pulled(ref string) error {
 // ARG), and the image gets the tags. What the Dockerfile's RUN lines
 // would do is not emulated: the image is the stand-in vLLM.
 func (d *daemon) build(args []string) error {
-	c := newCommand("build", "build [OPTIONS] PATH | URL | -", true, 1, 1, d.stderr)
-	f := c.flags
-	file := f.StringP("file", "f", "", "")
-	tags := opts.NewListOpts(nil)
-	f.VarP(&tags, "tag", "t", "")
-	buildArgs := opts.NewListOpts(opts.ValidateEnv)
-	f.Var(&buildArgs, "build-arg", "")
-	labels := opts.NewListOpts(opts.ValidateLabel)
-	f.Var(&labels, "label", "")
-	f.BoolP("quiet", "q", false, "")
-	f.String("iidfile", "", "")
-	f.Bool("pull", false, "")
-	f.Bool("no-cache", false, "")
-	f.String("platform", "", "")
-	f.String("target", "", "")
-	f.String("network", "default", "")
-	c.support("file", "tag", "build-arg", "label")
+	c, o := newBuildCommand(d.stderr)
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
 	}
-	ctxDir := pos[0]
-	if st, err := os.Stat(ctxDir); err != nil || !st.IsDir() {
-		return &cliError{msg: fmt.Sprintf("unable to prepare context: path %q not found", ctxDir), code: 1}
-	}
-	df := *file
-	if df == "" {
-		df = filepath.Join(ctxDir, "Dockerfile")
-	}
-	src, err := os.ReadFile(df)
+	src, err := readDockerfile(pos[0], *o.file)
 	if err != nil {
-		return &cliError{msg: fmt.Sprintf("unable to prepare context: unable to evaluate symlinks in Dockerfile path: lstat %s: no such file or directory", df), code: 1}
+		return err
 	}
 	declared, err := dockerfileArgs(src)
 	if err != nil {
 		return &cliError{msg: "Error response from daemon: " + err.Error(), code: 1}
 	}
-	for _, t := range tags.GetSlice() {
+	tags := o.tags.GetSlice()
+	for _, t := range tags {
 		if _, err := reference.ParseNormalizedNamed(t); err != nil {
 			return &cliError{msg: fmt.Sprintf("invalid argument %q for \"-t, --tag\" flag: %v", t, err), code: 125}
 		}
 	}
-	values := map[string]string{}
-	var unused []string
-	for _, kv := range buildArgs.GetSlice() {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue // a bare NAME not set in docker's environment is dropped
-		}
-		values[name] = val
-		if !slices.Contains(declared, name) {
-			unused = append(unused, name)
-		}
-	}
-	sort.Strings(unused)
+	values, unused := buildArgValues(o.buildArgs.GetSlice(), declared)
 	if len(unused) > 0 {
 		fmt.Fprintf(d.stdout, "[Warning] One or more build-args %v were not consumed\n", unused)
 	}
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := []string{string(src)}
-	for _, k := range keys {
-		parts = append(parts, k+"="+values[k])
-	}
-	im := imageRecord{image: image{ID: digestOf(parts...), RepoTags: []string{}, RepoDigests: []string{}}, Args: values}
-	for _, t := range tags.GetSlice() {
-		n, _ := reference.ParseNormalizedNamed(t)
-		im.RepoTags = append(im.RepoTags, reference.FamiliarString(reference.TagNameOnly(n)))
-	}
+	im := builtImage(src, values, tags)
 	st, err := d.store()
 	if err != nil {
 		return err
@@ -201,6 +154,91 @@ func (d *daemon) build(args []string) error {
 		fmt.Fprintf(d.stdout, "Successfully tagged %s\n", t)
 	}
 	return nil
+}
+
+// buildOptions holds the flags of `docker build` the stand-in acts on.
+type buildOptions struct {
+	file                    *string
+	tags, buildArgs, labels opts.ListOpts
+}
+
+// newBuildCommand declares the flags of `docker build` the runner may
+// pass; those it acts on are marked supported.
+func newBuildCommand(stderr io.Writer) (*command, *buildOptions) {
+	c := newCommand("build", "build [OPTIONS] PATH | URL | -", true, 1, 1, stderr)
+	f := c.flags
+	o := &buildOptions{
+		tags:      opts.NewListOpts(nil),
+		buildArgs: opts.NewListOpts(opts.ValidateEnv),
+		labels:    opts.NewListOpts(opts.ValidateLabel),
+	}
+	o.file = f.StringP("file", "f", "", "")
+	f.VarP(&o.tags, "tag", "t", "")
+	f.Var(&o.buildArgs, "build-arg", "")
+	f.Var(&o.labels, "label", "")
+	f.BoolP("quiet", "q", false, "")
+	f.String("iidfile", "", "")
+	f.Bool("pull", false, "")
+	f.Bool("no-cache", false, "")
+	f.String("platform", "", "")
+	f.String("target", "", "")
+	f.String("network", "default", "")
+	c.support("file", "tag", "build-arg", "label")
+	return c, o
+}
+
+// readDockerfile reads the Dockerfile of the context ctxDir: file, or
+// the context's Dockerfile when file is empty.
+func readDockerfile(ctxDir, file string) ([]byte, error) {
+	if st, err := os.Stat(ctxDir); err != nil || !st.IsDir() {
+		return nil, &cliError{msg: fmt.Sprintf("unable to prepare context: path %q not found", ctxDir), code: 1}
+	}
+	if file == "" {
+		file = filepath.Join(ctxDir, "Dockerfile")
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &cliError{msg: fmt.Sprintf("unable to prepare context: unable to evaluate symlinks in Dockerfile path: lstat %s: no such file or directory", file), code: 1}
+	}
+	return src, nil
+}
+
+// buildArgValues are the --build-arg values by name, and the names, sorted,
+// the Dockerfile does not declare.
+func buildArgValues(buildArgs, declared []string) (values map[string]string, unused []string) {
+	values = map[string]string{}
+	for _, kv := range buildArgs {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue // a bare NAME not set in docker's environment is dropped
+		}
+		values[name] = val
+		if !slices.Contains(declared, name) {
+			unused = append(unused, name)
+		}
+	}
+	sort.Strings(unused)
+	return values, unused
+}
+
+// builtImage is the image a build of src with the build args makes: its
+// ID a digest of both, tagged with each tag in its familiar form.
+func builtImage(src []byte, values map[string]string, tags []string) imageRecord {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := []string{string(src)}
+	for _, k := range keys {
+		parts = append(parts, k+"="+values[k])
+	}
+	im := imageRecord{image: image{ID: digestOf(parts...), RepoTags: []string{}, RepoDigests: []string{}}, Args: values}
+	for _, t := range tags {
+		n, _ := reference.ParseNormalizedNamed(t)
+		im.RepoTags = append(im.RepoTags, reference.FamiliarString(reference.TagNameOnly(n)))
+	}
+	return im
 }
 
 // dockerfileArgs checks that the first instruction is FROM or ARG, as the

@@ -43,29 +43,85 @@ func (d *daemon) run(args []string) error {
 	if err != nil {
 		return err
 	}
-	image, cmdArgs := pos[0], pos[1:]
+	req, err := checkRunClient(o, pos[0], pos[1:])
+	if err != nil {
+		return err
+	}
+	if err := d.checkRunDaemon(o, req); err != nil {
+		return err
+	}
+	mode, err := d.checkServerReachable(o, req)
+	if err != nil {
+		return err
+	}
+	st, err := d.store()
+	if err != nil {
+		return err
+	}
+	if err := ensureImage(st, o.pull, req.image); err != nil {
+		return err
+	}
+	ctr := d.newContainer(o, req, mode)
+	if err := d.createAndStart(st, ctr); err != nil {
+		return err
+	}
+	fmt.Fprintln(d.stdout, ctr.ID)
+	return nil
+}
 
-	// The client's checks (parse in docker/cli opts.go).
+// runRequest is a `docker run` the client's checks passed: the image, the
+// command after it and the flag values parsed into what the daemon needs.
+type runRequest struct {
+	image       string
+	args        []string
+	ports       []portBinding
+	hostDevices []string
+	volumes     []volume
+}
+
+// checkRunClient makes the client's checks (parse in docker/cli opts.go),
+// in the client's order.
+func checkRunClient(o *runOptions, image string, args []string) (*runRequest, error) {
+	req := &runRequest{image: image, args: args}
 	switch o.pull {
 	case "always", "missing", "never":
 	default:
-		return runErr(fmt.Errorf(`invalid pull option: '%s': must be one of "always", "missing" or "never"`, o.pull))
+		return nil, runErr(fmt.Errorf(`invalid pull option: '%s': must be one of "always", "missing" or "never"`, o.pull))
 	}
 	ports, err := publishSpecs(o.publish.GetSlice())
 	if err != nil {
-		return runErr(err)
+		return nil, runErr(err)
 	}
-	var hostDevices []string
+	req.ports = ports
 	for _, dev := range o.devices.GetSlice() {
 		host, err := parseDevice(dev)
 		if err != nil {
-			return runErr(err)
+			return nil, runErr(err)
 		}
-		hostDevices = append(hostDevices, host)
+		req.hostDevices = append(req.hostDevices, host)
 	}
 	if err := checkSecurityOpts(o.securityOpt.GetSlice()); err != nil {
-		return runErr(err)
+		return nil, runErr(err)
 	}
+	if err := checkRunMode(o); err != nil {
+		return nil, err
+	}
+	for _, spec := range o.volumes.GetSlice() {
+		v, err := parseVolume(spec)
+		if err != nil {
+			return nil, runErr(err)
+		}
+		req.volumes = append(req.volumes, v)
+	}
+	if err := checkImage(image); err != nil {
+		return nil, runErr(err)
+	}
+	return req, nil
+}
+
+// checkRunMode refuses --restart with --rm, as docker does, and the run
+// modes the stand-in does not emulate: a restart policy, attached runs.
+func checkRunMode(o *runOptions) error {
 	if o.rm && o.restart != "no" && o.restart != "" {
 		return runErr(errors.New("conflicting options: cannot specify both --restart and --rm"))
 	}
@@ -75,19 +131,12 @@ func (d *daemon) run(args []string) error {
 	if !o.detach {
 		return stubErr("docker run without -d (attached) is not emulated")
 	}
-	var volumes []volume
-	for _, spec := range o.volumes.GetSlice() {
-		v, err := parseVolume(spec)
-		if err != nil {
-			return runErr(err)
-		}
-		volumes = append(volumes, v)
-	}
-	if err := checkImage(image); err != nil {
-		return runErr(err)
-	}
+	return nil
+}
 
-	// The daemon's checks.
+// checkRunDaemon makes the daemon's checks of the container's name, IPC
+// mode, security options, capabilities, devices and binds.
+func (d *daemon) checkRunDaemon(o *runOptions, req *runRequest) error {
 	if o.name != "" && !containerNamRE.MatchString(o.name) {
 		return runDaemonErr("Invalid container name (%s), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed", o.name)
 	}
@@ -104,64 +153,75 @@ func (d *daemon) run(args []string) error {
 			return runDaemonErr("%v", err)
 		}
 	}
-	for _, host := range hostDevices {
+	for _, host := range req.hostDevices {
 		if _, err := os.Stat(d.hostDevice(host)); err != nil {
 			return runDaemonErr("error gathering device information while adding custom device %q: no such file or directory", host)
 		}
 	}
-	for _, v := range volumes {
+	for _, v := range req.volumes {
 		if v.bind && v.source != v.target {
 			return stubErr("-v %s:%s: containers run on the host's filesystem, so only binds of a path onto itself are emulated", v.source, v.target)
 		}
 	}
+	return nil
+}
 
+// checkServerReachable returns the network mode and refuses a server the
+// stand-in could not reach as docker would. The stand-in server listens on
+// the host's loopback at its --port: that is only what docker would give
+// when the port is published on the same host port, to an address
+// loopback reaches, or when the container shares the host's network.
+func (d *daemon) checkServerReachable(o *runOptions, req *runRequest) (string, error) {
 	mode := o.network.NetworkMode()
 	switch mode {
 	case "default", "bridge", "host":
 	default:
-		return stubErr("--network %s is not emulated (only the default bridge and host)", mode)
+		return "", stubErr("--network %s is not emulated (only the default bridge and host)", mode)
 	}
-	// The stand-in server listens on the host's loopback at its --port:
-	// that is only what docker would give when the port is published on
-	// the same host port, to an address loopback reaches, or when the
-	// container shares the host's network.
-	port, host := serverAddr(cmdArgs)
-	if mode == "host" {
-		if len(ports) > 0 {
-			// The daemon's warning (moby daemon/create.go); the ports are
-			// dropped, the container is still created.
-			fmt.Fprintln(d.stderr, "WARNING: Published ports are discarded when using host network mode")
-			ports = nil
-		}
-		if host != "" && host != "0.0.0.0" && host != "::" && host != "127.0.0.1" && host != "localhost" {
-			return stubErr("the server binds %s on the host's network; the stand-in only emulates loopback or every interface", host)
-		}
-	} else {
+	port, host := serverAddr(req.args)
+	if mode != "host" {
 		if host != "" && host != "0.0.0.0" && host != "::" {
-			return stubErr("the server binds %s inside the container, which no published port reaches; the stand-in does not emulate an unreachable server", host)
+			return "", stubErr("the server binds %s inside the container, which no published port reaches; the stand-in does not emulate an unreachable server", host)
 		}
-		if !publishedOnLoopback(ports, port) {
-			return stubErr("the server's port %s/tcp is not published as 127.0.0.1:%[1]s:%[1]s; the stand-in only emulates a server published on the same loopback port", port)
+		if !publishedOnLoopback(req.ports, port) {
+			return "", stubErr("the server's port %s/tcp is not published as 127.0.0.1:%[1]s:%[1]s; the stand-in only emulates a server published on the same loopback port", port)
 		}
+		return mode, nil
 	}
+	if len(req.ports) > 0 {
+		// The daemon's warning (moby daemon/create.go); the ports are
+		// dropped, the container is still created.
+		fmt.Fprintln(d.stderr, "WARNING: Published ports are discarded when using host network mode")
+		req.ports = nil
+	}
+	if host != "" && host != "0.0.0.0" && host != "::" && host != "127.0.0.1" && host != "localhost" {
+		return "", stubErr("the server binds %s on the host's network; the stand-in only emulates loopback or every interface", host)
+	}
+	return mode, nil
+}
+
+// ensureImage applies --pull: never needs the image present; otherwise an
+// image not built or pulled before is pulled now.
+func ensureImage(st *store, pull, image string) error {
+	if pull == "never" {
+		if _, ok := st.findImage(image); !ok {
+			return runErr(fmt.Errorf("Error response from daemon: No such image: %s", image))
+		}
+		return nil
+	}
+	if err := st.pulled(image); err != nil {
+		return runErr(err)
+	}
+	return nil
+}
+
+// newContainer is the container the request describes, not yet created.
+func (d *daemon) newContainer(o *runOptions, req *runRequest, mode string) *container {
 	entrypoint := []string{"vllm", "serve"}
 	if o.entrypoint != "" {
 		// docker takes --entrypoint as one program name, no arguments;
 		// what follows the image is its command.
 		entrypoint = []string{o.entrypoint}
-	}
-
-	st, err := d.store()
-	if err != nil {
-		return err
-	}
-	// --pull missing: an image not built or pulled before is pulled now.
-	if o.pull == "never" {
-		if _, ok := st.findImage(image); !ok {
-			return runErr(fmt.Errorf("Error response from daemon: No such image: %s", image))
-		}
-	} else if err := st.pulled(image); err != nil {
-		return runErr(err)
 	}
 	labels := map[string]string{}
 	for _, l := range o.labels.GetSlice() {
@@ -169,20 +229,26 @@ func (d *daemon) run(args []string) error {
 		labels[k] = v
 	}
 	ctr := &container{
-		ID: newID(), Name: o.name, Image: image,
-		Entrypoint: entrypoint, Args: cmdArgs, Privileged: o.privileged, NetworkMode: mode,
-		Labels: labels, Ports: ports, AutoRemove: o.rm, StopTimeout: 10, Created: time.Now(),
+		ID: newID(), Name: o.name, Image: req.image,
+		Entrypoint: entrypoint, Args: req.args, Privileged: o.privileged, NetworkMode: mode,
+		Labels: labels, Ports: req.ports, AutoRemove: o.rm, StopTimeout: 10, Created: time.Now(),
 	}
 	if ctr.Name == "" {
 		ctr.Name = "fake_" + shortID(ctr.ID)
 	}
 	ctr.Env = d.containerEnv(ctr, o.env.GetSlice())
-	for _, v := range volumes {
+	for _, v := range req.volumes {
 		ctr.Mounts = append(ctr.Mounts, v.target)
 	}
 	if wd, err := os.Getwd(); err == nil {
 		ctr.HostDir = wd
 	}
+	return ctr
+}
+
+// createAndStart creates the container and starts it, removing it again
+// when its ports are taken or it does not start.
+func (d *daemon) createAndStart(st *store, ctr *container) error {
 	if err := st.create(ctr); err != nil {
 		return err
 	}
@@ -194,7 +260,6 @@ func (d *daemon) run(args []string) error {
 		st.remove(ctr.ID)
 		return err
 	}
-	fmt.Fprintln(d.stdout, ctr.ID)
 	return nil
 }
 

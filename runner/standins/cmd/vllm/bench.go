@@ -48,35 +48,18 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return pyError(stderr, "RuntimeError", err.Error())
 	}
-	tokenizerID := any(nil)
-	if !o.skipTokenizer {
-		tokenizerID = orDefault(o.tokenizer, modelID)
-	}
-
-	var samples []sampleRequest
-	if o.dataset == "hf" {
-		if err := loadTextDataset(o, getenv); err != nil {
-			return pyError(stderr, "ConnectionError", err.Error())
-		}
-		samples = textSamples(o)
-	} else {
-		samples = randomSamples(o)
+	samples, err := loadSamples(o, getenv)
+	if err != nil {
+		return pyError(stderr, "ConnectionError", err.Error())
 	}
 	if _, ok := o.sampling["temperature"]; !ok {
 		fmt.Fprintln(stdout, "WARNING: vllm bench serve no longer sets temperature==0 (greedy) in requests by default. The default will be determined on the server side and can be model/API specific. For the old behavior, include --temperature=0.")
-	}
-	extra := map[string]any{}
-	for k, v := range o.sampling {
-		extra[k] = v
-	}
-	for k, v := range o.extraBody {
-		extra[k] = v
 	}
 
 	base := time.Now()
 	client := &benchClient{
 		http: httpClient, apiURL: o.apiURL, chat: o.backend == "openai-chat",
-		model: orDefault(modelName, modelID), ignoreEOS: o.ignoreEOS, extra: extra, headers: o.headers,
+		model: orDefault(modelName, modelID), ignoreEOS: o.ignoreEOS, extra: requestExtras(o), headers: o.headers,
 		clock: func() float64 { return time.Since(base).Seconds() + 1000 },
 	}
 	result, err := benchmark(ctx, o, client, samples, o.skipTokenizer, stdout)
@@ -87,8 +70,43 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintln(stderr, "KeyboardInterrupt")
 		return 130
 	}
-
 	now := time.Now().Format("20060102-150405")
+	return writeOutcome(o, modelID, now, resultFile(o, modelID, now, result), getenv, stderr)
+}
+
+// loadSamples are the requests of the run: the hf dataset's (fetched
+// first when it must be) or random ones.
+func loadSamples(o benchOptions, getenv func(string) string) ([]sampleRequest, error) {
+	if o.dataset != "hf" {
+		return randomSamples(o), nil
+	}
+	if err := loadTextDataset(o, getenv); err != nil {
+		return nil, err
+	}
+	return textSamples(o), nil
+}
+
+// requestExtras are the fields every request carries beyond the prompt:
+// the sampling options, then --extra-body.
+func requestExtras(o benchOptions) map[string]any {
+	extra := map[string]any{}
+	for k, v := range o.sampling {
+		extra[k] = v
+	}
+	for k, v := range o.extraBody {
+		extra[k] = v
+	}
+	return extra
+}
+
+// resultFile is the result file's object: what the run was asked for,
+// the --metadata pairs, then benchmark's result, with the per-request
+// lists only under --save-detailed.
+func resultFile(o benchOptions, modelID, now string, result *pyjson.Object) *pyjson.Object {
+	tokenizerID := any(nil)
+	if !o.skipTokenizer {
+		tokenizerID = orDefault(o.tokenizer, modelID)
+	}
 	out := pyjson.NewObject().
 		Set("date", now).
 		Set("endpoint_type", o.backend).
@@ -115,6 +133,13 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 			out.Delete(key)
 		}
 	}
+	return out
+}
+
+// writeOutcome saves the result file when asked to (and the
+// FAKE_VLLM_BENCH_NO_OUTPUT knob allows), then kills the server the
+// FAKE_VLLM_BENCH_KILL_PIDFILE knob names; it returns the exit status.
+func writeOutcome(o benchOptions, modelID, now string, out *pyjson.Object, getenv func(string) string, stderr io.Writer) int {
 	if (o.save || o.appendResult) && getenv(envBenchNoOutput) != "true" {
 		if err := saveResult(o, modelID, now, out); err != nil {
 			return pyError(stderr, "OSError", err.Error())
@@ -177,31 +202,60 @@ func benchmark(ctx context.Context, o benchOptions, c *benchClient, samples []sa
 		limit = *o.maxConcurrency
 	}
 	sem := make(chan struct{}, limit)
-	test := samples[0]
+	if err := warmUp(ctx, o, c, samples[0], sem, stdout); err != nil {
+		return nil, err
+	}
+	printTraffic(stdout, o)
 
+	before := fetchSpecDecode(ctx, c.http, o.baseURL)
+	outs, duration := sendAll(ctx, o, c, samples, sem)
+	spec := specDelta(before, fetchSpecDecode(ctx, c.http, o.baseURL))
+
+	m := calculateMetrics(outs, duration, o.percentiles, o.goodput)
+	printFailures(stdout, outs)
+	fmt.Fprintln(stdout, "tip: install termplotlib and gnuplot to plot the metrics")
+
+	rep := &report{w: stdout, o: o}
+	rep.header(m, duration, noTokenizer)
+	res := benchResult(o, m, duration, outs, spec)
+	rep.latencies(res, m, outs, noTokenizer)
+	rep.spec(spec)
+	fmt.Fprintln(stdout, strings.Repeat("=", 50))
+	return res, nil
+}
+
+// warmUp makes the initial test run (waiting up to --ready-check-timeout-sec
+// for the server) and sends the --num-warmups requests, all of the test
+// prompt.
+func warmUp(ctx context.Context, o benchOptions, c *benchClient, test sampleRequest, sem chan struct{}, stdout io.Writer) error {
 	fmt.Fprintln(stdout, "Starting initial single prompt test run...")
 	if o.readyCheckTimeout > 0 {
 		if err := waitReady(ctx, c, test, time.Duration(o.readyCheckTimeout)*time.Second); err != nil {
-			return nil, err
+			return err
 		}
 		fmt.Fprintln(stdout, "Initial test run completed.")
 	} else {
 		fmt.Fprintln(stdout, "Skipping endpoint ready check.")
 	}
-	if o.numWarmups > 0 {
-		fmt.Fprintf(stdout, "Warming up with %d requests...\n", o.numWarmups)
-		var wg sync.WaitGroup
-		for i := range o.numWarmups {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				c.send(ctx, test, fmt.Sprintf("%swarmup-%d", o.requestIDPrefix, i))
-			})
-		}
-		wg.Wait()
-		fmt.Fprintln(stdout, "Warmup run completed.")
+	if o.numWarmups <= 0 {
+		return nil
 	}
+	fmt.Fprintf(stdout, "Warming up with %d requests...\n", o.numWarmups)
+	var wg sync.WaitGroup
+	for i := range o.numWarmups {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c.send(ctx, test, fmt.Sprintf("%swarmup-%d", o.requestIDPrefix, i))
+		})
+	}
+	wg.Wait()
+	fmt.Fprintln(stdout, "Warmup run completed.")
+	return nil
+}
 
+// printTraffic announces the main run and its traffic shape.
+func printTraffic(stdout io.Writer, o benchOptions) {
 	fmt.Fprintln(stdout, "Starting main benchmark run...")
 	distribution := "Poisson process"
 	if o.burstiness != 1 {
@@ -209,8 +263,12 @@ func benchmark(ctx context.Context, o benchOptions, c *benchClient, samples []sa
 	}
 	fmt.Fprintf(stdout, "Traffic request rate: %s\nBurstiness factor: %s (%s)\nMaximum request concurrency: %s\n",
 		pyFloatStr(o.requestRate), pyFloatStr(o.burstiness), distribution, pyIntOrNone(o.maxConcurrency))
+}
 
-	before := fetchSpecDecode(ctx, c.http, o.baseURL)
+// sendAll sends the samples at their arrival times, at most sem's capacity
+// at once, and returns each one's outcome and the run's duration in
+// seconds. A cancelled context stops further arrivals.
+func sendAll(ctx context.Context, o benchOptions, c *benchClient, samples []sampleRequest, sem chan struct{}) ([]requestOutput, float64) {
 	outs := make([]requestOutput, len(samples))
 	delays := arrivalDelays(len(samples), o.requestRate, o.burstiness, o.seed)
 	start := time.Now()
@@ -232,27 +290,30 @@ func benchmark(ctx context.Context, o benchOptions, c *benchClient, samples []sa
 		})
 	}
 	wg.Wait()
-	duration := c.clock() - startClock
-	spec := specDelta(before, fetchSpecDecode(ctx, c.http, o.baseURL))
+	return outs, c.clock() - startClock
+}
 
-	m := calculateMetrics(outs, duration, o.percentiles, o.goodput)
+// printFailures lists the errors of the first ten failed requests.
+func printFailures(stdout io.Writer, outs []requestOutput) {
 	var failed []requestOutput
 	for _, out := range outs {
 		if !out.success {
 			failed = append(failed, out)
 		}
 	}
-	if len(failed) > 0 {
-		fmt.Fprintln(stdout, "Failed requests during benchmark run detected (capping to 10):")
-		for i, f := range failed[:min(len(failed), 10)] {
-			fmt.Fprintf(stdout, "Error %d: %s\n", i, f.err)
-		}
+	if len(failed) == 0 {
+		return
 	}
-	fmt.Fprintln(stdout, "tip: install termplotlib and gnuplot to plot the metrics")
+	fmt.Fprintln(stdout, "Failed requests during benchmark run detected (capping to 10):")
+	for i, f := range failed[:min(len(failed), 10)] {
+		fmt.Fprintf(stdout, "Error %d: %s\n", i, f.err)
+	}
+}
 
-	rep := &report{w: stdout, o: o}
-	rep.header(m, duration, noTokenizer)
-
+// benchResult is benchmark()'s result before the latency summaries: the
+// totals and throughputs, the per-request lists and the speculative
+// decoding counts.
+func benchResult(o benchOptions, m benchMetrics, duration float64, outs []requestOutput, spec *specStats) *pyjson.Object {
 	res := pyjson.NewObject().
 		Set("duration", duration).
 		Set("completed", m.completed).
@@ -267,6 +328,24 @@ func benchmark(ctx context.Context, o benchOptions, c *benchClient, samples []sa
 	}
 	res.Set("output_throughput", m.outputThroughput).
 		Set("total_token_throughput", m.totalTokenThroughput)
+	setPerRequest(res, m, outs)
+	res.Set("max_output_tokens_per_s", m.maxOutputTokensPerSecond).
+		Set("max_concurrent_requests", m.maxConcurrentRequests).
+		Set("rtfx", 0.0)
+	if spec != nil {
+		res.Set("spec_decode_acceptance_rate", spec.acceptanceRate).
+			Set("spec_decode_acceptance_length", spec.acceptanceLength).
+			Set("spec_decode_num_drafts", spec.drafts).
+			Set("spec_decode_draft_tokens", spec.draftTokens).
+			Set("spec_decode_accepted_tokens", spec.accepted).
+			Set("spec_decode_per_position_acceptance_rates", spec.perPosition)
+	}
+	return res
+}
+
+// setPerRequest sets the lists of one value per request, in serve.py's
+// order.
+func setPerRequest(res *pyjson.Object, m benchMetrics, outs []requestOutput) {
 	var inputLens, outputLens []int
 	var ttfts, latencies, startTimes, queueTimes []float64
 	var itls [][]float64
@@ -284,41 +363,33 @@ func benchmark(ctx context.Context, o benchOptions, c *benchClient, samples []sa
 	}
 	res.Set("input_lens", inputLens).Set("output_lens", outputLens).Set("ttfts", ttfts).Set("itls", itls).
 		Set("latencies", latencies).Set("start_times", startTimes).Set("queue_times", queueTimes).
-		Set("generated_texts", texts).Set("errors", errs).
-		Set("max_output_tokens_per_s", m.maxOutputTokensPerSecond).
-		Set("max_concurrent_requests", m.maxConcurrentRequests).
-		Set("rtfx", 0.0)
-	if spec != nil {
-		res.Set("spec_decode_acceptance_rate", spec.acceptanceRate).
-			Set("spec_decode_acceptance_length", spec.acceptanceLength).
-			Set("spec_decode_num_drafts", spec.drafts).
-			Set("spec_decode_draft_tokens", spec.draftTokens).
-			Set("spec_decode_accepted_tokens", spec.accepted).
-			Set("spec_decode_per_position_acceptance_rates", spec.perPosition)
-	}
+		Set("generated_texts", texts).Set("errors", errs)
+}
 
+// latencies prints and records the latency summaries: the token latencies
+// when there is a tokenizer, end to end, and under --max-concurrency the
+// client's queueing.
+func (r *report) latencies(res *pyjson.Object, m benchMetrics, outs []requestOutput, noTokenizer bool) {
 	if !noTokenizer {
-		rep.metric(res, "ttft", "TTFT", "Time to First Token", m.ttft)
-		rep.metric(res, "tpot", "TPOT", "Time per Output Token (excl. 1st token)", m.tpot)
-		rep.metric(res, "itl", "ITL", "Inter-token Latency", m.itl)
+		r.metric(res, "ttft", "TTFT", "Time to First Token", m.ttft)
+		r.metric(res, "tpot", "TPOT", "Time per Output Token (excl. 1st token)", m.tpot)
+		r.metric(res, "itl", "ITL", "Inter-token Latency", m.itl)
 	}
-	rep.metric(res, "e2el", "E2EL", "End-to-end Latency", m.e2el)
-	if o.maxConcurrency != nil {
-		var queued, inclQueue []float64
-		for _, out := range outs {
-			if out.success {
-				queued = append(queued, out.queueTime)
-				inclQueue = append(inclQueue, out.latency+out.queueTime)
-			}
-		}
-		rep.metric(res, "client_queue_time", "Client Queue Time", "Client-side Queueing", summarize(queued, o.percentiles))
-		if !math.IsInf(o.requestRate, 1) {
-			rep.metric(res, "e2el_including_client_queue", "E2EL incl. Client Queue", "Queue-inclusive End-to-end Latency", summarize(inclQueue, o.percentiles))
+	r.metric(res, "e2el", "E2EL", "End-to-end Latency", m.e2el)
+	if r.o.maxConcurrency == nil {
+		return
+	}
+	var queued, inclQueue []float64
+	for _, out := range outs {
+		if out.success {
+			queued = append(queued, out.queueTime)
+			inclQueue = append(inclQueue, out.latency+out.queueTime)
 		}
 	}
-	rep.spec(spec)
-	fmt.Fprintln(stdout, strings.Repeat("=", 50))
-	return res, nil
+	r.metric(res, "client_queue_time", "Client Queue Time", "Client-side Queueing", summarize(queued, r.o.percentiles))
+	if !math.IsInf(r.o.requestRate, 1) {
+		r.metric(res, "e2el_including_client_queue", "E2EL incl. Client Queue", "Queue-inclusive End-to-end Latency", summarize(inclQueue, r.o.percentiles))
+	}
 }
 
 // arrivalDelays schedules requests like serve.py's get_request: all at once

@@ -91,24 +91,64 @@ func parseBenchArgs(args []string) (benchOptions, error) {
 	if err != nil {
 		return benchOptions{}, err
 	}
+	// The typed options are read in the parser's order, so the first bad
+	// value reported is the one argparse would report.
+	rd := &optionReader{r: r}
 	var o benchOptions
-	var errs []error
-	intOpt := func(name string, def int) int {
-		n, err := r.Int(name, def)
-		errs = append(errs, err)
-		return n
+	readTarget(rd, &o)
+	readLoad(rd, &o)
+	readSampling(rd, &o)
+	if err := joinFirst(rd.errs); err != nil {
+		return benchOptions{}, err
 	}
-	floatOpt := func(name string, def float64) float64 {
-		f, err := r.Float(name, def)
-		errs = append(errs, err)
-		return f
+	if err := readReporting(r, &o); err != nil {
+		return benchOptions{}, err
 	}
+	host, port := r.String("--host", "127.0.0.1"), r.String("--port", "8000")
+	o.baseURL = r.String("--base-url", "http://"+joinHostPort(host, port))
+	o.apiURL = o.baseURL + o.endpoint
+	if err := checkBenchOptions(r, o); err != nil {
+		return benchOptions{}, err
+	}
+	// vLLM forces ignore_eos for random datasets so every request runs to
+	// the requested length.
+	if o.dataset == "random" {
+		o.ignoreEOS = true
+	}
+	return o, nil
+}
 
-	o.backend, err = r.Choice("--backend", "openai", "openai", "vllm", "openai-chat")
-	errs = append(errs, err)
-	o.dataset, err = r.Choice("--dataset-name", "random", "sharegpt", "burstgpt", "sonnet", "random", "random-mm",
+// optionReader reads typed options, keeping every conversion error.
+type optionReader struct {
+	r    *argparse.Result
+	errs []error
+}
+
+func (rd *optionReader) int(name string, def int) int {
+	n, err := rd.r.Int(name, def)
+	rd.errs = append(rd.errs, err)
+	return n
+}
+
+func (rd *optionReader) float(name string, def float64) float64 {
+	f, err := rd.r.Float(name, def)
+	rd.errs = append(rd.errs, err)
+	return f
+}
+
+func (rd *optionReader) choice(name, def string, choices ...string) string {
+	c, err := rd.r.Choice(name, def, choices...)
+	rd.errs = append(rd.errs, err)
+	return c
+}
+
+// readTarget reads what the run talks to and what it sends: the backend,
+// the dataset, the model and the tokenizer.
+func readTarget(rd *optionReader, o *benchOptions) {
+	r := rd.r
+	o.backend = rd.choice("--backend", "openai", "openai", "vllm", "openai-chat")
+	o.dataset = rd.choice("--dataset-name", "random", "sharegpt", "burstgpt", "sonnet", "random", "random-mm",
 		"random-rerank", "hf", "custom", "custom_mm", "prefix_repetition", "spec_bench", "speed_bench")
-	errs = append(errs, err)
 	o.datasetPath = r.String("--dataset-path", "")
 	o.endpoint = r.String("--endpoint", "/v1/completions")
 	o.model = r.String("--model", "")
@@ -119,37 +159,47 @@ func parseBenchArgs(args []string) (benchOptions, error) {
 		l := r.String("--label", "")
 		o.label = &l
 	}
-	o.numPrompts = intOpt("--num-prompts", 1000)
-	o.seed = intOpt("--seed", 0)
-	o.inputLen = intOpt("--random-input-len", 1024)
-	o.outputLen = intOpt("--random-output-len", 128)
-	o.prefixLen = intOpt("--random-prefix-len", 0)
-	o.rangeRatio = floatOpt("--random-range-ratio", 0)
+}
+
+// readLoad reads the load: how many prompts of what lengths, at what rate
+// and concurrency, after what warm-up, and where the result goes.
+func readLoad(rd *optionReader, o *benchOptions) {
+	r := rd.r
+	o.numPrompts = rd.int("--num-prompts", 1000)
+	o.seed = rd.int("--seed", 0)
+	o.inputLen = rd.int("--random-input-len", 1024)
+	o.outputLen = rd.int("--random-output-len", 128)
+	o.prefixLen = rd.int("--random-prefix-len", 0)
+	o.rangeRatio = rd.float("--random-range-ratio", 0)
 	if r.Has("--input-len") {
-		o.inputLen = intOpt("--input-len", 0)
+		o.inputLen = rd.int("--input-len", 0)
 	}
 	if r.Has("--output-len") {
-		o.outputLen = intOpt("--output-len", 0)
+		o.outputLen = rd.int("--output-len", 0)
 	}
-	o.requestRate = floatOpt("--request-rate", math.Inf(1))
-	o.burstiness = floatOpt("--burstiness", 1)
+	o.requestRate = rd.float("--request-rate", math.Inf(1))
+	o.burstiness = rd.float("--burstiness", 1)
 	if r.Has("--max-concurrency") {
-		n := intOpt("--max-concurrency", 0)
+		n := rd.int("--max-concurrency", 0)
 		o.maxConcurrency = &n
 	}
-	o.numWarmups = intOpt("--num-warmups", 0)
-	o.readyCheckTimeout = intOpt("--ready-check-timeout-sec", 0)
+	o.numWarmups = rd.int("--num-warmups", 0)
+	o.readyCheckTimeout = rd.int("--ready-check-timeout-sec", 0)
 	o.ignoreEOS = r.Bool("--ignore-eos")
 	o.noStream = r.Bool("--no-stream")
 	o.hfSplit = r.String("--hf-split", "")
 	if r.Has("--hf-output-len") {
-		n := intOpt("--hf-output-len", 0)
+		n := rd.int("--hf-output-len", 0)
 		o.hfOutputLen = &n
 	}
 	o.save, o.saveDetailed, o.appendResult = r.Bool("--save-result"), r.Bool("--save-detailed"), r.Bool("--append-result")
 	o.resultDir, o.resultFilename = r.String("--result-dir", ""), r.String("--result-filename", "")
 	o.requestIDPrefix = r.String("--request-id-prefix", "bench-fake0000-")
+}
 
+// readSampling reads the sampling options given and --extra-body.
+func readSampling(rd *optionReader, o *benchOptions) {
+	r := rd.r
 	o.sampling = map[string]any{}
 	for _, s := range []struct{ flag, key string }{
 		{"--top-p", "top_p"}, {"--min-p", "min_p"}, {"--temperature", "temperature"},
@@ -157,37 +207,39 @@ func parseBenchArgs(args []string) (benchOptions, error) {
 		{"--repetition-penalty", "repetition_penalty"},
 	} {
 		if r.Has(s.flag) {
-			o.sampling[s.key] = floatOpt(s.flag, 0)
+			o.sampling[s.key] = rd.float(s.flag, 0)
 		}
 	}
 	if r.Has("--top-k") {
-		o.sampling["top_k"] = intOpt("--top-k", 0)
+		o.sampling["top_k"] = rd.int("--top-k", 0)
 	}
 	if raw := r.String("--extra-body", ""); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &o.extraBody); err != nil {
-			errs = append(errs, &argparse.Error{Prog: benchProg, Msg: fmt.Sprintf("argument --extra-body: invalid loads value: '%s'", raw)})
+			rd.errs = append(rd.errs, &argparse.Error{Prog: benchProg, Msg: fmt.Sprintf("argument --extra-body: invalid loads value: '%s'", raw)})
 		}
 	}
-	if err := joinFirst(errs); err != nil {
-		return benchOptions{}, err
-	}
+}
 
+// readReporting reads the options vLLM converts after parsing: the
+// percentiles, goodput objectives, metadata and headers.
+func readReporting(r *argparse.Result, o *benchOptions) error {
 	metrics := r.String("--percentile-metrics", "ttft,tpot,itl")
 	o.percentileMetrics = strings.Split(metrics, ",")
 	for _, p := range strings.Split(r.String("--metric-percentiles", "99"), ",") {
 		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil {
-			return benchOptions{}, fmt.Errorf("could not convert string to float: '%s'", p)
+			return fmt.Errorf("could not convert string to float: '%s'", p)
 		}
 		o.percentiles = append(o.percentiles, f)
 	}
+	var err error
 	if o.goodput, err = parseGoodput(r.Strings("--goodput")); err != nil {
-		return benchOptions{}, err
+		return err
 	}
 	for _, kv := range r.Strings("--metadata") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return benchOptions{}, fmt.Errorf("Invalid metadata format. Please use KEY=VALUE format.")
+			return fmt.Errorf("Invalid metadata format. Please use KEY=VALUE format.")
 		}
 		o.metadata = append(o.metadata, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
 	}
@@ -195,43 +247,39 @@ func parseBenchArgs(args []string) (benchOptions, error) {
 	for _, kv := range r.Strings("--header") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return benchOptions{}, fmt.Errorf("Invalid header format. Please use KEY=VALUE format.")
+			return fmt.Errorf("Invalid header format. Please use KEY=VALUE format.")
 		}
 		o.headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
+	return nil
+}
 
-	host, port := r.String("--host", "127.0.0.1"), r.String("--port", "8000")
-	o.baseURL = r.String("--base-url", "http://"+joinHostPort(host, port))
-	o.apiURL = o.baseURL + o.endpoint
-
+// checkBenchOptions refuses what vLLM refuses after parsing and what the
+// stand-in does not emulate.
+func checkBenchOptions(r *argparse.Result, o benchOptions) error {
 	switch {
 	case o.maxConcurrency != nil && *o.maxConcurrency <= 0:
-		return benchOptions{}, fmt.Errorf("--max-concurrency must be greater than 0")
+		return fmt.Errorf("--max-concurrency must be greater than 0")
 	case r.Has("--ramp-up-strategy"):
-		return benchOptions{}, fmt.Errorf("--ramp-up-strategy is not supported by this stand-in")
+		return fmt.Errorf("--ramp-up-strategy is not supported by this stand-in")
 	case (o.dataset == "random" || o.dataset == "random-mm") && o.datasetPath != "":
-		return benchOptions{}, fmt.Errorf("Cannot use '%s' dataset with --dataset-path. Please specify the appropriate --dataset-name (e.g., 'sharegpt', 'custom', 'sonnet') for your dataset file: %s", o.dataset, o.datasetPath)
+		return fmt.Errorf("Cannot use '%s' dataset with --dataset-path. Please specify the appropriate --dataset-name (e.g., 'sharegpt', 'custom', 'sonnet') for your dataset file: %s", o.dataset, o.datasetPath)
 	case o.dataset == "hf" && o.datasetPath == "":
-		return benchOptions{}, fmt.Errorf("--dataset-path is required for the hf dataset")
+		return fmt.Errorf("--dataset-path is required for the hf dataset")
 	case o.dataset == "hf" && textDatasets[o.datasetPath].defaultOutputLen == 0:
-		return benchOptions{}, fmt.Errorf("Unsupported dataset path: %s (this stand-in knows %s)", o.datasetPath, strings.Join(textDatasetPaths(), ", "))
+		return fmt.Errorf("Unsupported dataset path: %s (this stand-in knows %s)", o.datasetPath, strings.Join(textDatasetPaths(), ", "))
 	case o.dataset != "random" && o.dataset != "hf":
-		return benchOptions{}, fmt.Errorf("dataset %q is not available in this stand-in; use random or hf", o.dataset)
+		return fmt.Errorf("dataset %q is not available in this stand-in; use random or hf", o.dataset)
 	case o.backend == "openai-chat" && !strings.HasSuffix(o.apiURL, "chat/completions"):
-		return benchOptions{}, fmt.Errorf("OpenAI Chat Completions API URL must end with 'chat/completions'.")
+		return fmt.Errorf("OpenAI Chat Completions API URL must end with 'chat/completions'.")
 	case o.backend != "openai-chat" && !strings.HasSuffix(o.apiURL, "completions"):
-		return benchOptions{}, fmt.Errorf("OpenAI Completions API URL must end with 'completions' or 'profile'.")
+		return fmt.Errorf("OpenAI Completions API URL must end with 'completions' or 'profile'.")
 	case o.numPrompts <= 0:
-		return benchOptions{}, fmt.Errorf("--num-prompts must be positive in this stand-in, got %d", o.numPrompts)
+		return fmt.Errorf("--num-prompts must be positive in this stand-in, got %d", o.numPrompts)
 	case o.rangeRatio < 0 || o.rangeRatio >= 1:
-		return benchOptions{}, fmt.Errorf("random_range_ratio must be in [0, 1).")
+		return fmt.Errorf("random_range_ratio must be in [0, 1).")
 	}
-	// vLLM forces ignore_eos for random datasets so every request runs to
-	// the requested length.
-	if o.dataset == "random" {
-		o.ignoreEOS = true
-	}
-	return o, nil
+	return nil
 }
 
 func parseGoodput(pairs []string) (map[string]float64, error) {

@@ -184,13 +184,7 @@ func (e *engine) kill() {
 func runEngine(role string) int {
 	escaped := role != "core"
 	if escaped {
-		var err error
-		if role == "session" {
-			_, err = syscall.Setsid()
-		} else {
-			err = syscall.Setpgid(0, 0)
-		}
-		if err != nil {
+		if err := leaveGroup(role); err != nil {
 			fmt.Fprintf(os.Stderr, "engine core: leave the %s: %v\n", role, err)
 			return 1
 		}
@@ -200,13 +194,55 @@ func runEngine(role string) int {
 		fmt.Fprintf(os.Stderr, "engine core: %s: %v\n", envEngineConfig, err)
 		return 1
 	}
-	parent := os.Getppid()
 	toServer := os.NewFile(3, "engine-pipe")
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+	e := newEngineCore(cfg, escaped)
+	if code, loaded := e.load(); !loaded {
+		return code
+	}
+	fmt.Fprintln(toServer, msgReady)
+
+	e.waitForStop()
+	e.log.info("core.py:1313", "[shutdown] EngineCore: trigger received signal=SIGTERM")
+	e.log.info("core.py:1432", "[shutdown] EngineCore: start mode=abort timeout=0s")
+	e.log.info("core.py:1463", "[shutdown] EngineCore: request processing complete; starting resource teardown")
+	e.log.info("core.py:1326", "[shutdown] EngineCore: exiting busy loop")
+	if escaped {
+		return 0
+	}
+	fmt.Fprintln(toServer, msgStopped)
+	// Its parent ends it; without one it ends itself.
+	<-e.orphaned
+	return 0
+}
+
+// leaveGroup takes the engine out of the server's session ("session") or
+// process group (any other escape mode).
+func leaveGroup(role string) error {
+	if role == "session" {
+		_, err := syscall.Setsid()
+		return err
+	}
+	return syscall.Setpgid(0, 0)
+}
+
+// engineCore is the running engine process: its configuration, its logs,
+// and what stops it.
+type engineCore struct {
+	cfg      engineConfig
+	log      *vlog
+	errOut   io.Writer
+	sigs     chan os.Signal
+	orphaned chan struct{}
+}
+
+// newEngineCore starts watching for SIGTERM and SIGINT and, unless the
+// engine escaped, for the death of its parent.
+func newEngineCore(cfg engineConfig, escaped bool) *engineCore {
+	parent := os.Getppid()
+	e := &engineCore{cfg: cfg, sigs: make(chan os.Signal, 1), orphaned: make(chan struct{})}
+	signal.Notify(e.sigs, syscall.SIGTERM, os.Interrupt)
 	// A parent gone without a word (SIGKILL) is what Pdeathsig reports;
 	// looking also covers a parent whose death the kernel did not signal.
-	orphaned := make(chan struct{})
 	go func() {
 		if escaped {
 			return
@@ -214,77 +250,79 @@ func runEngine(role string) int {
 		for os.Getppid() == parent {
 			time.Sleep(50 * time.Millisecond)
 		}
-		close(orphaned)
+		close(e.orphaned)
 	}()
-	out := &lockedWriter{w: os.Stdout}
-	log := &vlog{w: newPrefixWriter(out, fmt.Sprintf("(EngineCore pid=%d) ", os.Getpid()))}
-	errOut := newPrefixWriter(&lockedWriter{w: os.Stderr}, fmt.Sprintf("(EngineCore pid=%d) ", os.Getpid()))
+	prefix := fmt.Sprintf("(EngineCore pid=%d) ", os.Getpid())
+	e.log = &vlog{w: newPrefixWriter(&lockedWriter{w: os.Stdout}, prefix)}
+	e.errOut = newPrefixWriter(&lockedWriter{w: os.Stderr}, prefix)
+	return e
+}
 
+// load loads the model, split as vLLM logs it, each time said the time
+// taken. loaded is false when the engine must end instead, with exit
+// status code: stopped during the load (0) or failed as
+// FAKE_VLLM_EXIT_DURING_LOAD asks (1).
+func (e *engineCore) load() (code int, loaded bool) {
+	cfg := e.cfg
 	spec := "None"
 	if cfg.SpecTokens > 0 {
 		spec = fmt.Sprintf("SpeculativeConfig(method='ngram', model=None, num_spec_tokens=%d)", cfg.SpecTokens)
 	}
-	log.info("core.py:116", "Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=%s, tokenizer='%s', max_seq_len=%d", engineVersion, cfg.Model, spec, cfg.Model, cfg.MaxModelLen)
-	log.info("model_runner.py:284", "Loading model from scratch...")
-	// The load, split as vLLM logs it; each time said is the time taken.
-	phase := func(share float64) (time.Duration, bool) {
-		start := time.Now()
-		t := time.NewTimer(time.Duration(float64(cfg.Load) * share))
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return time.Since(start), true
-		case <-sigs:
-		case <-orphaned:
-		}
+	e.log.info("core.py:116", "Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=%s, tokenizer='%s', max_seq_len=%d", engineVersion, cfg.Model, spec, cfg.Model, cfg.MaxModelLen)
+	e.log.info("model_runner.py:284", "Loading model from scratch...")
+	weights, ok := e.phase(0.15)
+	if !ok {
 		return 0, false
 	}
-	weights, ok := phase(0.15)
+	e.log.info("default_loader.py:430", "Loading weights took %.2f seconds", weights.Seconds())
+	rest, ok := e.phase(0.05)
 	if !ok {
-		return 0
+		return 0, false
 	}
-	log.info("default_loader.py:430", "Loading weights took %.2f seconds", weights.Seconds())
-	rest, ok := phase(0.05)
-	if !ok {
-		return 0
-	}
-	log.info("model_runner.py:305", "Model loading took 0.01 GiB and %.6f seconds", (weights + rest).Seconds())
+	e.log.info("model_runner.py:305", "Model loading took 0.01 GiB and %.6f seconds", (weights + rest).Seconds())
 	if cfg.ExitCode != 0 {
-		engineTraceback(log, errOut, cfg.ExitMessage)
-		return 1
+		engineTraceback(e.log, e.errOut, cfg.ExitMessage)
+		return 1, false
 	}
 	initStart := time.Now()
-	compile, ok := phase(0.3)
+	compile, ok := e.phase(0.3)
 	if !ok {
-		return 0
+		return 0, false
 	}
-	log.info("monitor.py:53", "torch.compile took %.2f s in total", compile.Seconds())
-	graphs, ok := phase(0.2)
+	e.log.info("monitor.py:53", "torch.compile took %.2f s in total", compile.Seconds())
+	graphs, ok := e.phase(0.2)
 	if !ok {
-		return 0
+		return 0, false
 	}
-	log.info("model_runner.py:747", "Graph capturing finished in %.0f secs, took 0.15 GiB", graphs.Seconds())
-	if _, ok := phase(0.3); !ok {
-		return 0
+	e.log.info("model_runner.py:747", "Graph capturing finished in %.0f secs, took 0.15 GiB", graphs.Seconds())
+	if _, ok := e.phase(0.3); !ok {
+		return 0, false
 	}
-	log.info("core.py:340", "init engine (profile, create kv cache, warmup model) took %.2f s (compilation: %.2f s)", time.Since(initStart).Seconds(), compile.Seconds())
-	fmt.Fprintln(toServer, msgReady)
+	e.log.info("core.py:340", "init engine (profile, create kv cache, warmup model) took %.2f s (compilation: %.2f s)", time.Since(initStart).Seconds(), compile.Seconds())
+	return 0, true
+}
 
+// phase spends share of the load's time and returns how long it took;
+// ok is false when a signal or the parent's death cut it short.
+func (e *engineCore) phase(share float64) (took time.Duration, ok bool) {
+	start := time.Now()
+	t := time.NewTimer(time.Duration(float64(e.cfg.Load) * share))
+	defer t.Stop()
 	select {
-	case <-sigs:
-	case <-orphaned:
+	case <-t.C:
+		return time.Since(start), true
+	case <-e.sigs:
+	case <-e.orphaned:
 	}
-	log.info("core.py:1313", "[shutdown] EngineCore: trigger received signal=SIGTERM")
-	log.info("core.py:1432", "[shutdown] EngineCore: start mode=abort timeout=0s")
-	log.info("core.py:1463", "[shutdown] EngineCore: request processing complete; starting resource teardown")
-	log.info("core.py:1326", "[shutdown] EngineCore: exiting busy loop")
-	if escaped {
-		return 0
+	return 0, false
+}
+
+// waitForStop waits for a signal or the parent's death.
+func (e *engineCore) waitForStop() {
+	select {
+	case <-e.sigs:
+	case <-e.orphaned:
 	}
-	fmt.Fprintln(toServer, msgStopped)
-	// Its parent ends it; without one it ends itself.
-	<-orphaned
-	return 0
 }
 
 // engineVersion is the vLLM release whose logs the stand-in follows.

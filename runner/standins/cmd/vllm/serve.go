@@ -18,94 +18,46 @@ import (
 // runServe imitates "vllm serve": log the start-up, load (wait), listen,
 // serve until cancelled, and shut down cleanly.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	out := &lockedWriter{w: stdout}
-
-	k := &knobs{getenv: getenv}
-	cfg := openai.Config{
-		Accuracy:     k.float(envAccuracy, 1),
-		TokenDelay:   k.duration(envTokenDelay, 0),
-		StartupDelay: k.duration(envStartupDelay, 0),
-		Faults: openai.Faults{
-			DieAfterRequests:       k.int(envDieAfterRequests, 0),
-			UnhealthyAfterRequests: k.int(envUnhealthyAfter, 0),
-			NeverHealthy:           k.bool(envNeverHealthy),
-		},
-	}
-	exitDuringLoad := k.int(envExitDuringLoad, 0)
-	exitMessage := k.string(envExitMessage, defaultExitMessage)
-	argvLog := getenv(envArgvLog)
-	noSpeculation := k.bool(envNoSpeculation)
-	if k.err != nil {
-		fmt.Fprintf(stderr, "vllm serve: %v\n", k.err)
+	sk, err := readServeKnobs(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "vllm serve: %v\n", err)
 		return 1
 	}
-	if argvLog != "" {
-		if err := appendArgv(argvLog, append([]string{"vllm", "serve"}, args...)); err != nil {
+	if sk.argvLog != "" {
+		if err := appendArgv(sk.argvLog, append([]string{"vllm", "serve"}, args...)); err != nil {
 			fmt.Fprintf(stderr, "vllm serve: %v\n", err)
 			return 1
 		}
 	}
-
 	a, err := parseServeArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "usage: vllm serve [model_tag] [options]\nvllm serve: error: %v\n", err)
 		return 2
 	}
-	cfg.Model, cfg.ServedModelNames, cfg.MaxModelLen = a.model, a.servedNames, a.maxModelLen
-	cfg.NumSpeculativeTokens = a.speculativeTokens()
-	cfg.AutoToolChoice, cfg.ToolCallParser = a.autoToolChoice, a.toolCallParser
-	if dir := getenv(envBFCLData); dir != "" {
-		if cfg.ToolAnswers, err = openai.LoadBFCLAnswers(dir); err != nil {
-			fmt.Fprintf(stderr, "vllm serve: %s: %v\n", envBFCLData, err)
-			return 1
-		}
-	}
-	if noSpeculation {
-		// A server that took the flag and never drafted: vLLM
-		// reports no acceptance then.
-		cfg.NumSpeculativeTokens = 0
-	}
-	if cfg.MaxModelLen == 0 {
-		cfg.MaxModelLen = openai.DefaultMaxModelLen
+	cfg, err := serverConfig(sk, a, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "vllm serve: %s: %v\n", envBFCLData, err)
+		return 1
 	}
 
 	// Every line of the API server's process carries its prefix, as
 	// vLLM 0.26.0 writes it; the engine's carry the engine's.
 	prefix := fmt.Sprintf("(APIServer pid=%d) ", os.Getpid())
-	log := &vlog{w: newPrefixWriter(out, prefix)}
+	log := &vlog{w: newPrefixWriter(&lockedWriter{w: stdout}, prefix)}
 	errOut := newPrefixWriter(&lockedWriter{w: stderr}, prefix)
 	cfg.AccessLog = log.w
-
-	log.info("api_utils.py:273", "non-default args: %s", a.pythonRepr())
-	log.info("model.py:623", "Resolved architecture: FakeForCausalLM")
-	log.info("model.py:1788", "Using max model len %d", cfg.MaxModelLen)
-	if n := cfg.NumSpeculativeTokens; n > 0 {
-		log.info("speculative.py:612", "Speculative decoding enabled: method=%s, num_speculative_tokens=%d", orDefault(a.specMethod, "draft_model"), n)
-	}
+	logResolved(log, a, cfg)
 
 	// The engine loads the model in a process of its own; the server
 	// listens once it is ready, as vLLM does.
-	eng, err := startEngine(getenv, engineConfig{
+	eng, code, ok := loadEngine(ctx, getenv, engineConfig{
 		Model: a.model, MaxModelLen: cfg.MaxModelLen, SpecTokens: cfg.NumSpeculativeTokens,
-		Load: cfg.StartupDelay, ExitCode: exitDuringLoad, ExitMessage: exitMessage,
-	}, stdout, stderr) // a file is inherited, as vLLM's engine inherits it
-	if err != nil {
-		fmt.Fprintf(stderr, "vllm serve: %v\n", err)
-		return 1
+		Load: cfg.StartupDelay, ExitCode: sk.exitDuringLoad, ExitMessage: sk.exitMessage,
+	}, errOut, stdout, stderr)
+	if !ok {
+		return code
 	}
 	cfg.StartupDelay = 0
-	if err := eng.waitReady(ctx.Done()); err != nil {
-		if errors.Is(err, errCanceled) {
-			// Stopped during the load: the recordings show nothing
-			// printed then.
-			eng.kill()
-			return 0
-		}
-		<-eng.exited
-		apiServerTraceback(errOut)
-		return max(exitDuringLoad, 1)
-	}
-
 	if f := getenv(envPidFile); f != "" {
 		if err := os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 			fmt.Fprintf(stderr, "vllm serve: %v\n", err)
@@ -113,8 +65,104 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return 1
 		}
 	}
-	srv := openai.NewServer(cfg)
 	addr := net.JoinHostPort(loopbackHost(a.host), strconv.Itoa(a.port))
+	return serveUntilDone(ctx, openai.NewServer(cfg), addr, getenv, eng, log, errOut, stderr)
+}
+
+// serveKnobs are the FAKE_VLLM_* knobs of a server.
+type serveKnobs struct {
+	// base is the server's configuration the knobs set.
+	base           openai.Config
+	exitDuringLoad int
+	exitMessage    string
+	argvLog        string
+	noSpeculation  bool
+}
+
+// readServeKnobs reads the server's knobs, failing on the first bad value.
+func readServeKnobs(getenv func(string) string) (serveKnobs, error) {
+	k := &knobs{getenv: getenv}
+	sk := serveKnobs{
+		base: openai.Config{
+			Accuracy:     k.float(envAccuracy, 1),
+			TokenDelay:   k.duration(envTokenDelay, 0),
+			StartupDelay: k.duration(envStartupDelay, 0),
+			Faults: openai.Faults{
+				DieAfterRequests:       k.int(envDieAfterRequests, 0),
+				UnhealthyAfterRequests: k.int(envUnhealthyAfter, 0),
+				NeverHealthy:           k.bool(envNeverHealthy),
+			},
+		},
+		exitDuringLoad: k.int(envExitDuringLoad, 0),
+		exitMessage:    k.string(envExitMessage, defaultExitMessage),
+		argvLog:        getenv(envArgvLog),
+		noSpeculation:  k.bool(envNoSpeculation),
+	}
+	return sk, k.err
+}
+
+// serverConfig is the server's configuration: the knobs', the command
+// line's model, length, speculation and tool calling, and the BFCL answers
+// FAKE_VLLM_BFCL_DATA names.
+func serverConfig(sk serveKnobs, a serveArgs, getenv func(string) string) (openai.Config, error) {
+	cfg := sk.base
+	cfg.Model, cfg.ServedModelNames, cfg.MaxModelLen = a.model, a.servedNames, a.maxModelLen
+	cfg.NumSpeculativeTokens = a.speculativeTokens()
+	cfg.AutoToolChoice, cfg.ToolCallParser = a.autoToolChoice, a.toolCallParser
+	if dir := getenv(envBFCLData); dir != "" {
+		answers, err := openai.LoadBFCLAnswers(dir)
+		if err != nil {
+			return openai.Config{}, err
+		}
+		cfg.ToolAnswers = answers
+	}
+	if sk.noSpeculation {
+		// A server that took the flag and never drafted: vLLM
+		// reports no acceptance then.
+		cfg.NumSpeculativeTokens = 0
+	}
+	if cfg.MaxModelLen == 0 {
+		cfg.MaxModelLen = openai.DefaultMaxModelLen
+	}
+	return cfg, nil
+}
+
+// logResolved logs what vLLM resolves before it loads the model.
+func logResolved(log *vlog, a serveArgs, cfg openai.Config) {
+	log.info("api_utils.py:273", "non-default args: %s", a.pythonRepr())
+	log.info("model.py:623", "Resolved architecture: FakeForCausalLM")
+	log.info("model.py:1788", "Using max model len %d", cfg.MaxModelLen)
+	if n := cfg.NumSpeculativeTokens; n > 0 {
+		log.info("speculative.py:612", "Speculative decoding enabled: method=%s, num_speculative_tokens=%d", orDefault(a.specMethod, "draft_model"), n)
+	}
+}
+
+// loadEngine starts the engine and waits until it has loaded the model.
+// ok is false when the server must end instead, with exit status code:
+// stopped during the load, the engine failed, or it could not start.
+func loadEngine(ctx context.Context, getenv func(string) string, ec engineConfig, errOut, stdout, stderr io.Writer) (eng *engine, code int, ok bool) {
+	eng, err := startEngine(getenv, ec, stdout, stderr) // a file is inherited, as vLLM's engine inherits it
+	if err != nil {
+		fmt.Fprintf(stderr, "vllm serve: %v\n", err)
+		return nil, 1, false
+	}
+	if err := eng.waitReady(ctx.Done()); err != nil {
+		if errors.Is(err, errCanceled) {
+			// Stopped during the load: the recordings show nothing
+			// printed then.
+			eng.kill()
+			return nil, 0, false
+		}
+		<-eng.exited
+		apiServerTraceback(errOut)
+		return nil, max(ec.ExitCode, 1), false
+	}
+	return eng, 0, true
+}
+
+// serveUntilDone listens at addr and serves until cancelled (a clean
+// shutdown) or until the server ends by itself (a dead engine).
+func serveUntilDone(ctx context.Context, srv *openai.Server, addr string, getenv func(string) string, eng *engine, log *vlog, errOut, stderr io.Writer) int {
 	if err := srv.Start(ctx, addr); err != nil {
 		if ctx.Err() != nil {
 			return shutdown(log, errOut, stderr, eng)
@@ -126,13 +174,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer srv.Close()
 	go plant(ctx, getenv(envPlantFrom), getenv(envPlantInto), func() bool { return srv.Stats().Requests > 0 })
 	go rewrite(ctx, getenv(envRewriteInto), getenv(envRewriteScore))
-	log.info("api_server.py:673", "Supported tasks: ['generate']")
-	log.info("api_server.py:677", "Starting vLLM server on http://%s", srv.Addr())
-	log.info("launcher.py:37", "Available routes are:")
-	for _, route := range []string{"/health, Methods: GET", "/ping, Methods: GET", "/ping, Methods: POST", "/version, Methods: GET", "/v1/models, Methods: GET", "/v1/completions, Methods: POST", "/v1/chat/completions, Methods: POST", "/metrics, Methods: GET"} {
-		log.info("launcher.py:46", "Route: %s", route)
-	}
-	fmt.Fprintf(errOut, "INFO:     Started server process [%d]\nINFO:     Waiting for application startup.\nINFO:     Application startup complete.\n", os.Getpid())
+	logListening(log, errOut, srv.Addr())
 
 	select {
 	case <-ctx.Done():
@@ -145,6 +187,18 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		eng.kill()
 		return 1
 	}
+}
+
+// logListening logs the routes and uvicorn's start as vLLM does once it
+// listens.
+func logListening(log *vlog, errOut io.Writer, addr string) {
+	log.info("api_server.py:673", "Supported tasks: ['generate']")
+	log.info("api_server.py:677", "Starting vLLM server on http://%s", addr)
+	log.info("launcher.py:37", "Available routes are:")
+	for _, route := range []string{"/health, Methods: GET", "/ping, Methods: GET", "/ping, Methods: POST", "/version, Methods: GET", "/v1/models, Methods: GET", "/v1/completions, Methods: POST", "/v1/chat/completions, Methods: POST", "/metrics, Methods: GET"} {
+		log.info("launcher.py:46", "Route: %s", route)
+	}
+	fmt.Fprintf(errOut, "INFO:     Started server process [%d]\nINFO:     Waiting for application startup.\nINFO:     Application startup complete.\n", os.Getpid())
 }
 
 // shutdown is vLLM 0.26.0's [shutdown] sequence after SIGTERM: the API

@@ -122,25 +122,11 @@ func (c *benchClient) payload(s sampleRequest) map[string]any {
 // returned, as the benchmark reports them per request.
 func (c *benchClient) send(ctx context.Context, s sampleRequest, requestID string) requestOutput {
 	out := requestOutput{promptLen: s.promptLen}
-	body, err := json.Marshal(c.payload(s))
+	req, err := c.newRequest(ctx, s, requestID)
 	if err != nil {
 		out.err = err.Error()
 		return out
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.apiURL, bytes.NewReader(body))
-	if err != nil {
-		out.err = err.Error()
-		return out
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if key := os.Getenv("OPENAI_API_KEY"); key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	req.Header.Set("x-request-id", requestID)
-	for k, v := range c.headers {
-		req.Header.Set(k, v)
-	}
-
 	start := c.clock()
 	out.startTime = start
 	resp, err := c.http.Do(req)
@@ -154,29 +140,63 @@ func (c *benchClient) send(ctx context.Context, s sampleRequest, requestID strin
 		out.err = http.StatusText(resp.StatusCode)
 		return out
 	}
+	c.readStream(resp.Body, start, &out)
+	return out
+}
 
+// newRequest is the streamed completion request for s, with the API key,
+// the request ID and the --header values.
+func (c *benchClient) newRequest(ctx context.Context, s sampleRequest, requestID string) (*http.Request, error) {
+	body, err := json.Marshal(c.payload(s))
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.apiURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key := os.Getenv("OPENAI_API_KEY"); key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	req.Header.Set("x-request-id", requestID)
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	return req, nil
+}
+
+// streamChunk is one server-sent event of a streamed completion or chat
+// completion.
+type streamChunk struct {
+	Choices []struct {
+		Text  *string `json:"text"`
+		Delta struct {
+			Content *string `json:"content"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		CompletionTokens int  `json:"completion_tokens"`
+		PromptTokens     *int `json:"prompt_tokens"`
+	} `json:"usage"`
+}
+
+// readStream reads the server-sent events of a response that started at
+// start into out: the time to the first token, the gaps between the
+// others, the text and the usage. A request that never got a token fails,
+// as in vLLM.
+func (c *benchClient) readStream(body io.Reader, start float64, out *requestOutput) {
 	var text strings.Builder
 	first, last := true, start
-	rd := bufio.NewReaderSize(resp.Body, 64<<10)
+	rd := bufio.NewReaderSize(body, 64<<10)
 	for {
 		line, err := rd.ReadString('\n')
 		if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok && data != "[DONE]" {
 			now := c.clock()
-			var chunk struct {
-				Choices []struct {
-					Text  *string `json:"text"`
-					Delta struct {
-						Content *string `json:"content"`
-					} `json:"delta"`
-				} `json:"choices"`
-				Usage *struct {
-					CompletionTokens int  `json:"completion_tokens"`
-					PromptTokens     *int `json:"prompt_tokens"`
-				} `json:"usage"`
-			}
+			var chunk streamChunk
 			if jerr := json.Unmarshal([]byte(data), &chunk); jerr != nil {
 				out.err = fmt.Sprintf("json.decoder.JSONDecodeError: %v", jerr)
-				return out
+				return
 			}
 			if len(chunk.Choices) > 0 {
 				if first {
@@ -202,7 +222,7 @@ func (c *benchClient) send(ctx context.Context, s sampleRequest, requestID strin
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				out.err = pythonishError(err)
-				return out
+				return
 			}
 			break
 		}
@@ -211,10 +231,9 @@ func (c *benchClient) send(ctx context.Context, s sampleRequest, requestID strin
 	out.latency = last - start
 	if first {
 		out.err = "Never received a valid chunk to calculate TTFT. This response will be marked as failed!"
-		return out
+		return
 	}
 	out.success = true
-	return out
 }
 
 // pythonishError renders a transport failure the way aiohttp's traceback

@@ -143,59 +143,137 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// execute runs `aiperf profile` with its options: one profile per point of
+// the sweep, each exported as aiperf writes it.
 func execute(ctx context.Context, o options, stdout io.Writer) error {
-	model, base, out := o.get("--model"), strings.TrimSuffix(o.get("--url"), "/"), o.get("--output-artifact-dir")
-	if model == "" {
-		return fmt.Errorf("--model is required")
-	}
-	if base == "" {
-		base = "http://localhost:8000"
-	}
-	if out == "" {
-		out = "artifacts"
-	}
-	endpoint := "/v1/chat/completions"
-	switch t := o.get("--endpoint-type"); t {
-	case "", "chat":
-	case "completions":
-		endpoint = "/v1/completions"
-	default:
-		return fmt.Errorf("fake aiperf: --endpoint-type %s is not emulated", t)
-	}
-	conc, err := ints("concurrency", o.get("--concurrency"), 1)
+	t, err := readTarget(o)
 	if err != nil {
 		return err
+	}
+	sw, err := readSweep(o)
+	if err != nil {
+		return err
+	}
+	extra, err := extraInputs(o.values["--extra-inputs"])
+	if err != nil {
+		return err
+	}
+	outTokens, err := intOption(o, "--output-tokens-mean", 16)
+	if err != nil {
+		return err
+	}
+	inTokens, err := intOption(o, "--synthetic-input-tokens-mean", 16)
+	if err != nil {
+		return err
+	}
+	for _, p := range sw.points {
+		dir := sw.dir(t.out, p)
+		res := profile(ctx, t.base+t.endpoint, t.model, t.endpoint != "/v1/completions", o.bools["--streaming"], p, inTokens, outTokens, extra)
+		if err := writeExport(dir, res, o.bools["--streaming"]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "fake aiperf: concurrency %d, %d requests: %.2f req/s, %d errors -> %s\n", p.concurrency, p.requests, res.throughput, res.errors, dir)
+	}
+	return nil
+}
+
+// target is what a profile talks to and where it writes.
+type target struct {
+	model, base, endpoint, out string
+}
+
+// readTarget reads the model, the server's URL and endpoint, and the
+// artifact directory, with aiperf's defaults.
+func readTarget(o options) (target, error) {
+	t := target{model: o.get("--model"), base: strings.TrimSuffix(o.get("--url"), "/"), out: o.get("--output-artifact-dir")}
+	if t.model == "" {
+		return target{}, fmt.Errorf("--model is required")
+	}
+	if t.base == "" {
+		t.base = "http://localhost:8000"
+	}
+	if t.out == "" {
+		t.out = "artifacts"
+	}
+	t.endpoint = "/v1/chat/completions"
+	switch et := o.get("--endpoint-type"); et {
+	case "", "chat":
+	case "completions":
+		t.endpoint = "/v1/completions"
+	default:
+		return target{}, fmt.Errorf("fake aiperf: --endpoint-type %s is not emulated", et)
+	}
+	return t, nil
+}
+
+// sweep is the points a profile runs: one, or a sweep over lists of
+// concurrencies and request counts.
+type sweep struct {
+	conc, reqs []int
+	points     []point
+}
+
+// readSweep reads --concurrency, --request-count and --sweep-type into
+// the points to run, in aiperf's order.
+func readSweep(o options) (sweep, error) {
+	conc, err := ints("concurrency", o.get("--concurrency"), 1)
+	if err != nil {
+		return sweep{}, err
 	}
 	reqs, err := ints("request count", o.get("--request-count"), 10)
 	if err != nil {
-		return err
+		return sweep{}, err
 	}
-	sweep := len(conc) > 1 || len(reqs) > 1
-	var points []point
+	sw := sweep{conc: conc, reqs: reqs}
 	switch st := o.get("--sweep-type"); {
-	case st != "" && !sweep:
-		return fmt.Errorf("--sweep-type %s needs a list in --concurrency or another sweepable option", st)
+	case st != "" && !sw.swept():
+		return sweep{}, fmt.Errorf("--sweep-type %s needs a list in --concurrency or another sweepable option", st)
 	case st == "zip":
 		if len(conc) != len(reqs) && len(conc) > 1 && len(reqs) > 1 {
-			return fmt.Errorf("--sweep-type zip needs lists of the same length, got %d and %d", len(conc), len(reqs))
+			return sweep{}, fmt.Errorf("--sweep-type zip needs lists of the same length, got %d and %d", len(conc), len(reqs))
 		}
 		for i := 0; i < max(len(conc), len(reqs)); i++ {
-			points = append(points, point{conc[min(i, len(conc)-1)], reqs[min(i, len(reqs)-1)]})
+			sw.points = append(sw.points, point{conc[min(i, len(conc)-1)], reqs[min(i, len(reqs)-1)]})
 		}
 	case st == "" || st == "grid":
 		for _, c := range conc {
 			for _, r := range reqs {
-				points = append(points, point{c, r})
+				sw.points = append(sw.points, point{c, r})
 			}
 		}
 	default:
-		return fmt.Errorf("Invalid value for --sweep-type: %q; choose from grid, zip", st)
+		return sweep{}, fmt.Errorf("Invalid value for --sweep-type: %q; choose from grid, zip", st)
 	}
+	return sw, nil
+}
+
+// swept reports whether any option is a list, which makes a sweep.
+func (sw sweep) swept() bool { return len(sw.conc) > 1 || len(sw.reqs) > 1 }
+
+// dir is the point's folder under out, named as aiperf's
+// config/sweep/config.py names it; a run that is no sweep writes to out.
+func (sw sweep) dir(out string, p point) string {
+	if !sw.swept() {
+		return out
+	}
+	var parts []string
+	if len(sw.conc) > 1 {
+		parts = append(parts, fmt.Sprintf("concurrency_%d", p.concurrency))
+	}
+	if len(sw.reqs) > 1 {
+		parts = append(parts, fmt.Sprintf("requests_%d", p.requests))
+	}
+	return filepath.Join(out, strings.Join(parts, "__"))
+}
+
+// extraInputs reads --extra-inputs name:value pairs; a value that is JSON
+// is sent as what it decodes to, any other as a string.
+func extraInputs(pairs []string) (map[string]any, error) {
 	extra := map[string]any{}
-	for _, kv := range o.values["--extra-inputs"] {
+	for _, kv := range pairs {
 		k, v, ok := strings.Cut(kv, ":")
 		if !ok || k == "" {
-			return fmt.Errorf("Invalid input format for --extra-inputs: %q. Expected input format: 'input_name:value'", kv)
+			return nil, fmt.Errorf("Invalid input format for --extra-inputs: %q. Expected input format: 'input_name:value'", kv)
 		}
 		var parsed any
 		if json.Unmarshal([]byte(v), &parsed) != nil {
@@ -203,37 +281,20 @@ func execute(ctx context.Context, o options, stdout io.Writer) error {
 		}
 		extra[k] = parsed
 	}
-	outTokens := 16
-	if s := o.get("--output-tokens-mean"); s != "" {
-		if outTokens, err = strconv.Atoi(s); err != nil {
-			return fmt.Errorf("--output-tokens-mean: %w", err)
-		}
+	return extra, nil
+}
+
+// intOption is the integer value of the option name, or def without one.
+func intOption(o options, name string, def int) (int, error) {
+	s := o.get(name)
+	if s == "" {
+		return def, nil
 	}
-	inTokens := 16
-	if s := o.get("--synthetic-input-tokens-mean"); s != "" {
-		if inTokens, err = strconv.Atoi(s); err != nil {
-			return fmt.Errorf("--synthetic-input-tokens-mean: %w", err)
-		}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
 	}
-	for _, p := range points {
-		dir := out
-		if sweep {
-			var parts []string
-			if len(conc) > 1 {
-				parts = append(parts, fmt.Sprintf("concurrency_%d", p.concurrency))
-			}
-			if len(reqs) > 1 {
-				parts = append(parts, fmt.Sprintf("requests_%d", p.requests))
-			}
-			dir = filepath.Join(out, strings.Join(parts, "__"))
-		}
-		res := profile(ctx, base+endpoint, model, endpoint != "/v1/completions", o.bools["--streaming"], p, inTokens, outTokens, extra)
-		if err := writeExport(dir, res, o.bools["--streaming"]); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "fake aiperf: concurrency %d, %d requests: %.2f req/s, %d errors -> %s\n", p.concurrency, p.requests, res.throughput, res.errors, dir)
-	}
-	return nil
+	return n, nil
 }
 
 type sample struct {

@@ -94,3 +94,29 @@ func (r *report) spec(s *specStats) {
 		}
 	}
 }
+
+// latencies prints and records the latency summaries: the token latencies
+// when there is a tokenizer, end to end, and under --max-concurrency the
+// client's queueing.
+func (r *report) latencies(res *pyjson.Object, m benchMetrics, outs []requestOutput, noTokenizer bool) {
+	if !noTokenizer {
+		r.metric(res, "ttft", "TTFT", "Time to First Token", m.ttft)
+		r.metric(res, "tpot", "TPOT", "Time per Output Token (excl. 1st token)", m.tpot)
+		r.metric(res, "itl", "ITL", "Inter-token Latency", m.itl)
+	}
+	r.metric(res, "e2el", "E2EL", "End-to-end Latency", m.e2el)
+	if r.o.maxConcurrency == nil {
+		return
+	}
+	var queued, inclQueue []float64
+	for _, out := range outs {
+		if out.success {
+			queued = append(queued, out.queueTime)
+			inclQueue = append(inclQueue, out.latency+out.queueTime)
+		}
+	}
+	r.metric(res, "client_queue_time", "Client Queue Time", "Client-side Queueing", summarize(queued, r.o.percentiles))
+	if !math.IsInf(r.o.requestRate, 1) {
+		r.metric(res, "e2el_including_client_queue", "E2EL incl. Client Queue", "Queue-inclusive End-to-end Latency", summarize(inclQueue, r.o.percentiles))
+	}
+}

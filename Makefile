@@ -5,6 +5,11 @@ AGENT_SRC := steps/testdata/buildkite-agent
 AGENT_BIN := bin/buildkite-agent
 # The packages `make test` tests; .ci/stock-agent narrows it.
 PKGS      ?= ./...
+# The stand-in programs (vllm, lm_eval, docker, ...) are a module of their
+# own, so the product's go.mod holds only what the shipped programs and
+# their tests need. Their packages are tested with the whole suite only.
+STANDINS      := runner/standins
+STANDINS_PKGS ?= $(if $(filter ./...,$(PKGS)),./...)
 
 .PHONY: all pipeline lint test vet fmt-check agent runner generator bench golden screenshots clean vllm-flags locks demo drill gpu-selftest
 
@@ -24,7 +29,8 @@ generator:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/generator ./generator
 
 # Regenerate the table of `vllm serve` flags lint checks serve_args against,
-# from the Python source in vLLM's wheel (nothing is imported or built).
+# from the Python source in vLLM's wheel (nothing is imported or built),
+# and the stand-in vllm's copy of it.
 VLLM_VERSION ?= 0.33.0
 vllm-flags:
 	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
@@ -32,6 +38,7 @@ vllm-flags:
 	  --platform manylinux_2_28_x86_64 vllm==$(VLLM_VERSION) -d "$$d" && \
 	python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); z.extractall(sys.argv[2], [n for n in z.namelist() if n.endswith(".py")])' "$$d"/vllm-*.whl "$$d/src" && \
 	python3 workloads/vllmflags/gen_serve_flags.py "$$d/src" > "$$d/flags" && \
+	cp "$$d/flags" $(STANDINS)/cmd/vllm/serve_flags.txt && \
 	mv "$$d/flags" workloads/vllm_serve_flags.txt
 
 # The runner ships to GPU jobs as a static linux/amd64 artifact: the vLLM
@@ -68,9 +75,11 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	cd $(STANDINS) && $(GO) vet ./...
 
 test: agent fmt-check vet
 	BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 -timeout 60m $(PKGS)
+	$(if $(STANDINS_PKGS),cd $(STANDINS) && BUILDKITE_AGENT_BIN=$(CURDIR)/$(AGENT_BIN) $(GO) test -race -count=1 -timeout 60m $(STANDINS_PKGS))
 
 # Rewrite the golden files (generated JSON, annotations, plans, SVGs) after
 # an intended change; review the diff before committing.
@@ -124,7 +133,7 @@ locks:
 # faults, in one table; non-zero on any harness defect. SELFTEST_ARGS adds
 # flags (--work, --out, --only, --python).
 gpu-selftest: runner
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/hfhub ./runner/internal/e2e/fakes/cmd/hfhub
+	cd $(STANDINS) && CGO_ENABLED=0 $(GO) build -trimpath -o $(CURDIR)/bin/hfhub ./cmd/hfhub
 	python3 tools/gpu-selftest/selftest.py --runner bin/runner --hub bin/hfhub $(SELFTEST_ARGS)
 
 bench:

@@ -529,7 +529,7 @@ def setup(a: argparse.Namespace, env: Dict[str, str]) -> List[str]:
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runner", required=True, help="the runner binary")
-    ap.add_argument("--hub", required=True, help="the hfhub binary (runner/internal/e2e/fakes/cmd/hfhub)")
+    ap.add_argument("--hub", required=True, help="the hfhub binary (runner/standins/cmd/hfhub)")
     ap.add_argument("--work", default="/tmp/benchkite-gpu-selftest", help="work directory (kept between invocations)")
     ap.add_argument("--out", default="", help="where the table, rows and logs go (default WORK/out)")
     ap.add_argument("--python", default="python3", help="the Python vLLM is installed in")

@@ -3,8 +3,8 @@ package e2e
 // The bench driver: every bench run of a job in one Python process,
 // through vLLM's bench entry point. The server's Python of the other
 // tests has no vllm package, so their bench runs take the CLI fallback;
-// these give it the stand-in entry point (fakes/pyvllm), which runs the
-// stand-in `vllm bench serve` with the argv the driver got.
+// these give it the stand-in entry point (runner/standins/pyvllm), which
+// runs the stand-in `vllm bench serve` with the argv the driver got.
 
 import (
 	"os"
@@ -35,7 +35,7 @@ func (e *e2e) withBenchEntryPoint() {
 	if err != nil {
 		e.t.Fatalf("find the venv's site-packages: %v", err)
 	}
-	src := filepath.Join(testutil.ModuleRoot(e.t), "runner", "internal", "e2e", "fakes", "pyvllm", "vllm")
+	src := filepath.Join(testutil.ModuleRoot(e.t), "runner", "standins", "pyvllm", "vllm")
 	if out, err := exec.Command("cp", "-r", src, strings.TrimSpace(string(out))).CombinedOutput(); err != nil {
 		e.t.Fatalf("copy the stand-in vllm package: %v\n%s", err, out)
 	}

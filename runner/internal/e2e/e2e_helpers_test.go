@@ -2,7 +2,8 @@ package e2e
 
 // The harness of the end-to-end tests: the runner binary run as a real
 // process, in a scratch working directory, against the stand-in vllm,
-// lm_eval and buildkite-agent programs (fakes/).
+// lm_eval and buildkite-agent programs (runner/standins, built by
+// fakes/fakebin).
 
 import (
 	"bufio"

@@ -56,20 +56,14 @@ func run(recipeFile string, nights, questions int, withBFCL bool) error {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		return fmt.Errorf("run from the checkout's root: %w", err)
 	}
-	work := filepath.Join(root, ".demo")
-	if err := os.MkdirAll(work, 0o755); err != nil {
+	d := &demo{root: root, work: filepath.Join(root, ".demo"), pass: "FAKE_VLLM_ACCURACY"}
+	if err := d.buildRunner(); err != nil {
 		return err
 	}
-	runner := filepath.Join(work, "runner")
-	if out, err := exec.Command("go", "build", "-o", runner, "./runner").CombinedOutput(); err != nil {
-		return fmt.Errorf("build the runner: %w\n%s", err, out)
-	}
-	fakes, err := fakebin.Dir()
-	if err != nil {
+	if d.fakes, err = fakebin.Dir(); err != nil {
 		return err
 	}
-	recipe, recipeName, err := shrunk(recipeFile, filepath.Join(work, "recipe.yaml"), withBFCL)
-	if err != nil {
+	if d.recipe, d.recipeName, err = shrunk(recipeFile, filepath.Join(d.work, "recipe.yaml"), withBFCL); err != nil {
 		return err
 	}
 	repo, _ := hfhub.GSM8K(10, questions)
@@ -78,79 +72,141 @@ func run(recipeFile string, nights, questions int, withBFCL bool) error {
 		return err
 	}
 	defer hub.Close()
-
-	serverBin, err := serverPython(work, fakes)
-	if err != nil {
+	d.hubURL = hub.URL()
+	if d.serverBin, err = serverPython(d.work, d.fakes); err != nil {
 		return err
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return err
 	}
-	tools := filepath.Join(cache, "benchkite", "test-tools")
-	pass := "FAKE_VLLM_ACCURACY"
-	var bfclEnv []string
+	d.tools = filepath.Join(cache, "benchkite", "test-tools")
 	if withBFCL {
-		data, err := bfclData(tools)
+		data, err := bfclData(d.tools)
 		if err != nil {
 			return err
 		}
-		bfclEnv = []string{"FAKE_VLLM_BFCL_DATA=" + data}
-		pass += ",FAKE_VLLM_BFCL_DATA"
+		d.bfclEnv = []string{"FAKE_VLLM_BFCL_DATA=" + data}
+		d.pass += ",FAKE_VLLM_BFCL_DATA"
 	}
+	if err := d.runNights(nights); err != nil {
+		return err
+	}
+	if err := d.report(); err != nil {
+		return err
+	}
+	d.listResults(withBFCL)
+	return nil
+}
+
+// demo is one run of the demo: the checkout, its scratch directory and
+// what each night runs with.
+type demo struct {
+	root, work string
+	// runner is the runner binary built for the demo.
+	runner string
+	// recipe is the shrunk recipe's file, recipeName its name.
+	recipe, recipeName string
+	// fakes holds the stand-in programs; serverBin the server's Python.
+	fakes, serverBin string
+	// tools is the tool sets' directory, shared with the tests.
+	tools  string
+	hubURL string
+	// pass lists the knobs the runner hands the server; bfclEnv sets
+	// the BFCL ones.
+	pass    string
+	bfclEnv []string
+}
+
+// buildRunner builds the runner into the scratch directory.
+func (d *demo) buildRunner() error {
+	if err := os.MkdirAll(d.work, 0o755); err != nil {
+		return err
+	}
+	d.runner = filepath.Join(d.work, "runner")
+	if out, err := exec.Command("go", "build", "-o", d.runner, "./runner").CombinedOutput(); err != nil {
+		return fmt.Errorf("build the runner: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// nightAccuracy is the stand-in server's share of right answers, night by
+// night.
+var nightAccuracy = []string{"0.9", "0.92", "0.86", "0.9", "0.88"}
+
+// runNights runs the recipe night after night, each judged against the
+// ones before through the history file a build's history step leaves
+// (which `runner report` reads for the trend page), and leaves the file
+// as it would be for the build after the last.
+func (d *demo) runNights(nights int) error {
 	hist := &baseline.File{Version: baseline.FileVersion, Recipes: map[string]baseline.FileRecipe{}}
-	// Where a build's history step leaves the nights, which `runner
-	// report` reads for the trend page.
-	histPath := filepath.Join(root, filepath.FromSlash(contract.HistoryArtifact))
+	histPath := filepath.Join(d.root, filepath.FromSlash(contract.HistoryArtifact))
 	if err := os.MkdirAll(filepath.Dir(histPath), 0o755); err != nil {
 		return err
 	}
-	// The stand-in server's share of right answers, night by night.
-	accuracy := []string{"0.9", "0.92", "0.86", "0.9", "0.88"}
 	for n := 1; n <= nights; n++ {
 		if err := writeJSON(histPath, hist); err != nil {
 			return err
 		}
-		env := append(os.Environ(),
-			"PATH="+serverBin+string(os.PathListSeparator)+fakes+string(os.PathListSeparator)+os.Getenv("PATH"),
-			"BENCHKITE_TOOLS=venv", "BENCHKITE_TOOLS_DIR="+tools,
-			"PIP_CACHE_DIR="+filepath.Join(tools, "pip-cache"),
-			"HF_ENDPOINT="+hub.URL(), "HF_HOME="+filepath.Join(work, "hf"), "HF_HUB_DISABLE_TELEMETRY=1",
-			"FAKE_VLLM_ACCURACY="+accuracy[(n-1)%len(accuracy)],
-			"BENCHKITE_PASS_ENV="+pass,
-			"BUILDKITE_BUILD_NUMBER="+strconv.Itoa(n))
-		env = append(env, bfclEnv...)
-		env = slices.DeleteFunc(env, func(kv string) bool {
-			return strings.HasPrefix(kv, "BUILDKITE=") || strings.HasPrefix(kv, "BUILDKITE_AGENT_ACCESS_TOKEN=")
-		})
-		fmt.Printf("--- night %d of %d (the stand-in answers %s of gsm8k right)\n", n, nights, accuracy[(n-1)%len(accuracy)])
-		cmd := exec.Command(runner, "run", recipe, "--health-timeout", "5m", "--baselines", histPath)
-		cmd.Dir = root
-		cmd.Env = env
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		err := cmd.Run()
-		var exit *exec.ExitError
-		if err != nil && !errors.As(err, &exit) {
+		accuracy := nightAccuracy[(n-1)%len(nightAccuracy)]
+		fmt.Printf("--- night %d of %d (the stand-in answers %s of gsm8k right)\n", n, nights, accuracy)
+		sum, err := d.runNight(n, accuracy, histPath)
+		if err != nil {
 			return err
 		}
-		sum, err := os.ReadFile(filepath.Join(root, "results", recipeName, "summary.json"))
-		if err != nil {
-			return fmt.Errorf("night %d left no summary: %w", n, err)
-		}
-		r := hist.Recipes[recipeName]
-		r.StepKey = "recipe:" + recipeName
+		r := hist.Recipes[d.recipeName]
+		r.StepKey = "recipe:" + d.recipeName
 		r.Nights = append([]baseline.FileNight{{BuildNumber: n, Summary: sum}}, r.Nights...)
 		r.Asked = len(r.Nights)
-		hist.Recipes[recipeName] = r
+		hist.Recipes[d.recipeName] = r
 	}
-	// The nights judged, as the history step would have written them
-	// for the build after the last.
-	if err := writeJSON(histPath, hist); err != nil {
-		return err
+	return writeJSON(histPath, hist)
+}
+
+// runNight runs the runner for night n, whatever its verdict, and returns
+// the summary it left.
+func (d *demo) runNight(n int, accuracy, histPath string) ([]byte, error) {
+	cmd := exec.Command(d.runner, "run", d.recipe, "--health-timeout", "5m", "--baselines", histPath)
+	cmd.Dir = d.root
+	cmd.Env = d.nightEnv(n, accuracy)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return nil, err
 	}
+	sum, err := os.ReadFile(filepath.Join(d.root, "results", d.recipeName, "summary.json"))
+	if err != nil {
+		return nil, fmt.Errorf("night %d left no summary: %w", n, err)
+	}
+	return sum, nil
+}
+
+// nightEnv is the runner's environment for night n: the stand-ins and the
+// server's Python first on PATH, the tool sets, the Hub stand-in, the
+// night's accuracy and build number, and nothing that would make it
+// think it runs on Buildkite.
+func (d *demo) nightEnv(n int, accuracy string) []string {
+	env := append(os.Environ(),
+		"PATH="+d.serverBin+string(os.PathListSeparator)+d.fakes+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"BENCHKITE_TOOLS=venv", "BENCHKITE_TOOLS_DIR="+d.tools,
+		"PIP_CACHE_DIR="+filepath.Join(d.tools, "pip-cache"),
+		"HF_ENDPOINT="+d.hubURL, "HF_HOME="+filepath.Join(d.work, "hf"), "HF_HUB_DISABLE_TELEMETRY=1",
+		"FAKE_VLLM_ACCURACY="+accuracy,
+		"BENCHKITE_PASS_ENV="+d.pass,
+		"BUILDKITE_BUILD_NUMBER="+strconv.Itoa(n))
+	env = append(env, d.bfclEnv...)
+	return slices.DeleteFunc(env, func(kv string) bool {
+		return strings.HasPrefix(kv, "BUILDKITE=") || strings.HasPrefix(kv, "BUILDKITE_AGENT_ACCESS_TOKEN=")
+	})
+}
+
+// report runs `runner report` for the build report and the trend page;
+// a red verdict is no failure of the demo.
+func (d *demo) report() error {
 	fmt.Printf("--- runner report (the build report and the trend page, from %s)\n", contract.HistoryArtifact)
-	cmd := exec.Command(runner, "report", "--results", contract.ResultsRoot, "--download=false")
-	cmd.Dir = root
+	cmd := exec.Command(d.runner, "report", "--results", contract.ResultsRoot, "--download=false")
+	cmd.Dir = d.root
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "BUILDKITE") })
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -159,7 +215,14 @@ func run(recipeFile string, nights, questions int, withBFCL bool) error {
 			return err
 		}
 	}
-	dir := filepath.Join("results", recipeName)
+	return nil
+}
+
+// listResults prints where the last night's results and the trend page
+// are.
+func (d *demo) listResults(withBFCL bool) {
+	root := d.root
+	dir := filepath.Join("results", d.recipeName)
 	fmt.Printf("\nresults of the last night: %s/\n", dir)
 	for _, f := range []string{"summary.json", "annotation.md", "trend.svg", "gsm8k/", "lm_eval-gsm8k.log"} {
 		if _, err := os.Stat(filepath.Join(root, dir, f)); err == nil {
@@ -174,16 +237,16 @@ func run(recipeFile string, nights, questions int, withBFCL bool) error {
 		rel, _ := filepath.Rel(root, f)
 		fmt.Printf("  %s (written by lm_eval)\n", rel)
 	}
-	if withBFCL {
-		for _, cat := range demoBFCL {
-			scores, _ := filepath.Glob(filepath.Join(root, dir, "bfcl", cat, "score", "*"))
-			for _, f := range scores {
-				rel, _ := filepath.Rel(root, f)
-				fmt.Printf("  %s (written by bfcl_eval)\n", rel)
-			}
+	if !withBFCL {
+		return
+	}
+	for _, cat := range demoBFCL {
+		scores, _ := filepath.Glob(filepath.Join(root, dir, "bfcl", cat, "score", "*"))
+		for _, f := range scores {
+			rel, _ := filepath.Rel(root, f)
+			fmt.Printf("  %s (written by bfcl_eval)\n", rel)
 		}
 	}
-	return nil
 }
 
 // demoBFCL are the BFCL categories of the demo: one call per answer, and

@@ -1,5 +1,6 @@
 // Package fakebin builds the stand-in executables (vllm, lm_eval,
-// buildkite-agent, docker) for tests that run the runner end to end.
+// buildkite-agent, docker, aiperf) from their module, runner/standins, for
+// tests that run the runner end to end.
 package fakebin
 
 import (
@@ -31,7 +32,11 @@ const (
 
 const (
 	modulePath = "github.com/benchkite/benchkite"
-	fakesDir   = "runner/internal/e2e/fakes"
+	// standinsDir is the stand-in programs' own module, which keeps their
+	// requirements (docker's CLI packages) out of the product's go.mod.
+	standinsDir = "runner/standins"
+	// fakesDir holds the in-process fakes the programs are built from too.
+	fakesDir = "runner/internal/e2e/fakes"
 )
 
 var (
@@ -85,10 +90,10 @@ func build() (string, error) {
 	defer cancel()
 	args := []string{"build", "-o", tmp + string(filepath.Separator)}
 	for _, name := range []string{VLLM, LMEval, BuildkiteAgent, Docker, AIPerf} {
-		args = append(args, "./"+fakesDir+"/cmd/"+name)
+		args = append(args, "./cmd/"+name)
 	}
 	cmd := exec.CommandContext(ctx, goBin, args...)
-	cmd.Dir = root
+	cmd.Dir = filepath.Join(root, standinsDir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -136,29 +141,19 @@ func moduleRoot() (string, error) {
 }
 
 // sourceHash covers everything that goes into the binaries: the toolchain,
-// go.mod/go.sum and the non-test sources of the stand-ins.
+// both modules' go.mod/go.sum, and the non-test files of the stand-in
+// programs and of the fakes they are built from (sources and the files
+// they embed).
 func sourceHash(root string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	files := []string{"go.mod", "go.sum"}
-	err := filepath.WalkDir(filepath.Join(root, fakesDir), func(path string, d fs.DirEntry, err error) error {
+	for _, dir := range []string{standinsDir, fakesDir} {
+		found, err := buildInputs(root, dir)
 		if err != nil {
-			return err
+			return "", fmt.Errorf("hash stand-in sources: %w", err)
 		}
-		if d.IsDir() && d.Name() == "testdata" {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			rel, err := filepath.Rel(root, path)
-			if err != nil {
-				return err
-			}
-			files = append(files, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("hash stand-in sources: %w", err)
+		files = append(files, found...)
 	}
 	for _, rel := range files {
 		data, err := os.ReadFile(filepath.Join(root, rel))
@@ -169,4 +164,28 @@ func sourceHash(root string) (string, error) {
 		h.Write(data)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// buildInputs lists, relative to root, the files under dir a build may
+// read: all but tests and test data.
+func buildInputs(root, dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		files = append(files, rel)
+		return nil
+	})
+	return files, err
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -104,47 +103,22 @@ func (h *handler) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	h.serveGeneration(w, r, true)
 }
 
+// serveGeneration answers a completion or chat completion request: with
+// tool calls where the request and the server's configuration call for
+// them, else with generated text, streamed or whole.
 func (h *handler) serveGeneration(w http.ResponseWriter, r *http.Request, chat bool) {
 	if !h.admit(w) {
 		return
 	}
-	var req completionRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<20))
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf("invalid JSON body: %v", err), nil)
+	req, j, ok := h.readJob(w, r, chat)
+	if !ok {
 		return
 	}
-	j, status, err := h.newJob(req, chat)
-	if err != nil {
-		typ, param := "BadRequestError", any(nil)
-		if status == http.StatusNotFound {
-			typ, param = "NotFoundError", "model"
-		}
-		writeError(w, status, typ, err.Error(), param)
+	if chat && h.answeredWithTools(w, req, j) {
 		return
-	}
-	if chat {
-		calls, status, err := h.toolCalls(req, j)
-		if err != nil {
-			writeError(w, status, map[bool]string{true: "BadRequestError", false: "InternalServerError"}[status == http.StatusBadRequest], err.Error(), nil)
-			return
-		}
-		if calls != nil {
-			h.writeToolCalls(w, j, calls)
-			return
-		}
 	}
 
-	var gens []generation
-	for _, p := range j.prompts {
-		for c := range j.n {
-			gens = append(gens, h.plan(p.text, p.id, chat, c, j.sampling))
-		}
-	}
-	promptTokens := 0
-	for _, p := range j.prompts {
-		promptTokens += p.tokens
-	}
+	gens, promptTokens := h.plans(j, chat)
 	c := h.counters
 	c.add(&c.running, 1)
 	defer c.add(&c.running, -1)
@@ -165,14 +139,75 @@ func (h *handler) serveGeneration(w http.ResponseWriter, r *http.Request, chat b
 
 	u := totalUsage(j, gens)
 	if j.stream {
-		if j.includeUsage {
-			obj := map[bool]string{false: "text_completion", true: "chat.completion.chunk"}[chat]
-			writeEvent(w, response{ID: id, Object: obj, Created: created, Model: j.model, Choices: []any{}, Usage: &u})
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
-		http.NewResponseController(w).Flush()
+		endStream(w, j, chat, id, created, u)
 		return
 	}
+	writeWhole(w, j, chat, gens, id, created, u)
+}
+
+// readJob decodes the request into a job, answering vLLM's error when the
+// body or the request is bad; ok is false then.
+func (h *handler) readJob(w http.ResponseWriter, r *http.Request, chat bool) (req completionRequest, j job, ok bool) {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<20))
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf("invalid JSON body: %v", err), nil)
+		return req, job{}, false
+	}
+	j, status, err := h.newJob(req, chat)
+	if err != nil {
+		typ, param := "BadRequestError", any(nil)
+		if status == http.StatusNotFound {
+			typ, param = "NotFoundError", "model"
+		}
+		writeError(w, status, typ, err.Error(), param)
+		return req, job{}, false
+	}
+	return req, j, true
+}
+
+// answeredWithTools answers a chat request with tool calls, or with the
+// error its tools call for, and reports whether it did.
+func (h *handler) answeredWithTools(w http.ResponseWriter, req completionRequest, j job) bool {
+	calls, status, err := h.toolCalls(req, j)
+	if err != nil {
+		writeError(w, status, map[bool]string{true: "BadRequestError", false: "InternalServerError"}[status == http.StatusBadRequest], err.Error(), nil)
+		return true
+	}
+	if calls == nil {
+		return false
+	}
+	h.writeToolCalls(w, j, calls)
+	return true
+}
+
+// plans are the generations of the job, n for each prompt, and the
+// prompts' token count.
+func (h *handler) plans(j job, chat bool) (gens []generation, promptTokens int) {
+	for _, p := range j.prompts {
+		for c := range j.n {
+			gens = append(gens, h.plan(p.text, p.id, chat, c, j.sampling))
+		}
+	}
+	for _, p := range j.prompts {
+		promptTokens += p.tokens
+	}
+	return gens, promptTokens
+}
+
+// endStream ends a streamed answer: the usage chunk when asked for, then
+// [DONE].
+func endStream(w http.ResponseWriter, j job, chat bool, id string, created int64, u usage) {
+	if j.includeUsage {
+		obj := map[bool]string{false: "text_completion", true: "chat.completion.chunk"}[chat]
+		writeEvent(w, response{ID: id, Object: obj, Created: created, Model: j.model, Choices: []any{}, Usage: &u})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	http.NewResponseController(w).Flush()
+}
+
+// writeWhole writes an answer that was not streamed, as a chat completion
+// or a text completion.
+func writeWhole(w http.ResponseWriter, j job, chat bool, gens []generation, id string, created int64, u usage) {
 	if chat {
 		choices := make([]chatChoice, len(gens))
 		for i, g := range gens {
@@ -257,98 +292,6 @@ func (h *handler) newJob(req completionRequest, chat bool) (job, int, error) {
 	}
 	j.sampling = s
 	return j, http.StatusOK, nil
-}
-
-// parsePrompts accepts every prompt shape of the completions API: a string,
-// a list of strings, a list of token ids, or a list of such lists.
-func parsePrompts(raw json.RawMessage) ([]promptInput, error) {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []promptInput{textPrompt(one)}, nil
-	}
-	var many []string
-	if json.Unmarshal(raw, &many) == nil && len(many) > 0 {
-		out := make([]promptInput, len(many))
-		for i, s := range many {
-			out[i] = textPrompt(s)
-		}
-		return out, nil
-	}
-	var ids []int64
-	if json.Unmarshal(raw, &ids) == nil && len(ids) > 0 {
-		return []promptInput{idsPrompt(ids)}, nil
-	}
-	var idLists [][]int64
-	if json.Unmarshal(raw, &idLists) == nil && len(idLists) > 0 {
-		out := make([]promptInput, len(idLists))
-		for i, l := range idLists {
-			out[i] = idsPrompt(l)
-		}
-		return out, nil
-	}
-	return nil, errors.New("prompt must be a string, a list of strings, or a list of token ids")
-}
-
-func textPrompt(s string) promptInput {
-	return promptInput{text: s, tokens: len(strings.Fields(s)), id: hashString(s)}
-}
-
-func idsPrompt(ids []int64) promptInput {
-	return promptInput{tokens: len(ids), id: hashString(fmt.Sprint(ids))}
-}
-
-func chatPrompt(msgs []chatMessage) ([]promptInput, error) {
-	if len(msgs) == 0 {
-		return nil, errors.New("messages must not be empty")
-	}
-	var parts []string
-	for _, m := range msgs {
-		text, err := messageText(m.Content)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, text)
-	}
-	return []promptInput{textPrompt(strings.Join(parts, "\n"))}, nil
-}
-
-func messageText(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("message content must be a string or a list of content parts")
-	}
-	var texts []string
-	for _, p := range parts {
-		if p.Type == "text" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n"), nil
-}
-
-func parseStop(raw json.RawMessage) ([]string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}, nil
-	}
-	var many []string
-	if err := json.Unmarshal(raw, &many); err != nil {
-		return nil, errors.New("stop must be a string or a list of strings")
-	}
-	return many, nil
 }
 
 // generate paces the planned tokens, one step per TokenDelay, updating the

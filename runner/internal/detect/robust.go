@@ -25,7 +25,7 @@ const (
 	// FixedNights is how many nights in a row an open regression carried
 	// from night to night must pass before it counts as fixed: a single
 	// good night of a regression that is still there is noise.
-	FixedNights = 3
+	FixedNights = 4
 	// spikeMargin is how much further than a gross night tonight must be
 	// to wait for confirmation: a step of three times the noise is that
 	// far out on its first night one time in a thousand (5: one in 40).
@@ -38,6 +38,18 @@ const (
 	// carried regression began, tonight with them, above which it is
 	// gone: on any night, or on a night nearer the level before it.
 	goneP, fixedGoneP = 0.5, 0.1
+	// holdShare is the part of the false-alarm rate at which an open
+	// regression's nights together hold it (Carried.Held), its level's
+	// nights taken as one regime, as wide as they wander.
+	holdShare = 0.2
+	// heldP is the p-value of a held regression's nights together, tonight
+	// with them, up to which tonight stays red: loose, since its nights
+	// confirmed it already.
+	heldP = 0.2
+	// pendingNights and pendingP: an alarm its next nights have not
+	// confirmed is over once pendingNights nights, its own included, have
+	// passed and its nights together are no further off than pendingP.
+	pendingNights, pendingP = 4, 0.05
 )
 
 // Carried is an open regression the night before handed on, so that a
@@ -52,9 +64,13 @@ type Carried struct {
 	Level float64
 	// WorsePct is how much worse it was when caught, worse positive.
 	WorsePct float64
-	// Passed is how many nights in a row have passed since it was last
-	// flagged; it is closed (fixed) at FixedNights.
+	// Passed is how many nights in a row have looked fixed; it is closed
+	// at FixedNights.
 	Passed int
+	// Held says it was confirmed: a second of its nights was flagged
+	// while its nights together were as far below Level as chance alone
+	// would seldom put them. Only a fix or an acceptance ends it then.
+	Held bool
 }
 
 // robustSD is the robust night-to-night standard deviation of a log
@@ -325,65 +341,143 @@ func carriedWhy(c Carried, nights int) string {
 // nights in a row are nearer the level before it than the level since;
 // a known change after it (an acceptance) has settled it already.
 func carried(d Decision, hist []float64, ton float64, c Carried, nz noise, inflate, levelScale, dir float64, cfg Config) Decision {
-	alpha := cfg.FalseAlarmRate
-	s2 := nz.sd * nz.sd
-	level := c.Level
-	since := hist[min(max(0, c.Index), len(hist)):]
-	bad := level - dir*logWorse(c.WorsePct, dir)
+	from := min(max(0, c.Index), len(hist))
+	since := hist[from:]
+	nz, inflate = sinceNoise(since, nz, inflate, cfg)
+	bad := c.Level - dir*logWorse(c.WorsePct, dir)
 	if len(since) > 0 {
 		bad = median(since)
 	}
 	d.Open = nil
-	d.Baseline = math.Exp(level)
-	d.DeltaPct = (math.Exp(ton-level) - 1) * 100
-	d.WorsePct = worsePct(dir*(level-ton), dir)
-	fixed := dir*(ton-(level+bad)/2) > 0
+	d.Baseline = math.Exp(c.Level)
+	d.DeltaPct = (math.Exp(ton-c.Level) - 1) * 100
+	d.WorsePct = worsePct(dir*(c.Level-ton), dir)
+	o := openNight{c: c, fixed: dir*(ton-(c.Level+bad)/2) > 0, nights: len(since) + 1}
 	all := append(slices.Clone(since), ton)
-	worseAll := dir * (level - median(all))
-	pAll := tSurvival(worseAll/math.Sqrt(s2*inflate*medianVar(len(all))+levelScale*levelScale), nz.nu)
-	p, worse := 1.0, 0.0
-	if !fixed {
-		p, worse = pAll, worseAll
+	o.worse = worsePct(dir*(c.Level-median(all)), dir)
+	spread := func(nz noise, inflate, levelScale float64) float64 {
+		return tSurvival(dir*(c.Level-median(all))/math.Sqrt(nz.sd*nz.sd*inflate*medianVar(len(all))+levelScale*levelScale), nz.nu)
 	}
-	// Gone: the nights since, tonight with them, are no worse than the
-	// level before by more than chance puts them (one flagged night
-	// that was noise), or tonight is fixed and they are hardly worse.
-	gone := pAll > goneP || fixed && pAll > fixedGoneP
-	// One flagged night is no regression to hold the next ones to (nights
-	// that wander bring a false alarm's neighbours along): it keeps nights
-	// red once its first two nights were both flagged, or once it is
-	// older than the history, flagged all along.
-	held := c.Index < 0 || slices.Contains(cfg.Flagged, c.Index) && slices.Contains(cfg.Flagged, c.Index+1)
-	flagged := held && !fixed && p <= alpha && worsePct(worse, dir) >= cfg.MinEffectPct
-	d.PNight = p
-	what := carriedWhy(c, len(hist))
-	base := fmt.Sprintf("tonight %s is %.1f%% %s than %s, the level before %s (noise CV %.1f%% from %d nights%s)",
-		numfmt.Sig(d.Tonight, 4), math.Abs(d.WorsePct), worseWord(d.WorsePct), numfmt.Sig(d.Baseline, 4), what, cvOf(nz.sd)*100, nz.used, rhoNote(nz.rho))
+	o.p = spread(nz, inflate, levelScale)
+	o.small = o.worse < cfg.MinEffectPct
+	// One carried past the history has outlived any unconfirmed alarm:
+	// its nights held it, as summaries written before Held did.
+	o.c.Held = o.c.Held || c.Index < 0
+	if !o.c.Held && !o.fixed && confirming(c, cfg.Flagged) {
+		// Held only where its level's own nights, however they wander,
+		// seldom put its nights this far off: a false alarm among
+		// wandering nights brings its neighbours along.
+		o.c.Held = spread(beforeNoise(hist[:from], nz, inflate, levelScale, cfg)) <= cfg.FalseAlarmRate*holdShare
+	}
+	if o.fixed {
+		o.c.Passed++
+	} else {
+		o.c.Passed = 0
+	}
+	d.PNight = o.p
+	if o.fixed && !o.c.Held {
+		d.PNight = 1
+	}
+	o.base = fmt.Sprintf("tonight %s is %.1f%% %s than %s, the level before %s (noise CV %.1f%% from %d nights%s)",
+		numfmt.Sig(d.Tonight, 4), math.Abs(d.WorsePct), worseWord(d.WorsePct), numfmt.Sig(d.Baseline, 4), carriedWhy(c, len(hist)), cvOf(nz.sd)*100, nz.used, rhoNote(nz.rho))
+	if o.c.Held {
+		return o.held(d)
+	}
+	o.expired = len(hist)-c.Index >= pendingNights && o.p > pendingP
+	return o.pending(d, cfg.FalseAlarmRate)
+}
+
+// openNight is tonight judged against a carried regression: c as
+// tonight hands it on, whether tonight is fixed-looking (nearer the
+// level before than the level since), and p, the p-value of its nights
+// together, tonight with them, worse by worse percent.
+type openNight struct {
+	c                     Carried
+	fixed, small, expired bool
+	p, worse              float64
+	nights                int
+	base                  string
+}
+
+// held judges tonight for a confirmed regression: red while its nights
+// together stay off the level before, until FixedNights nights in a row
+// look fixed or its nights are no worse than chance allows. A re-run of
+// tonight cannot overturn it, so it raises no alarm.
+func (o openNight) held(d Decision) Decision {
+	since := fmt.Sprintf("worse than it by %.1f%% over the %d nights since it began, tonight with them", o.worse, o.nights)
 	switch {
-	case flagged:
-		d.Flagged, d.Alarm, d.Status, d.Rule = true, true, StatusFlagged, RuleOpen
-		d.LastGood, d.FirstBad = c.Index-1, c.Index
-		c.Passed = 0
-		d.Carry = &c
-		d.Why = fmt.Sprintf("still regressed (p %s ≤ %s): %s; it is neither fixed nor accepted", numfmt.P(p), numfmt.Exact(alpha), base)
+	case o.p > goneP || o.small:
+		d.Why = fmt.Sprintf("not flagged: %s; with the nights since it is no worse than chance allows: gone", o.base)
 		return d
-	case !fixed && gone:
-		d.Why = fmt.Sprintf("not flagged: %s; with the nights since it is no worse than chance allows: gone", base)
-		return d
-	case !fixed:
-		c.Passed = 0
-		d.Carry = &c
-		d.Why = fmt.Sprintf("not flagged (p %s > %s): %s; not nearer the level before it than the level since, so it stays open", numfmt.P(p), numfmt.Exact(alpha), base)
+	case o.fixed && o.c.Passed >= FixedNights:
+		d.Why = fmt.Sprintf("fixed: %s; %d nights in a row have been nearer the level before it than the level since", o.base, o.c.Passed)
 		return d
 	}
-	c.Passed++
-	if c.Passed >= FixedNights || gone {
-		d.Why = fmt.Sprintf("fixed: %s; %d nights in a row have been nearer the level before it than the level since", base, c.Passed)
+	d.Carry = &o.c
+	if o.p > heldP {
+		d.Why = fmt.Sprintf("not flagged: %s; %s, within chance tonight (p %s > %s), so it stays open", o.base, since, numfmt.P(o.p), numfmt.Exact(heldP))
 		return d
 	}
-	d.Carry = &c
-	d.Why = fmt.Sprintf("fixed tonight: %s, nearer the level before it than the level since; it is closed once %d nights in a row are (%d so far)", base, FixedNights, c.Passed)
+	d.Flagged, d.Held, d.Status, d.Rule = true, true, StatusFlagged, RuleOpen
+	d.LastGood, d.FirstBad = o.c.Index-1, o.c.Index
+	if o.fixed {
+		d.Why = fmt.Sprintf("still regressed: %s; tonight is nearer the level before it, but it is fixed only once %d nights in a row are (%d so far): %s", o.base, FixedNights, o.c.Passed, since)
+	} else {
+		d.Why = fmt.Sprintf("still regressed: %s; it is neither fixed nor accepted: %s", o.base, since)
+	}
 	return d
+}
+
+// pending judges tonight for a regression its nights have not yet held:
+// it fails nothing (tonight is judged as any night is as well) and is
+// over once gone, fixed, or not confirmed in time.
+func (o openNight) pending(d Decision, alpha float64) Decision {
+	switch {
+	case o.p > goneP || o.fixed && o.p > fixedGoneP || o.small:
+		d.Why = fmt.Sprintf("not flagged: %s; with the nights since it is no worse than chance allows: gone", o.base)
+		return d
+	case o.expired:
+		d.Why = fmt.Sprintf("not flagged: %s; the nights after its alarm did not confirm it (p %s of its %d nights together): over", o.base, numfmt.P(o.p), o.nights)
+		return d
+	case o.fixed && o.c.Passed >= FixedNights:
+		d.Why = fmt.Sprintf("fixed: %s; %d nights in a row have been nearer the level before it than the level since", o.base, o.c.Passed)
+		return d
+	}
+	d.Carry = &o.c
+	if o.fixed {
+		d.Why = fmt.Sprintf("fixed tonight: %s, nearer the level before it than the level since; it is closed once %d nights in a row are (%d so far)", o.base, FixedNights, o.c.Passed)
+		return d
+	}
+	d.Why = fmt.Sprintf("not flagged: %s; it stays open until its nights confirm it (p %s of its %d nights together; held at %s)", o.base, numfmt.P(o.p), o.nights, numfmt.Exact(alpha*holdShare))
+	return d
+}
+
+// sinceNoise is the noise a carried regression's nights are judged
+// with: the history's, or their own where that is wider or more
+// autocorrelated. A wander the change-point search cut into regimes
+// leaves the nights within them too quiet and too independent; the
+// regression's own nights, taken as one, show the wander.
+func sinceNoise(since []float64, nz noise, inflate float64, cfg Config) (noise, float64) {
+	if len(since) < minRhoNights {
+		return nz, inflate
+	}
+	own := noiseOf(since, nil, cfg)
+	if own.df < 2 {
+		return nz, inflate
+	}
+	out := nz
+	out.sd = max(nz.sd, own.sd)
+	out.rho = max(nz.rho, own.rho)
+	out.nu = min(nz.nu, own.nu)
+	return out, max(inflate, (1+out.rho)/(1-out.rho))
+}
+
+// confirming says a carried regression has one flagged night before
+// tonight: tonight, flagged too, would be its second. Two flagged nights
+// alone do not hold it: nights that wander bring a false alarm's
+// neighbours along, so its nights together must be significant too.
+func confirming(c Carried, flagged []int) bool {
+	return c.Index < 0 || slices.ContainsFunc(flagged, func(i int) bool { return i >= c.Index })
 }
 
 // logWorse is worsePct's inverse: the log-scale worsening of pct.
@@ -401,6 +495,11 @@ const (
 	// in robust standard deviations within the pools: the gap between
 	// them and the distance between their medians.
 	poolGap, poolApart = 4, 8
+	// poolMostApart is the widest split read as two pools, on the log
+	// scale (a factor of two): machines of one fleet differ by tens of
+	// percent; nights an order of magnitude off ran another benchmark,
+	// and are set aside as gross outliers instead.
+	poolMostApart = math.Ln2
 	// poolRuns is the fewest separate runs of nights the smaller pool
 	// must come in: one or two runs are a level shift or a regression
 	// that was fixed, not a pool.
@@ -458,7 +557,7 @@ func poolsOf(hist []float64, known []int, dir float64) *pool {
 		dev = append(dev, math.Abs(v-hi))
 	}
 	sw := 1.4826 * median(dev)
-	if !(sw > 0) || best < poolGap*sw || hi-lo < poolApart*sw {
+	if !(sw > 0) || best < poolGap*sw || hi-lo < poolApart*sw || hi-lo > poolMostApart {
 		return nil
 	}
 	cut := (s[at-1] + s[at]) / 2
@@ -593,4 +692,24 @@ func eraNoise(hist []float64, cs []Change, cfg Config, nz noise) noise {
 		return newer
 	}
 	return nz
+}
+
+// beforeNoise is the noise of the nights before a carried regression,
+// taken as one regime, where that is wider than the history's: its
+// level is their median, so it wanders as they do, however the
+// change-point search cut them.
+func beforeNoise(pre []float64, nz noise, inflate, levelScale float64, cfg Config) (noise, float64, float64) {
+	if len(pre) < minRhoNights || slices.ContainsFunc(cfg.Known, func(i int) bool { return i > 0 && i < len(pre) }) {
+		return nz, inflate, levelScale
+	}
+	own := noiseOf(pre, nil, cfg)
+	if own.df < 2 {
+		return nz, inflate, levelScale
+	}
+	out := nz
+	out.sd = max(nz.sd, own.sd)
+	out.rho = max(nz.rho, own.rho)
+	out.nu = min(nz.nu, own.nu)
+	infl := max(inflate, (1+out.rho)/(1-out.rho))
+	return out, infl, max(levelScale, math.Sqrt(out.sd*out.sd*medianVar(len(pre))*infl))
 }

@@ -187,8 +187,8 @@ func TestEraChange(t *testing.T) {
 
 // A regression held 40 nights stays red on every one of them, though its
 // good nights leave the 30-night history after 30, and the annotation
-// says since when and by how much; once fixed it turns green that night
-// and stays green.
+// says since when and by how much; once fixed it stays red until
+// FixedNights nights in a row look fixed, saying so, and green after.
 func TestRegressionHeld40NightsThenFixed(t *testing.T) {
 	t.Parallel()
 	v := cat(gauss(8, 30, 100, 0.01), gauss(9, 40, 94, 0.01), gauss(10, 20, 100, 0.01))
@@ -203,8 +203,14 @@ func TestRegressionHeld40NightsThenFixed(t *testing.T) {
 	if c := late.Carry; c == nil || math.Abs(math.Exp(c.Level)-100) > 1.5 || c.WorsePct < 4 || c.WorsePct > 8 {
 		t.Errorf("carried %+v, want the level near 100 and a worsening near 6%%", c)
 	}
-	if n := flaggedNights(s, 70, 90); n != 0 {
-		t.Errorf("%d of the 20 nights after the fix flagged", n)
+	if n := flaggedNights(s, 70, 70+FixedNights-1); n != FixedNights-1 || !strings.Contains(s[70].d.Why, "fixed only once") {
+		t.Errorf("%d of the %d nights after the fix before it counts as fixed flagged, want all, saying why: %s", n, FixedNights-1, s[70].d.Why)
+	}
+	if n := flaggedNights(s, 70+FixedNights-1, 90); n != 0 {
+		t.Errorf("%d of the nights after the fix counted flagged", n)
+	}
+	if d := s[70+FixedNights-1].d; d.Carry != nil || !strings.HasPrefix(d.Why, "fixed: ") {
+		t.Errorf("night %d after the fix: carry %+v: %s; want fixed", FixedNights, d.Carry, d.Why)
 	}
 	if s[75].d.Carry != nil {
 		t.Errorf("the regression is still carried five nights after the fix: %+v", s[75].d.Carry)

@@ -240,6 +240,7 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 			sinceBuild = s.past[c.Index].ref.Build
 		}
 		gr.Detector.OpenSince, gr.Detector.OpenLevel, gr.Detector.OpenWorsePct, gr.Detector.OpenPassed = sinceBuild, math.Exp(c.Level), c.WorsePct, c.Passed
+		gr.Detector.OpenHeld = c.Held
 	}
 	gr.Detector.Unconfirmed = d.Unconfirmed
 	gr.Message = fmt.Sprintf("%s %s = %s: %s", name, m.Metric, numfmt.Sig(v, 4), d.Why)
@@ -287,7 +288,7 @@ func reading(d detect.Decision, tonight []float64, floor float64) *summary.Detec
 		NoiseCVPct: d.NoiseCV * 100, FloorPct: floor, NoiseThresholdPct: d.NoiseThresholdPct, ThresholdPct: d.ThresholdPct,
 		WorsePct: d.WorsePct, Rule: d.Rule,
 		ReducedPower: d.Status != detect.StatusInsufficientHistory && d.Nights < detect.CalibratedNights/2,
-		Why:          d.Why, P: d.P, RegimeNights: d.RegimeNights, Autocorr: d.Autocorr,
+		Why:          d.Why, P: d.P, RegimeNights: d.RegimeNights, Autocorr: d.Autocorr, Held: d.Held,
 	}
 }
 
@@ -393,7 +394,7 @@ func carriedOf(s series) (*detect.Carried, int) {
 			// carried is the one accepted, settled.
 			return nil, 0
 		}
-		c := &detect.Carried{Index: -1, Level: math.Log(d.OpenLevel), WorsePct: d.OpenWorsePct, Passed: d.OpenPassed}
+		c := &detect.Carried{Index: -1, Level: math.Log(d.OpenLevel), WorsePct: d.OpenWorsePct, Passed: d.OpenPassed, Held: d.OpenHeld}
 		if j := slices.IndexFunc(s.past, func(p pastValue) bool { return p.ref.Build == d.OpenSince }); j >= 0 {
 			c.Index = j
 		}

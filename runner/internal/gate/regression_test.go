@@ -12,6 +12,7 @@ import (
 	"github.com/benchkite/benchkite/internal/bkapi"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
+	"github.com/benchkite/benchkite/runner/internal/detect"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/google/go-cmp/cmp"
@@ -551,10 +552,14 @@ func TestOpenRegressionCarriedPastTheHistory(t *testing.T) {
 		!strings.Contains(gr.Message, "began before the 30 nights of the history") || !strings.Contains(gr.Message, "open since #42, 6.0% worse when caught, judged against 100") || !strings.Contains(gr.Message, "; began with #42 (before the nights the history holds)") {
 		t.Errorf("tonight at the regressed level: %s, %+v: %s; want still red, carried on from #42", gr.Verdict, d, gr.Message)
 	}
-	// Back at the level before it: fixed tonight, green, still carried
-	// until it has passed FixedNights nights in a row.
+	if !d.Held || !d.OpenHeld {
+		t.Errorf("tonight at the regressed level: held %v, open held %v; want held: a regression carried past the history was confirmed", d.Held, d.OpenHeld)
+	}
+	// Back at the level before it: still red, and carried, until
+	// FixedNights nights in a row are.
 	gr = judge(100)
-	if d := gr.Detector; gr.Verdict != summary.VerdictPass || d.OpenPassed != 1 || d.OpenSince != 42 || !strings.Contains(gr.Message, "fixed tonight") {
-		t.Errorf("tonight back at 100: %s, %+v: %s; want a pass that still carries it", gr.Verdict, d, gr.Message)
+	if d := gr.Detector; gr.Verdict != summary.VerdictFail || d.OpenPassed != 1 || d.OpenSince != 42 || !d.OpenHeld ||
+		!strings.Contains(gr.Message, fmt.Sprintf("it is fixed only once %d nights in a row are (1 so far)", detect.FixedNights)) {
+		t.Errorf("tonight back at 100: %s, %+v: %s; want still red, one night of %d fixed", gr.Verdict, d, gr.Message, detect.FixedNights)
 	}
 }

@@ -494,10 +494,18 @@ type Detector struct {
 	OpenLevel    float64 `json:"open_level,omitempty"`
 	OpenWorsePct float64 `json:"open_worse_pct,omitempty"`
 	OpenPassed   int     `json:"open_passed,omitempty"`
+	// OpenHeld: the open regression was confirmed (a second of its
+	// nights flagged, its nights together far off the level before), so
+	// it stays red until fixed or accepted and a build's false-alarm
+	// budget does not release it.
+	OpenHeld bool `json:"open_held,omitempty"`
 	// Unconfirmed: tonight was worse by a gross margin with no night
 	// before it as bad, as one night of a slow machine is; not failed,
 	// the next night confirms it or not.
 	Unconfirmed bool `json:"unconfirmed,omitempty"`
+	// Held: tonight is red for a confirmed open regression (OpenHeld),
+	// not for a new alarm of its own.
+	Held bool `json:"held,omitempty"`
 	// Accepted is the recipe's regression.accept record, when it applies.
 	Accepted string `json:"accepted,omitempty"`
 }

@@ -288,7 +288,7 @@ func builds(s Sim, rng *rand.Rand, r *Result) error {
 					return err
 				}
 				if d != nil {
-					tests = append(tests, gate.BudgetTest{P: d.P, Flagged: d.Flagged, Held: d.Held})
+					tests = append(tests, gate.BudgetTest{P: d.P, Flagged: d.Flagged})
 				}
 			}
 			r.Builds++

@@ -445,7 +445,7 @@ func judge(hist, reps []float64, fresh int, cfg Config, rsd float64) (Decision, 
 			d.Flagged, d.Status, d.Rule = true, StatusFlagged, RuleOpen
 			d.LastGood, d.FirstBad, d.Widened = culpritOfChange(open.Index, open.P, len(hist))
 			if end-start >= minCarryLevel {
-				d.Carry = &Carried{Index: open.Index, Level: level, WorsePct: open.WorsePct}
+				d.Carry = &Carried{Index: open.Index, Level: level, LevelNights: end - start, WorsePct: open.WorsePct}
 			}
 			d.Why = fmt.Sprintf("still regressed: %s; the regression of %.1f%% that began %d nights ago %s is neither fixed nor accepted", base, open.WorsePct, len(hist)-open.Index, seen)
 		case unconfirmed:
@@ -469,7 +469,7 @@ func judge(hist, reps []float64, fresh int, cfg Config, rsd float64) (Decision, 
 			first--
 		}
 		if end-start >= minCarryLevel {
-			d.Carry = &Carried{Index: first, Level: level, WorsePct: d.WorsePct}
+			d.Carry = &Carried{Index: first, Level: level, LevelNights: end - start, WorsePct: d.WorsePct}
 		}
 		if rule == RuleTwoNight {
 			d.LastGood, d.FirstBad = len(hist)-2, len(hist)-1

@@ -53,6 +53,18 @@
 // ("fixed"). Judged alone, a night of a regression of three times the
 // noise passes one time in four, and the regression would flap.
 //
+// A flagged night hands its regression on to the next (Config.Carried,
+// Decision.Carry), so that it is judged against the level before it
+// however long ago that was. It is pending until its nights together are
+// as far off that level as a fifth of the false-alarm rate allows, the
+// level's own nights taken as one regime, wandering as they do; then it
+// is held (Carried.Held): red while its nights stay off the level,
+// until FixedNights nights in a row are nearer it than the level since,
+// a known change after it accepts it, or its nights are no worse than
+// chance. A held night raises no re-run and no budget releases it
+// (Decision.Held). A pending regression its next nights do not hold is
+// over after a few nights: one false alarm holds no month.
+//
 // A build's false-alarm budget (package gate) spends p-values far below
 // the per-night rate, where a normal model is badly wrong if the nights'
 // tails are heavy. Decision.P is therefore PNight up to the rate and,

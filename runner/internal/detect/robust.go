@@ -62,11 +62,20 @@ type Carried struct {
 	// Level is the log-scale level it is judged against: the baseline
 	// on the night it was caught.
 	Level float64
+	// LevelNights is how many nights Level is the median of (0 when not
+	// known): a level from a few nights is that much less sure, however
+	// many nights have come since.
+	LevelNights int
 	// WorsePct is how much worse it was when caught, worse positive.
 	WorsePct float64
 	// Passed is how many nights in a row have looked fixed; it is closed
 	// at FixedNights.
 	Passed int
+	// P is the smallest p-value its nights together have had against
+	// Level, its level's nights taken as one regime: the evidence a
+	// build's false-alarm budget weighs a held night by (0 before the
+	// first).
+	P float64
 	// Held says it was confirmed: a second of its nights was flagged
 	// while its nights together were as far below Level as chance alone
 	// would seldom put them. Only a fix or an acceptance ends it then.
@@ -344,6 +353,9 @@ func carried(d Decision, hist []float64, ton float64, c Carried, nz noise, infla
 	from := min(max(0, c.Index), len(hist))
 	since := hist[from:]
 	nz, inflate = sinceNoise(since, nz, inflate, cfg)
+	if c.LevelNights > 0 {
+		levelScale = max(levelScale, math.Sqrt(nz.sd*nz.sd*inflate*medianVar(c.LevelNights)))
+	}
 	bad := c.Level - dir*logWorse(c.WorsePct, dir)
 	if len(since) > 0 {
 		bad = median(since)
@@ -355,19 +367,31 @@ func carried(d Decision, hist []float64, ton float64, c Carried, nz noise, infla
 	o := openNight{c: c, fixed: dir*(ton-(c.Level+bad)/2) > 0, nights: len(since) + 1}
 	all := append(slices.Clone(since), ton)
 	o.worse = worsePct(dir*(c.Level-median(all)), dir)
-	spread := func(nz noise, inflate, levelScale float64) float64 {
-		return tSurvival(dir*(c.Level-median(all))/math.Sqrt(nz.sd*nz.sd*inflate*medianVar(len(all))+levelScale*levelScale), nz.nu)
+	spread := func(level float64, nz noise, inflate, levelScale float64) float64 {
+		return tSurvival(dir*(level-median(all))/math.Sqrt(nz.sd*nz.sd*inflate*medianVar(len(all))+levelScale*levelScale), nz.nu)
 	}
-	o.p = spread(nz, inflate, levelScale)
+	o.p = spread(c.Level, nz, inflate, levelScale)
+	// The nights before it, taken as one regime, however they wander,
+	// judge how seldom its nights are this far off, from their own level
+	// where that is nearer: a false alarm among wandering nights brings
+	// its neighbours along, and the level it was caught against may be a
+	// wander's.
+	pre := hist[:from]
+	level := c.Level
+	if len(pre) >= minRhoNights && dir*(median(pre)-level) < 0 {
+		level = median(pre)
+	}
+	bz, binfl, bls := beforeNoise(pre, nz, inflate, levelScale, cfg)
+	pLevel := spread(level, bz, binfl, bls)
+	if !(o.c.P > 0) || pLevel < o.c.P {
+		o.c.P = pLevel
+	}
 	o.small = o.worse < cfg.MinEffectPct
 	// One carried past the history has outlived any unconfirmed alarm:
 	// its nights held it, as summaries written before Held did.
 	o.c.Held = o.c.Held || c.Index < 0
 	if !o.c.Held && !o.fixed && confirming(c, cfg.Flagged) {
-		// Held only where its level's own nights, however they wander,
-		// seldom put its nights this far off: a false alarm among
-		// wandering nights brings its neighbours along.
-		o.c.Held = spread(beforeNoise(hist[:from], nz, inflate, levelScale, cfg)) <= cfg.FalseAlarmRate*holdShare
+		o.c.Held = pLevel <= cfg.FalseAlarmRate*holdShare
 	}
 	if o.fixed {
 		o.c.Passed++
@@ -418,7 +442,9 @@ func (o openNight) held(d Decision) Decision {
 		d.Why = fmt.Sprintf("not flagged: %s; %s, within chance tonight (p %s > %s), so it stays open", o.base, since, numfmt.P(o.p), numfmt.Exact(heldP))
 		return d
 	}
-	d.Flagged, d.Held, d.Status, d.Rule = true, true, StatusFlagged, RuleOpen
+	// A build's budget weighs a held night by the evidence that held it,
+	// not by tonight's nights alone.
+	d.Flagged, d.Held, d.Status, d.Rule, d.PNight = true, true, StatusFlagged, RuleOpen, o.c.P
 	d.LastGood, d.FirstBad = o.c.Index-1, o.c.Index
 	if o.fixed {
 		d.Why = fmt.Sprintf("still regressed: %s; tonight is nearer the level before it, but it is fixed only once %d nights in a row are (%d so far): %s", o.base, FixedNights, o.c.Passed, since)

@@ -163,13 +163,30 @@ func TestPoolSwitch(t *testing.T) {
 		}
 	}
 	// Without pools in the model, the pools' distance would be noise.
-	logs, _ := logs(hist, "night")
-	if _, sd := meanSD(logs); sd < 0.08 {
+	lh, _ := logs(hist, "night")
+	if _, sd := meanSD(lh); sd < 0.08 {
 		t.Errorf("the test's pools: spread %.3f, want wide", sd)
 	}
 	// A step that stays is no pool: one run of nights.
-	if p := poolsOf(cat(gauss(4, 20, 100, 0.01), gauss(5, 10, 75, 0.01)), nil, -1); p != nil {
+	step, _ := logs(cat(gauss(4, 20, 100, 0.01), gauss(5, 10, 75, 0.01)), "night")
+	if p := poolsOf(step, nil, -1); p != nil {
 		t.Errorf("poolsOf(a step) = %+v, want none", p)
+	}
+	// Nights many times off, in runs as a pool's come, ran another
+	// benchmark: no pool of machines is sixteen times slower. At 25 %
+	// the same nights are a pool.
+	for _, tt := range []struct {
+		factor float64
+		pool   bool
+	}{{0.75, true}, {16, false}} {
+		v := gauss(6, 30, 100, 0.01)
+		for _, i := range []int{2, 3, 9, 15, 16, 22, 27} {
+			v[i] *= tt.factor
+		}
+		lv, _ := logs(v, "night")
+		if p := poolsOf(lv, nil, -1); (p != nil) != tt.pool {
+			t.Errorf("poolsOf(nights %v times the rest, in runs) = %+v, want a pool %v", tt.factor, p, tt.pool)
+		}
 	}
 }
 
@@ -199,6 +216,11 @@ func TestRegressionHeld40NightsThenFixed(t *testing.T) {
 	late := s[69].d // its good nights left the history 10 nights ago
 	if !late.Flagged || late.Rule != RuleOpen || late.Carry == nil || !strings.Contains(late.Why, "began before the 30 nights of the history") || !strings.Contains(late.Why, "the level before") {
 		t.Errorf("night 40 of the regression = flagged %v, rule %q: %s; want still regressed, saying since when", late.Flagged, late.Rule, late.Why)
+	}
+	// Held: no re-run can overturn it, and a build's budget weighs it by
+	// the evidence of its 40 nights, not by tonight's alone.
+	if !late.Held || late.Alarm || !(late.P < 1e-4) || late.Carry == nil || !late.Carry.Held || late.Carry.LevelNights < minCarryLevel {
+		t.Errorf("night 40 of the regression = held %v, alarm %v, P %v, carry %+v; want held, no alarm, P of its nights together, the level's nights known", late.Held, late.Alarm, late.P, late.Carry)
 	}
 	if c := late.Carry; c == nil || math.Abs(math.Exp(c.Level)-100) > 1.5 || c.WorsePct < 4 || c.WorsePct > 8 {
 		t.Errorf("carried %+v, want the level near 100 and a worsening near 6%%", c)
@@ -231,5 +253,29 @@ func TestRegressionAccepted(t *testing.T) {
 	}
 	if s[50].d.Carry != nil {
 		t.Errorf("an accepted regression is still carried: %+v", s[50].d.Carry)
+	}
+}
+
+// An alarm its next nights do not confirm holds nothing: nights a little
+// worse after it are not red, and it is over within pendingNights.
+func TestUnconfirmedAlarmIsOver(t *testing.T) {
+	t.Parallel()
+	v := append(gauss(13, 30, 100, 0.01), 96)
+	v = append(v, gauss(14, 10, 99.6, 0.01)...)
+	s := replay(t, v, nil, Config{HigherIsBetter: true})
+	if !s[30].d.Flagged || s[30].d.Carry == nil {
+		t.Fatalf("night 30, 4 %% worse = flagged %v, carry %+v: %s; want flagged and carried", s[30].d.Flagged, s[30].d.Carry, s[30].d.Why)
+	}
+	if n := flaggedNights(s, 31, 41); n != 0 {
+		t.Errorf("%d of the 10 nights after an unconfirmed alarm flagged", n)
+	}
+	over := slices.IndexFunc(s[31:], func(r replayed) bool { return r.d.Carry == nil })
+	if over < 0 || over+1 > pendingNights {
+		t.Errorf("the alarm is still carried %d nights on, want over within %d", over+1, pendingNights)
+	}
+	for _, r := range s[31:41] {
+		if r.d.Carry != nil && r.d.Carry.Held {
+			t.Errorf("an unconfirmed alarm held: %s", r.d.Why)
+		}
 	}
 }

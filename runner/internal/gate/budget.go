@@ -20,10 +20,6 @@ type BudgetTest struct {
 	// Flagged: its own gate failed it; Fails: it still fails within the
 	// build's budget.
 	Flagged, Fails bool
-	// Held: flagged for a regression its earlier nights confirmed
-	// (detect.Decision.Held). No new test tonight, so it spends none of
-	// the budget, and the budget does not release it.
-	Held bool
 }
 
 // Budget is the build's false-alarm budget spent over its regression
@@ -49,9 +45,7 @@ func SpendBudget(sums []summary.Summary, q float64) Budget {
 			if g.Verdict != summary.VerdictFail && p == 0 {
 				p = 1 // an older summary without a p-value that passed
 			}
-			flagged := g.Verdict == summary.VerdictFail
-			b.Tests = append(b.Tests, BudgetTest{Recipe: s.Recipe, Subject: g.Subject, Metric: g.Metric, P: p, Flagged: flagged,
-				Held: flagged && g.Detector.Held})
+			b.Tests = append(b.Tests, BudgetTest{Recipe: s.Recipe, Subject: g.Subject, Metric: g.Metric, P: p, Flagged: g.Verdict == summary.VerdictFail})
 		}
 	}
 	return b.spend()
@@ -65,11 +59,9 @@ func Spend(tests []BudgetTest, q float64) Budget {
 }
 
 func (b Budget) spend() Budget {
-	var order []int
-	for i, t := range b.Tests {
-		if !t.Held {
-			order = append(order, i)
-		}
+	order := make([]int, len(b.Tests))
+	for i := range order {
+		order[i] = i
 	}
 	slices.SortStableFunc(order, func(x, y int) int {
 		switch {
@@ -80,15 +72,14 @@ func (b Budget) spend() Budget {
 		}
 		return 0
 	})
-	m := float64(len(order))
+	m := float64(len(b.Tests))
 	for rank, i := range order {
 		if b.Tests[i].P <= float64(rank+1)*b.Q/m {
 			b.Threshold = b.Tests[i].P
 		}
 	}
 	for i := range b.Tests {
-		t := &b.Tests[i]
-		t.Fails = t.Flagged && (t.Held || t.P <= b.Threshold && b.Threshold > 0)
+		b.Tests[i].Fails = b.Tests[i].Flagged && b.Tests[i].P <= b.Threshold && b.Threshold > 0
 	}
 	return b
 }

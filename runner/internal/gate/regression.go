@@ -240,7 +240,7 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 			sinceBuild = s.past[c.Index].ref.Build
 		}
 		gr.Detector.OpenSince, gr.Detector.OpenLevel, gr.Detector.OpenWorsePct, gr.Detector.OpenPassed = sinceBuild, math.Exp(c.Level), c.WorsePct, c.Passed
-		gr.Detector.OpenHeld = c.Held
+		gr.Detector.OpenHeld, gr.Detector.OpenP, gr.Detector.OpenLevelNights = c.Held, c.P, c.LevelNights
 	}
 	gr.Detector.Unconfirmed = d.Unconfirmed
 	gr.Message = fmt.Sprintf("%s %s = %s: %s", name, m.Metric, numfmt.Sig(v, 4), d.Why)
@@ -394,7 +394,8 @@ func carriedOf(s series) (*detect.Carried, int) {
 			// carried is the one accepted, settled.
 			return nil, 0
 		}
-		c := &detect.Carried{Index: -1, Level: math.Log(d.OpenLevel), WorsePct: d.OpenWorsePct, Passed: d.OpenPassed, Held: d.OpenHeld}
+		c := &detect.Carried{Index: -1, Level: math.Log(d.OpenLevel), WorsePct: d.OpenWorsePct, Passed: d.OpenPassed, Held: d.OpenHeld, P: d.OpenP,
+			LevelNights: d.OpenLevelNights}
 		if j := slices.IndexFunc(s.past, func(p pastValue) bool { return p.ref.Build == d.OpenSince }); j >= 0 {
 			c.Index = j
 		}

@@ -491,14 +491,17 @@ type Detector struct {
 	// was then, OpenPassed the nights in a row it has passed since it was
 	// last flagged: the next night carries them on, so the regression
 	// stays red however long ago its good nights were.
-	OpenLevel    float64 `json:"open_level,omitempty"`
-	OpenWorsePct float64 `json:"open_worse_pct,omitempty"`
-	OpenPassed   int     `json:"open_passed,omitempty"`
-	// OpenHeld: the open regression was confirmed (a second of its
-	// nights flagged, its nights together far off the level before), so
-	// it stays red until fixed or accepted and a build's false-alarm
-	// budget does not release it.
-	OpenHeld bool `json:"open_held,omitempty"`
+	OpenLevel float64 `json:"open_level,omitempty"`
+	// OpenLevelNights is how many nights OpenLevel is the median of.
+	OpenLevelNights int     `json:"open_level_nights,omitempty"`
+	OpenWorsePct    float64 `json:"open_worse_pct,omitempty"`
+	OpenPassed      int     `json:"open_passed,omitempty"`
+	// OpenHeld: the open regression was confirmed (its nights together
+	// far off the level before), so it stays red until fixed or
+	// accepted; OpenP is the smallest p-value its nights together have
+	// had, the evidence a build's false-alarm budget weighs it by.
+	OpenHeld bool    `json:"open_held,omitempty"`
+	OpenP    float64 `json:"open_p,omitempty"`
 	// Unconfirmed: tonight was worse by a gross margin with no night
 	// before it as bad, as one night of a slow machine is; not failed,
 	// the next night confirms it or not.

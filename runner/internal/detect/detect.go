@@ -229,9 +229,10 @@ type Decision struct {
 	// Config.GrossMADs) with nothing before it to confirm it: not
 	// flagged, and the next night decides.
 	Unconfirmed bool
-	// Held says tonight is red for a regression carried on that two
-	// flagged nights confirmed: it stays red until it is fixed or
-	// accepted, and a build's false-alarm budget does not release it.
+	// Held says tonight is red for a carried regression its nights
+	// confirmed (Carried.Held): it stays red until it is fixed or
+	// accepted, a re-run cannot overturn it, and P is the evidence of
+	// its nights together.
 	Held bool
 	// Carry is the open regression tonight hands on to the next night
 	// (Config.Carried), nil when none is open.

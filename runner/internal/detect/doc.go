@@ -61,8 +61,9 @@
 // is held (Carried.Held): red while its nights stay off the level,
 // until FixedNights nights in a row are nearer it than the level since,
 // a known change after it accepts it, or its nights are no worse than
-// chance. A held night raises no re-run and no budget releases it
-// (Decision.Held). A pending regression its next nights do not hold is
+// chance. A held night raises no re-run (Decision.Held), and a build's
+// budget weighs it by the strongest evidence its nights have given
+// (Carried.P). A pending regression its next nights do not hold is
 // over after a few nights: one false alarm holds no month.
 //
 // A build's false-alarm budget (package gate) spends p-values far below

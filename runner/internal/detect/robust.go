@@ -498,10 +498,9 @@ func sinceNoise(since []float64, nz noise, inflate float64, cfg Config) (noise, 
 	return out, max(inflate, (1+out.rho)/(1-out.rho))
 }
 
-// confirming says a carried regression has one flagged night before
-// tonight: tonight, flagged too, would be its second. Two flagged nights
-// alone do not hold it: nights that wander bring a false alarm's
-// neighbours along, so its nights together must be significant too.
+// confirming says one of a carried regression's nights was flagged (an
+// unconfirmed first night is not): only then may its nights together
+// hold it.
 func confirming(c Carried, flagged []int) bool {
 	return c.Index < 0 || slices.ContainsFunc(flagged, func(i int) bool { return i >= c.Index })
 }

@@ -64,19 +64,7 @@ func (j *Job) aiperfInContainer() bool {
 // container's Python, else "aiperf - WHY", then "dist NAME VERSION" for
 // each distribution named (VERSION "-" when absent): pytestProbe's
 // answer, for the same parser.
-const aiperfProbe = `import sys
-from importlib.metadata import version, PackageNotFoundError
-try:
-    import aiperf
-    print("aiperf", version("aiperf"))
-except Exception as e:
-    print("aiperf -", type(e).__name__ + ":", " ".join(str(e).split()))
-for name in sys.argv[1:]:
-    try:
-        print("dist", name, version(name))
-    except PackageNotFoundError:
-        print("dist", name, "-")
-`
+var aiperfProbe = importProbe("aiperf", `version("aiperf")`)
 
 // containerAIPerf makes aiperf importable in the server's container:
 // nothing when the image has it, else the distributions of its hashed

@@ -26,19 +26,27 @@ import (
 // pytestProbe prints "pytest VERSION" when `import pytest` works, else
 // "pytest - WHY"; then "dist NAME VERSION" (VERSION "-" when absent) for
 // every distribution named as an argument.
-const pytestProbe = `import sys
+var pytestProbe = importProbe("pytest", "pytest.__version__")
+
+// importProbe is a Python program printing "MODULE VERSION" when module
+// imports (VERSION is what versionExpr gives), else "MODULE - WHY"; then
+// "dist NAME VERSION" (VERSION "-" when absent) for every distribution
+// named as an argument. One parser reads every such answer.
+func importProbe(module, versionExpr string) string {
+	return fmt.Sprintf(`import sys
 from importlib.metadata import version, PackageNotFoundError
 try:
-    import pytest
-    print("pytest", pytest.__version__)
+    import %[1]s
+    print("%[1]s", %[2]s)
 except Exception as e:
-    print("pytest -", type(e).__name__ + ":", " ".join(str(e).split()))
+    print("%[1]s -", type(e).__name__ + ":", " ".join(str(e).split()))
 for name in sys.argv[1:]:
     try:
         print("dist", name, version(name))
     except PackageNotFoundError:
         print("dist", name, "-")
-`
+`, module, versionExpr)
+}
 
 // pytestTimeout bounds the step, the install included.
 const pytestTimeout = 10 * time.Minute

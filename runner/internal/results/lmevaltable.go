@@ -17,7 +17,7 @@ import (
 // score the file holds that the table does not print is not lm_eval's.
 type LMEvalTable struct {
 	mu   sync.Mutex
-	line []byte
+	line lineBuffer
 	// cols maps the header's column names to their index; nil outside a
 	// table.
 	cols map[string]int
@@ -37,16 +37,7 @@ const maxTableLine = 4096
 func (p *LMEvalTable) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range b {
-		if c == '\n' {
-			p.scan(string(p.line))
-			p.line = p.line[:0]
-			continue
-		}
-		if len(p.line) < maxTableLine {
-			p.line = append(p.line, c)
-		}
-	}
+	p.line.feed(b, maxTableLine, p.scan)
 	return len(b), nil
 }
 

@@ -92,12 +92,7 @@ func (j *Job) containerAIPerf(ctx context.Context) error {
 		fmt.Fprintf(j.log, "runner: aiperf %s imports in %s; nothing installed\n", st.version, python)
 		return nil
 	}
-	var missing []lockEntry
-	for _, e := range entries {
-		if st.dists[e.name] == "" {
-			missing = append(missing, e)
-		}
-	}
+	missing := st.lacking(entries)
 	if len(missing) == 0 {
 		return fmt.Errorf("aiperf: %s cannot import aiperf (%s), yet it has every distribution of the lock; nothing to install", python, st.why)
 	}
@@ -106,17 +101,8 @@ func (j *Job) containerAIPerf(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	install.Stdin = strings.NewReader(lockText(missing))
-	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(install.Argv))
-	pw := proc.NewPrefixWriter(j.log, "[pip] ")
-	tail := proc.NewTail(pipTail)
-	install.Stdout = io.MultiWriter(pw, tail)
-	install.Stderr = install.Stdout
-	err = j.procs.Run(ctx, install)
-	pw.Close()
-	if err != nil {
-		j.noteCause(tail)
-		return fmt.Errorf("aiperf: install into %s (lock %s): %w; last lines:\n%s", python, lock.Key(), err, tail.String())
+	if err := j.installFromLock(ctx, install, missing, python, lock); err != nil {
+		return err
 	}
 	after, err := j.probeTool(ctx, probe, "aiperf")
 	if err != nil {

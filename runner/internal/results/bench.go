@@ -132,25 +132,41 @@ var canonicalOrder = func() map[string]int {
 // ParseBench reads a vLLM bench result. For a JSON-lines file written with
 // --append-result it returns the last object.
 func ParseBench(r io.Reader) (BenchResult, error) {
-	b, err := parseBench(r)
-	if err != nil {
-		return BenchResult{}, fmt.Errorf("parse vllm bench result: %w", err)
-	}
-	return b, nil
+	return parseReader(r, benchWhat, parseBench)
 }
 
 // ParseBenchFile is ParseBench on the named file; errors name the file.
 func ParseBenchFile(path string) (BenchResult, error) {
+	return parseFile(path, benchWhat, parseBench)
+}
+
+// benchWhat names a bench result in errors.
+const benchWhat = "vllm bench result"
+
+// parseReader is parse on r, its error saying what was parsed.
+func parseReader[T any](r io.Reader, what string, parse func(io.Reader) (T, error)) (T, error) {
+	v, err := parse(r)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("parse %s: %w", what, err)
+	}
+	return v, nil
+}
+
+// parseFile is parse on the named file, its errors saying what was
+// parsed and, once the file is open, which file.
+func parseFile[T any](path, what string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
 	f, err := os.Open(path)
 	if err != nil {
-		return BenchResult{}, fmt.Errorf("parse vllm bench result: %w", err)
+		return zero, fmt.Errorf("parse %s: %w", what, err)
 	}
 	defer f.Close()
-	b, err := parseBench(f)
+	v, err := parse(f)
 	if err != nil {
-		return BenchResult{}, fmt.Errorf("parse vllm bench result %s: %w", path, err)
+		return zero, fmt.Errorf("parse %s %s: %w", what, path, err)
 	}
-	return b, nil
+	return v, nil
 }
 
 func parseBench(r io.Reader) (BenchResult, error) {

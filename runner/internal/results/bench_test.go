@@ -259,17 +259,7 @@ func TestParseBenchErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := results.ParseBench(strings.NewReader(tt.input))
-			if err == nil {
-				t.Fatal("ParseBench() error = nil, want an error")
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("ParseBench() error = %v, want errors.Is %v", err, tt.wantIs)
-			}
-			for _, msg := range tt.wantMsg {
-				if !strings.Contains(err.Error(), msg) {
-					t.Errorf("ParseBench() error = %q, want it to contain %q", err, msg)
-				}
-			}
+			checkError(t, "ParseBench()", err, tt.wantIs, tt.wantMsg...)
 		})
 	}
 }

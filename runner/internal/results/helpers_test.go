@@ -1,8 +1,10 @@
 package results_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/testutil"
@@ -36,6 +38,23 @@ func writeFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkError fails the test unless call returned an error that is
+// wantIs (when not nil) and holds every one of msgs.
+func checkError(t *testing.T, call string, err, wantIs error, msgs ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s error = nil, want an error", call)
+	}
+	if wantIs != nil && !errors.Is(err, wantIs) {
+		t.Errorf("%s error = %v, want errors.Is %v", call, err, wantIs)
+	}
+	for _, msg := range msgs {
+		if !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s error = %q, want it to contain %q", call, err, msg)
+		}
 	}
 }
 

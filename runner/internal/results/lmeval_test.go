@@ -151,15 +151,7 @@ func TestParseLMEvalErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := results.ParseLMEval(strings.NewReader(tt.input))
-			if err == nil {
-				t.Fatal("ParseLMEval() error = nil, want an error")
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("ParseLMEval() error = %v, want errors.Is %v", err, tt.wantIs)
-			}
-			if !strings.Contains(err.Error(), tt.wantMsg) {
-				t.Errorf("ParseLMEval() error = %q, want it to contain %q", err, tt.wantMsg)
-			}
+			checkError(t, "ParseLMEval()", err, tt.wantIs, tt.wantMsg)
 		})
 	}
 }

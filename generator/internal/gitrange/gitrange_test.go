@@ -69,6 +69,17 @@ func origin(t *testing.T) (dir, fork string) {
 	return dir, fork
 }
 
+// unrelatedPR is a shallow PR clone of an origin whose branch unrelated
+// shares no history with its main.
+func unrelatedPR(t *testing.T) string {
+	t.Helper()
+	src, _ := origin(t)
+	git(t, src, "checkout", "--quiet", "--orphan", "unrelated")
+	git(t, src, "rm", "-r", "--quiet", "--cached", ".")
+	commit(t, src, "other.txt", "x\n", "unrelated root")
+	return shallowPR(t, src)
+}
+
 // shallowPR is what a CI agent checks out: the PR branch alone, depth 1,
 // over file:// (a local path clone would ignore --depth).
 func shallowPR(t *testing.T, origin string) string {
@@ -200,14 +211,8 @@ func TestMergeBaseGivesUp(t *testing.T) {
 			fetches: 1,
 		},
 		{
-			name: "the base branch shares no history",
-			setup: func(t *testing.T) string {
-				src, _ := origin(t)
-				git(t, src, "checkout", "--quiet", "--orphan", "unrelated")
-				git(t, src, "rm", "-r", "--quiet", "--cached", ".")
-				commit(t, src, "other.txt", "x\n", "unrelated root")
-				return shallowPR(t, src)
-			},
+			name:   "the base branch shares no history",
+			setup:  unrelatedPR,
 			base:   "unrelated",
 			deepen: []int{1},
 			want: []string{
@@ -218,15 +223,9 @@ func TestMergeBaseGivesUp(t *testing.T) {
 		},
 		{
 			// Deepening made the history whole; --unshallow would fail.
-			name: "no shared history, whole after deepening",
-			setup: func(t *testing.T) string {
-				src, _ := origin(t)
-				git(t, src, "checkout", "--quiet", "--orphan", "unrelated")
-				git(t, src, "rm", "-r", "--quiet", "--cached", ".")
-				commit(t, src, "other.txt", "x\n", "unrelated root")
-				return shallowPR(t, src)
-			},
-			base: "unrelated",
+			name:  "no shared history, whole after deepening",
+			setup: unrelatedPR,
+			base:  "unrelated",
 			want: []string{
 				"no merge base of HEAD and origin/unrelated after git fetch --depth=50 origin unrelated, then git fetch --deepen=50 origin unrelated: ",
 			},

@@ -2,8 +2,9 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,12 +106,7 @@ func (p *LMEvalTable) Check(task, alias string, metrics map[string]float64) erro
 	if a := strings.TrimSpace(alias); a != "" {
 		names[a] = true
 	}
-	keys := make([]string, 0, len(metrics))
-	for k := range metrics {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(metrics)) {
 		metric, filter, _ := strings.Cut(k, ",")
 		want := metrics[k]
 		var printed []string

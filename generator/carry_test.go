@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/steps/steptest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -78,8 +79,8 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "ok.yaml"), okRecipe)
-			writeFile(t, filepath.Join(dir, tt.file), tt.src)
+			testutil.WriteFile(t, filepath.Join(dir, "ok.yaml"), okRecipe)
+			testutil.WriteFile(t, filepath.Join(dir, tt.file), tt.src)
 			res := runGenerator(t, map[string]string{"BUILDKITE_SOURCE": "schedule"}, "--workloads", dir, "--agents", "../agents/profiles.yaml")
 			if res.code != 0 {
 				t.Fatalf("generator exited %d, want 0\nstderr:\n%s", res.code, res.stderr)
@@ -175,7 +176,7 @@ func TestRecipeLinksAreTheirOwnProblem(t *testing.T) {
 	t.Parallel()
 	agent := steptest.AgentBinary(t)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "ok.yaml"), okRecipe)
+	testutil.WriteFile(t, filepath.Join(dir, "ok.yaml"), okRecipe)
 	for name, target := range map[string]string{"dangling.yaml": "missing.yaml", "outside.yaml": "/etc/passwd"} {
 		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)

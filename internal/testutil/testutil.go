@@ -156,3 +156,14 @@ func CheckMarkdownTables(t testing.TB, md string) {
 		}
 	}
 }
+
+// WriteFile writes content to path, making the directories it lies in.
+func WriteFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

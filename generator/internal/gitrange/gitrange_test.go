@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -30,19 +31,9 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func write(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func commit(t *testing.T, dir, file, text, msg string) {
 	t.Helper()
-	write(t, filepath.Join(dir, file), text)
+	testutil.WriteFile(t, filepath.Join(dir, file), text)
 	git(t, dir, "add", "--", file)
 	git(t, dir, "commit", "--quiet", "-m", msg)
 }

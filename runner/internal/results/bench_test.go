@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/results"
 )
 
@@ -267,7 +268,7 @@ func TestParseBenchErrors(t *testing.T) {
 func TestParseBenchFileNamesFile(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bench-x.json")
-	writeFile(t, path, `{"date": 1}`)
+	testutil.WriteFile(t, path, `{"date": 1}`)
 	_, err := results.ParseBenchFile(path)
 	if err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("ParseBenchFile(%q) error = %v, want it to name the file", path, err)

@@ -31,16 +31,6 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	testutil.Golden(t, filepath.Join("testdata", name), got)
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // checkError fails the test unless call returned an error that is
 // wantIs (when not nil) and holds every one of msgs.
 func checkError(t *testing.T, call string, err, wantIs error, msgs ...string) {

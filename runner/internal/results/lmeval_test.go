@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/results"
 )
 
@@ -209,7 +210,7 @@ func TestFindLMEvalResults(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			for _, f := range tt.files {
-				writeFile(t, filepath.Join(dir, filepath.FromSlash(f)), "{}")
+				testutil.WriteFile(t, filepath.Join(dir, filepath.FromSlash(f)), "{}")
 			}
 			got, err := results.FindLMEvalResults(dir)
 			if tt.want == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/benchkite/benchkite/internal/toollocks"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/numfmt"
+	"github.com/benchkite/benchkite/internal/toollocks"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"

@@ -97,7 +97,7 @@ func (j *Job) pytestSpecs() (pytestSpecs, error) {
 		// The server's import path: what the job gives vLLM.
 		vars := fixed
 		for _, name := range []string{"PYTHONPATH", "LD_LIBRARY_PATH"} {
-			if v, ok := lookupEnv(j.environ, name); ok {
+			if v, ok := proc.LookupEnv(j.environ, name); ok {
 				vars = append(vars, childenv.Var{Name: name, Value: v})
 			}
 		}
@@ -165,7 +165,7 @@ func (j *Job) containerPip(name string) (proc.Spec, error) {
 func (j *Job) serverPython() string {
 	env, err := j.env(childenv.Server)
 	if err == nil {
-		path, _ := lookupEnv(env, "PATH")
+		path, _ := proc.LookupEnv(env, "PATH")
 		for _, dir := range filepath.SplitList(path) {
 			vllm := filepath.Join(dir, "vllm")
 			if !filepath.IsAbs(dir) || !executableFile(vllm) {

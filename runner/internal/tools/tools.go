@@ -303,7 +303,7 @@ func fromPath(req Request) (Tools, error) {
 		}
 	}
 	t.VLLM, _ = lookPath("vllm", path)
-	if pp, ok := lookupEnv(req.Environ, "PYTHONPATH"); ok {
+	if pp, ok := proc.LookupEnv(req.Environ, "PYTHONPATH"); ok {
 		t.Env = []childenv.Var{{Name: "PYTHONPATH", Value: pp}}
 	}
 	return t, nil
@@ -391,18 +391,8 @@ func prependPath(dir, path string) string {
 }
 
 func envValue(env []string, key string) string {
-	v, _ := lookupEnv(env, key)
+	v, _ := proc.LookupEnv(env, key)
 	return v
-}
-
-// lookupEnv returns the last value of key, as getenv would.
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 func versionList(pkgs []Package, versions map[string]string) string {
@@ -445,7 +435,7 @@ func Expect(req Request) (Tools, error) {
 				t.Python = "python3"
 			}
 		}
-		if pp, ok := lookupEnv(req.Environ, "PYTHONPATH"); ok {
+		if pp, ok := proc.LookupEnv(req.Environ, "PYTHONPATH"); ok {
 			t.Env = []childenv.Var{{Name: "PYTHONPATH", Value: pp}}
 		}
 		return t, nil

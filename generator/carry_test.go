@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +98,7 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 				byKey[k] = m
 			}
 			if _, ok := byKey["recipe:ok-h200"]; !ok {
-				t.Errorf("the valid recipe has no step; keys: %v", stepKeys(byKey))
+				t.Errorf("the valid recipe has no step; keys: %v", slices.Collect(maps.Keys(byKey)))
 			}
 			if tt.skipped != nil {
 				env, _ := byKey[contract.ReportStepKey]["env"].(map[string]any)
@@ -116,7 +118,7 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 				}
 			}
 			if step == nil {
-				t.Fatalf("no step with key %s; keys: %v", key, stepKeys(byKey))
+				t.Fatalf("no step with key %s; keys: %v", key, slices.Collect(maps.Keys(byKey)))
 			}
 			code, stderr := runStep(t, step)
 			if code == 0 {
@@ -127,14 +129,6 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 			}
 		})
 	}
-}
-
-func stepKeys(m map[string]map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // runStep runs an uploaded step's command as the agent's bootstrap does,

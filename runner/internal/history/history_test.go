@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,7 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": "13", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: "a-h200", Nights: 5}, {Recipe: "b-mi355x", Nights: 1}, {Recipe: "c-b200", Nights: 2}})}
 	var stdout, stderr bytes.Buffer
-	err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }})
+	err := runAgainstAPI(out, env, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("Run() = %v\n%s%s", err, stdout.String(), stderr.String())
 	}
@@ -193,6 +194,13 @@ type failingSource struct{ err error }
 
 func (s failingSource) Last(context.Context, string, string, int) (baseline.Result, error) {
 	return baseline.Result{}, s.err
+}
+
+// runAgainstAPI runs the history step against the stand-in API env
+// names (apiConfig), writing to out, with env as its environment.
+func runAgainstAPI(out string, env map[string]string, stdout, stderr io.Writer) error {
+	getenv := func(k string) string { return env[k] }
+	return Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: stdout, Stderr: stderr}, getenv, buildkite.Door{Getenv: getenv})
 }
 
 // apiConfig is the history step's configuration for a stand-in API whose

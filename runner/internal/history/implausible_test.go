@@ -2,7 +2,6 @@ package history
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +10,8 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
-	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
-	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -55,7 +52,7 @@ func TestCommandRefusesImplausibleNights(t *testing.T) {
 	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
 		"BUILDKITE_BUILD_NUMBER": fmt.Sprint(current), contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: rec, Nights: 4}})}
 	var stdout bytes.Buffer
-	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }}); err != nil {
+	if err := runAgainstAPI(out, env, &stdout, &stdout); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "starting from build 4's history (2 nights") {

@@ -3,7 +3,6 @@ package history
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,19 +37,10 @@ func TestCommandRefusesImplausibleNights(t *testing.T) {
 			{ID: fmt.Sprintf("history-%d", b), StepKey: contract.HistoryStepKey}, {ID: jobID(b), StepKey: contract.StepKey(rec)}}})
 	}
 	prev.Recipes[rec] = fr
-	dir := t.TempDir()
-	if err := prev.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	all, err := os.ReadFile(filepath.Join(dir, "baselines.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api.AddArtifact(current-1, bkapitest.Artifact{JobID: fmt.Sprintf("history-%d", current-1), Path: contract.HistoryArtifact, Content: all})
+	addHistory(t, api, current-1, prev)
 
 	out := t.TempDir()
-	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
-		"BUILDKITE_BUILD_NUMBER": fmt.Sprint(current), contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: rec, Nights: 4}})}
+	env := apiEnv(api, current, contract.Need{Recipe: rec, Nights: 4})
 	var stdout bytes.Buffer
 	if err := runAgainstAPI(out, env, &stdout, &stdout); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())

@@ -65,8 +65,7 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	api.AddArtifact(22, bkapitest.Artifact{JobID: "job-22", Path: dir + "samples_gsm8k_2026-02-22T01-00-00.000001.jsonl", Content: samplesFile(5, func(int) bool { return true })})
 
 	out := t.TempDir()
-	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
-		"BUILDKITE_BUILD_NUMBER": "24", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
+	env := apiEnv(api, 24, contract.Need{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}})
 	var stdout bytes.Buffer
 	if err := runAgainstAPI(out, env, &stdout, &stdout); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())
@@ -132,8 +131,7 @@ func TestCommandOutcomesAtRealisticSizes(t *testing.T) {
 	api.AddArtifact(31, bkapitest.Artifact{JobID: "job-31", Path: dir + baseline.OutcomesFile, Content: []byte(`{"task":"gsm8k","doc_hashes":["a"],"scores":{"m":"11"}}`)})
 
 	out := t.TempDir()
-	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
-		"BUILDKITE_BUILD_NUMBER": "34", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
+	env := apiEnv(api, 34, contract.Need{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}})
 	var stdout bytes.Buffer
 	if err := runAgainstAPI(out, env, &stdout, &stdout); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())

@@ -197,14 +197,7 @@ func TestChooseImagePlatformPins(t *testing.T) {
 	t.Parallel()
 	rocm := "rocm/vllm-dev:rc2-20261201"
 	cuda := "public.ecr.aws/q9t5s3a7/vllm-release-repo:7ce42a9bb874a3491819807870e3efebde2845bd-x86_64"
-	tests := []struct {
-		name    string
-		gpu     string
-		recipe  *Recipe
-		env     map[string]string
-		want    ImageChoice
-		wantErr string
-	}{
+	tests := []chooseImageCase{
 		{name: "the ROCm pin wins over VLLM_IMAGE, VLLM_COMMIT and the recipe", gpu: "MI355X", recipe: &Recipe{VLLM: VLLM{Image: "rocm/vllm:old"}},
 			env:  map[string]string{"VLLM_IMAGE_ROCM": rocm, "VLLM_IMAGE": "rocm/vllm:other", "VLLM_COMMIT": "abcdef1"},
 			want: ImageChoice{Image: rocm, Source: "VLLM_IMAGE_ROCM"}},

@@ -153,22 +153,8 @@ func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 				k.PodSpecField = s
 			}
 		}},
-		{Name: "container_name", Decode: func(_, v *yaml.Node) {
-			if s, ok := d.String(v, what+".container_name"); ok {
-				if !dnsLabelRE.MatchString(s) {
-					d.Errorf(v, "%s.container_name %q is not a DNS label (lower case letters, digits and '-')", what, s)
-				}
-				k.ContainerName = s
-			}
-		}},
-		{Name: "runtime_class_name", Decode: func(_, v *yaml.Node) {
-			if s, ok := d.String(v, what+".runtime_class_name"); ok {
-				if !dnsSubdomainRE.MatchString(s) {
-					d.Errorf(v, "%s.runtime_class_name %q is not a k8s object name", what, s)
-				}
-				k.RuntimeClassName = s
-			}
-		}},
+		l.matching(what, "container_name", dnsLabelRE, "a DNS label (lower case letters, digits and '-')", &k.ContainerName),
+		l.matching(what, "runtime_class_name", dnsSubdomainRE, "a k8s object name", &k.RuntimeClassName),
 		{Name: "host_network", Decode: func(_, v *yaml.Node) { k.HostNetwork, _ = d.Bool(v, what+".host_network") }},
 		{Name: "image_pull_secrets", Decode: func(_, v *yaml.Node) {
 			k.ImagePullSecrets = l.names(v, what, "image_pull_secrets", dnsSubdomainRE, "a k8s secret name")
@@ -207,6 +193,20 @@ func (l *profileLoader) decodeK8s(n *yaml.Node, gpu string) *K8s {
 		d.Errorf(toolsAt, "%s.tools_dir %s lies in no host path: the venvs would go with the pod; add a host_paths entry holding it", what, k.ToolsDir)
 	}
 	return k
+}
+
+// matching is the field that decodes what's field, a string, into *into,
+// naming it as not hint when re does not match it; the value is kept
+// either way, so that the checks after it see what was written.
+func (l *profileLoader) matching(what, field string, re *regexp.Regexp, hint string, into *string) strictyaml.Field {
+	return strictyaml.Field{Name: field, Decode: func(_, v *yaml.Node) {
+		if s, ok := l.d.String(v, what+"."+field); ok {
+			if !re.MatchString(s) {
+				l.d.Errorf(v, "%s.%s %q is not %s", what, field, s, hint)
+			}
+			*into = s
+		}
+	}}
 }
 
 // names decodes a list of distinct names, each matching re (hint says
@@ -269,22 +269,8 @@ func (l *profileLoader) secretKey(v *yaml.Node, what string) *SecretKey {
 	d := l.d
 	sk := &SecretKey{}
 	ok := d.Fields(v, what, []strictyaml.Field{
-		{Name: "name", Decode: func(_, v *yaml.Node) {
-			if s, ok := d.String(v, what+".name"); ok {
-				if !dnsSubdomainRE.MatchString(s) {
-					d.Errorf(v, "%s.name %q is not a k8s secret name", what, s)
-				}
-				sk.Name = s
-			}
-		}},
-		{Name: "key", Decode: func(_, v *yaml.Node) {
-			if s, ok := d.String(v, what+".key"); ok {
-				if !secretKeyRE.MatchString(s) {
-					d.Errorf(v, "%s.key %q is not a secret key (letters, digits, '-', '_' and '.')", what, s)
-				}
-				sk.Key = s
-			}
-		}},
+		l.matching(what, "name", dnsSubdomainRE, "a k8s secret name", &sk.Name),
+		l.matching(what, "key", secretKeyRE, "a secret key (letters, digits, '-', '_' and '.')", &sk.Key),
 	})
 	if !ok {
 		return nil
@@ -365,17 +351,10 @@ func (l *profileLoader) imageRewrite(n *yaml.Node, gpu string) *ImageRewrite {
 	d := l.d
 	what := "profile " + gpu + " image_rewrite"
 	rw := &ImageRewrite{}
-	prefix := func(v *yaml.Node, field string, into *string) {
-		if s, ok := d.String(v, what+"."+field); ok {
-			if !imagePrefixRE.MatchString(s) {
-				d.Errorf(v, "%s.%s %q is not an image reference prefix ending in '/', such as public.ecr.aws/", what, field, s)
-			}
-			*into = s
-		}
-	}
+	const hint = "an image reference prefix ending in '/', such as public.ecr.aws/"
 	ok := d.Fields(n, what, []strictyaml.Field{
-		{Name: "from", Decode: func(_, v *yaml.Node) { prefix(v, "from", &rw.From) }},
-		{Name: "to", Decode: func(_, v *yaml.Node) { prefix(v, "to", &rw.To) }},
+		l.matching(what, "from", imagePrefixRE, hint, &rw.From),
+		l.matching(what, "to", imagePrefixRE, hint, &rw.To),
 	})
 	if !ok {
 		return nil

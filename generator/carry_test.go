@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/benchkite/benchkite/internal/contract"
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/steps/steptest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -78,8 +81,8 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "ok.yaml"), okRecipe)
-			writeFile(t, filepath.Join(dir, tt.file), tt.src)
+			testutil.WriteFile(t, filepath.Join(dir, "ok.yaml"), okRecipe)
+			testutil.WriteFile(t, filepath.Join(dir, tt.file), tt.src)
 			res := runGenerator(t, map[string]string{"BUILDKITE_SOURCE": "schedule"}, "--workloads", dir, "--agents", "../agents/profiles.yaml")
 			if res.code != 0 {
 				t.Fatalf("generator exited %d, want 0\nstderr:\n%s", res.code, res.stderr)
@@ -95,7 +98,7 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 				byKey[k] = m
 			}
 			if _, ok := byKey["recipe:ok-h200"]; !ok {
-				t.Errorf("the valid recipe has no step; keys: %v", stepKeys(byKey))
+				t.Errorf("the valid recipe has no step; keys: %v", slices.Collect(maps.Keys(byKey)))
 			}
 			if tt.skipped != nil {
 				env, _ := byKey[contract.ReportStepKey]["env"].(map[string]any)
@@ -115,7 +118,7 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 				}
 			}
 			if step == nil {
-				t.Fatalf("no step with key %s; keys: %v", key, stepKeys(byKey))
+				t.Fatalf("no step with key %s; keys: %v", key, slices.Collect(maps.Keys(byKey)))
 			}
 			code, stderr := runStep(t, step)
 			if code == 0 {
@@ -126,14 +129,6 @@ lm_eval: {tasks: [{name: gsm8k, num_fewshot: 5}]}
 			}
 		})
 	}
-}
-
-func stepKeys(m map[string]map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // runStep runs an uploaded step's command as the agent's bootstrap does,
@@ -175,7 +170,7 @@ func TestRecipeLinksAreTheirOwnProblem(t *testing.T) {
 	t.Parallel()
 	agent := steptest.AgentBinary(t)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "ok.yaml"), okRecipe)
+	testutil.WriteFile(t, filepath.Join(dir, "ok.yaml"), okRecipe)
 	for name, target := range map[string]string{"dangling.yaml": "missing.yaml", "outside.yaml": "/etc/passwd"} {
 		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/generator/internal/selection"
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/workloads"
 	"github.com/google/go-cmp/cmp"
 )
@@ -56,7 +57,7 @@ func TestPRChanges(t *testing.T) {
 		{
 			name: "a new recipe whose name has spaces and unicode",
 			change: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, unicodeRecipe), recipeYAML("nouvelle-recette", "H200", "nightly: true"))
+				testutil.WriteFile(t, filepath.Join(dir, unicodeRecipe), recipeYAML("nouvelle-recette", "H200", "nightly: true"))
 			},
 			files: []string{unicodeRecipe},
 		},
@@ -101,7 +102,7 @@ func TestPRChanges(t *testing.T) {
 			name: "a recipe and code",
 			change: func(t *testing.T, dir string) {
 				appendFile(t, filepath.Join(dir, "workloads/gpt_oss_120b_h200.yaml"), "# touched\n")
-				writeFile(t, filepath.Join(dir, "runner/main.go"), "package main\n")
+				testutil.WriteFile(t, filepath.Join(dir, "runner/main.go"), "package main\n")
 			},
 			files: []string{"runner/main.go", "workloads/gpt_oss_120b_h200.yaml"},
 		},
@@ -129,7 +130,7 @@ func TestPRChanges(t *testing.T) {
 func TestPRChangesSelectRecipes(t *testing.T) {
 	t.Parallel()
 	dir := prRepo(t, func(t *testing.T, dir string) {
-		writeFile(t, filepath.Join(dir, unicodeRecipe), recipeYAML("nouvelle-recette", "H200", "nightly: false"))
+		testutil.WriteFile(t, filepath.Join(dir, unicodeRecipe), recipeYAML("nouvelle-recette", "H200", "nightly: false"))
 		gitRun(t, dir, "mv", "workloads/gpt_oss_120b_b200.yaml", "workloads/gpt oss b200.yaml")
 		replaceInFile(t, filepath.Join(dir, "agents/profiles.yaml"), "queue: mi300_perf_eval\n", "queue: mi300x-new\n")
 	})
@@ -313,7 +314,7 @@ func TestPRChangesDepthOneClone(t *testing.T) {
 		appendFile(t, filepath.Join(dir, "workloads/kimi_k2_5_mi300x.yaml"), "# one\n")
 	})
 	for i, f := range []string{"runner/one.go", "runner/two.go"} {
-		writeFile(t, filepath.Join(src, f), "package main\n")
+		testutil.WriteFile(t, filepath.Join(src, f), "package main\n")
 		gitRun(t, src, "add", f)
 		gitRun(t, src, "commit", "--quiet", "-m", fmt.Sprintf("commit %d", i+2))
 	}

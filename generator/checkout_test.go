@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // Without --workloads and --agents every subcommand reads the checkout it
@@ -24,7 +26,7 @@ func TestDefaultsReadTheCheckout(t *testing.T) {
 		t.Fatalf("lint of a clean checkout = %+v, want exit 0 and stderr %q", got, line)
 	}
 
-	writeFile(t, filepath.Join(dir, "workloads", "broken_h200.yaml"), "name: broken-h200\ngpu: H200\nnum_gpus: eight\n")
+	testutil.WriteFile(t, filepath.Join(dir, "workloads", "broken_h200.yaml"), "name: broken-h200\ngpu: H200\nnum_gpus: eight\n")
 	got := runGenerator(t, checkout, "lint")
 	if got.code != 1 || !strings.HasPrefix(got.stderr, line) || !strings.Contains(got.stdout, "workloads/broken_h200.yaml:3:11:") {
 		t.Errorf("lint with a broken recipe = %+v, want exit 1 naming workloads/broken_h200.yaml:3:11", got)
@@ -38,14 +40,14 @@ func TestDefaultsReadTheCheckout(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "workloads", "broken_h200.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "workloads", "new_h200.yaml"), strings.Replace(src, "name: gpt_oss_120b-h200", "name: new-h200", 1))
+	testutil.WriteFile(t, filepath.Join(dir, "workloads", "new_h200.yaml"), strings.Replace(src, "name: gpt_oss_120b-h200", "name: new-h200", 1))
 	if got := runGenerator(t, checkout, "explain", "new-h200"); got.code != 0 || !strings.Contains(got.stdout, "new-h200 (workloads/new_h200.yaml)") {
 		t.Errorf("explain of a recipe added to the checkout = %+v", got)
 	}
 
 	// The profiles too: a broken profile file in the checkout is an error
 	// naming it.
-	writeFile(t, filepath.Join(dir, "agents", "profiles.yaml"), "H200: [\n")
+	testutil.WriteFile(t, filepath.Join(dir, "agents", "profiles.yaml"), "H200: [\n")
 	if got := runGenerator(t, checkout, "lint"); got.code == 0 || !strings.Contains(got.stderr, "agents/profiles.yaml:") {
 		t.Errorf("lint with a broken agents/profiles.yaml = %+v, want an error naming it", got)
 	}

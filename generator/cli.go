@@ -48,34 +48,18 @@ func usage() string {
 
 // flagSet is the command's flags, their defaults read through getenv.
 func (c command) flagSet(stderr io.Writer, getenv func(string) string) (*flag.FlagSet, *cliutil.Env, action) {
-	fs := cliutil.NewFlagSet(c.name, stderr)
+	fs := cliutil.NewCommandFlagSet("generator", c.name, c.operands, c.summary, stderr)
 	env := &cliutil.Env{Getenv: getenv}
-	act := c.flags(fs, env)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: generator %s [flags]\n\n%s\n\nFlags:\n", strings.TrimSpace(c.name+" "+c.operands), c.summary)
-		fs.PrintDefaults()
-	}
-	return fs, env, act
+	return fs, env, c.flags(fs, env)
 }
 
 func (c command) run(ctx context.Context, args []string, io cliutil.Streams, getenv func(string) string) error {
 	fs, env, act := c.flagSet(io.Stderr, getenv)
-	operands, err := cliutil.Parse(fs, args)
+	operands, err := cliutil.ParseWithEnv(fs, env, args)
 	if err != nil {
 		return err
 	}
-	if err := env.Err(); err != nil {
-		return err
-	}
 	return act(ctx, operands, io, getenv)
-}
-
-// noOperands is the usage error of a command that takes none.
-func noOperands(name string, operands []string) error {
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: %s takes no arguments, got %q", cliutil.ErrUsage, name, operands)
-	}
-	return nil
 }
 
 // pipelineConfig is what `generator pipeline` reads from flags and env.
@@ -99,7 +83,7 @@ func pipelineFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	fs.StringVar(&c.historyNeeds, "history-needs", env.String("BENCHKITE_HISTORY_NEEDS", ""), "write the nights the history step fetches to this file, a relative path the generating step uploads as an artifact, which the history step downloads; without it they travel in the step's environment, which holds at most "+fmt.Sprint(maxEnvNeeds>>10)+" KiB of them (env BENCHKITE_HISTORY_NEEDS)")
 	fs.BoolVar(&c.noResolve, "no-resolve", env.Bool("BENCHKITE_NO_RESOLVE"), "do not resolve images to digests through their registries (offline use; the notes say so) (env BENCHKITE_NO_RESOLVE)")
 	return func(ctx context.Context, operands []string, io cliutil.Streams, getenv func(string) string) error {
-		if err := noOperands("pipeline", operands); err != nil {
+		if err := cliutil.NoOperands("pipeline", operands); err != nil {
 			return err
 		}
 		return runPipeline(ctx, c, io, getenv)
@@ -110,7 +94,7 @@ func lintFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	var c commonFlags
 	c.register(fs, env)
 	return func(_ context.Context, operands []string, io cliutil.Streams, _ func(string) string) error {
-		if err := noOperands("lint", operands); err != nil {
+		if err := cliutil.NoOperands("lint", operands); err != nil {
 			return err
 		}
 		return runLint(c, io)
@@ -143,7 +127,7 @@ func triggerFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	fs.StringVar(&t.list, "workloads-list", env.String("WORKLOADS", ""), "recipes to run, comma-separated names or paths (env WORKLOADS; default: the nightly set)")
 	fs.BoolVar(&t.benchOnly, "bench-only", env.Bool("BENCH_ONLY"), "skip accuracy tasks (env BENCH_ONLY)")
 	return func(ctx context.Context, operands []string, io cliutil.Streams, getenv func(string) string) error {
-		if err := noOperands("trigger", operands); err != nil {
+		if err := cliutil.NoOperands("trigger", operands); err != nil {
 			return err
 		}
 		return runTrigger(ctx, t, io, getenv)

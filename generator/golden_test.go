@@ -42,7 +42,7 @@ func scenarios() []scenario {
 			replaceInFile(t, filepath.Join(dir, "agents/profiles.yaml"), "queue: mi355_perf_eval\n", "queue: mi355x-new\n")
 		}},
 		{name: "pr-code-only", args: inRepo, env: prEnv, pr: func(t *testing.T, dir string) {
-			writeFile(t, filepath.Join(dir, "runner/main.go"), "package main\n")
+			testutil.WriteFile(t, filepath.Join(dir, "runner/main.go"), "package main\n")
 		}},
 	}
 }
@@ -194,17 +194,7 @@ func copyTree(t *testing.T, from, to, suffix string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(to, e.Name()), string(b))
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
+		testutil.WriteFile(t, filepath.Join(to, e.Name()), string(b))
 	}
 }
 
@@ -214,7 +204,7 @@ func appendFile(t *testing.T, path, content string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, path, string(b)+content)
+	testutil.WriteFile(t, path, string(b)+content)
 }
 
 func replaceInFile(t *testing.T, path, old, new string) {
@@ -226,5 +216,5 @@ func replaceInFile(t *testing.T, path, old, new string) {
 	if !strings.Contains(string(b), old) {
 		t.Fatalf("%s does not contain %q", path, old)
 	}
-	writeFile(t, path, strings.Replace(string(b), old, new, 1))
+	testutil.WriteFile(t, path, strings.Replace(string(b), old, new, 1))
 }

@@ -2,78 +2,45 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"log"
-	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/oci/ocitest"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 // loopbackRegistry is go-containerregistry's in-process registry on
 // loopback, counting manifest GETs per path.
 type loopbackRegistry struct {
-	host string
-	mu   sync.Mutex
-	gets map[string]int
+	*ocitest.Registry
 }
 
-func newLoopbackRegistry(t *testing.T) *loopbackRegistry {
+func newLoopbackRegistry(t *testing.T) loopbackRegistry {
 	t.Helper()
-	lr := &loopbackRegistry{gets: map[string]int{}}
-	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/manifests/") {
-			lr.mu.Lock()
-			lr.gets[r.URL.Path]++
-			lr.mu.Unlock()
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	lr.host = strings.TrimPrefix(srv.URL, "http://")
-	return lr
+	return loopbackRegistry{ocitest.NewRegistry(t, nil)}
 }
 
 // push stores a random image under repo:tag and returns its digest.
-func (lr *loopbackRegistry) push(t *testing.T, repoTag string) string {
+func (lr loopbackRegistry) push(t *testing.T, repoTag string) string {
 	t.Helper()
 	img, err := random.Image(256, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := name.ParseReference(lr.host + "/" + repoTag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatalf("push %s: %v", ref, err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lr.mu.Lock()
-	defer lr.mu.Unlock()
-	lr.gets = map[string]int{} // count what the generator asks, not the push
-	return d.String()
+	d := ocitest.Push(t, lr.Host+"/"+repoTag, img)
+	lr.ResetGets() // count what the generator asks, not the push
+	return d
 }
 
 // nightlyAgainst runs the nightly of the shipped recipes with every
 // profile's images pulled through the loopback registry.
-func nightlyAgainst(t *testing.T, lr *loopbackRegistry) result {
+func nightlyAgainst(t *testing.T, lr loopbackRegistry) result {
 	t.Helper()
 	env := map[string]string{"BUILDKITE_SOURCE": "schedule", "BENCHKITE_NO_RESOLVE": "0", "BUILDKITE_AGENT_META_DATA_QUEUE": "cpu"}
 	for _, gpu := range []string{"MI355X", "MI300X", "H200", "B200"} {
-		env[gpu+"_IMAGE_REWRITE"] = "vllm/=" + lr.host + "/vllm/"
+		env[gpu+"_IMAGE_REWRITE"] = "vllm/=" + lr.Host + "/vllm/"
 	}
 	return runGenerator(t, env, "--workloads", "../testdata/workloads", "--agents", "../agents/profiles.yaml")
 }
@@ -162,17 +129,15 @@ func TestPipelinePinsImages(t *testing.T) {
 			t.Errorf("%s VLLM_IMAGE = %q, want %q", key, s.Env["VLLM_IMAGE"], image)
 		}
 		for _, img := range podImages(t, s.Plugins) {
-			if img != lr.host+"/"+image {
-				t.Errorf("%s pod image = %q, want %q", key, img, lr.host+"/"+image)
+			if img != lr.Host+"/"+image {
+				t.Errorf("%s pod image = %q, want %q", key, img, lr.Host+"/"+image)
 			}
 		}
 	}
 	if imgs := podImages(t, steps["recipe:kimi_k2_5-mi300x"].Plugins); len(imgs) == 0 {
 		t.Errorf("the MI300X step has no pod image; the test would prove nothing about pods")
 	}
-	lr.mu.Lock()
-	gets := lr.gets
-	lr.mu.Unlock()
+	gets := lr.Gets()
 	wantGets := map[string]int{"/v2/vllm/vllm-openai/manifests/nightly": 1, "/v2/vllm/vllm-openai-rocm/manifests/nightly": 1}
 	if diff := cmp.Diff(gets, wantGets); diff != "" {
 		t.Errorf("manifest GETs diff (-got +want):\n%s", diff)
@@ -204,7 +169,7 @@ func TestPipelineMissingImage(t *testing.T) {
 		}
 	}
 	msg := s.Env["BENCHKITE_PROBLEMS"]
-	for _, w := range []string{"image " + lr.host + "/vllm/vllm-openai-rocm:nightly", "not found in registry " + lr.host, "registry answered manifest unknown", "HTTP 404"} {
+	for _, w := range []string{"image " + lr.Host + "/vllm/vllm-openai-rocm:nightly", "not found in registry " + lr.Host, "registry answered manifest unknown", "HTTP 404"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("message lacks %q: %q", w, msg)
 		}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,7 +156,7 @@ func TestPodSpecsCarryClusterFacts(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(cfg) != 1 || cfg[f.field] == nil {
-				t.Errorf("%s: kubernetes plugin keys %v, want only %s", r.Name, keys(cfg), f.field)
+				t.Errorf("%s: kubernetes plugin keys %v, want only %s", r.Name, slices.Collect(maps.Keys(cfg)), f.field)
 				continue
 			}
 			pods++
@@ -164,14 +166,6 @@ func TestPodSpecsCarryClusterFacts(t *testing.T) {
 			t.Errorf("%s: no pod specs checked", root)
 		}
 	}
-}
-
-func keys(m map[string]json.RawMessage) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 func checkPod(t *testing.T, name string, pod corev1.PodSpec, f clusterFacts, image string, gpus int) {

@@ -97,11 +97,8 @@ func run(ctx context.Context, args []string, io cliutil.Streams, getenv func(str
 // run parses the command's flags and environment, then runs it.
 func (c command) run(ctx context.Context, args []string, x cmdEnv) error {
 	fs, env, act := c.flagSet(x.io.Stderr, x.getenv)
-	operands, err := cliutil.Parse(fs, args)
+	operands, err := cliutil.ParseWithEnv(fs, env, args)
 	if err != nil {
-		return err
-	}
-	if err := env.Err(); err != nil {
 		return err
 	}
 	return act(ctx, operands, x)
@@ -109,22 +106,9 @@ func (c command) run(ctx context.Context, args []string, x cmdEnv) error {
 
 // flagSet is the command's flags, their defaults read through getenv.
 func (c command) flagSet(stderr io.Writer, getenv func(string) string) (*flag.FlagSet, *cliutil.Env, action) {
-	fs := cliutil.NewFlagSet(c.name, stderr)
+	fs := cliutil.NewCommandFlagSet("runner", c.name, c.operands, c.summary, stderr)
 	env := &cliutil.Env{Getenv: getenv}
-	act := c.flags(fs, env)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: runner %s [flags]\n\n%s\n\nFlags:\n", strings.TrimSpace(c.name+" "+c.operands), c.summary)
-		fs.PrintDefaults()
-	}
-	return fs, env, act
-}
-
-// noOperands is the usage error of a command that takes none.
-func noOperands(name string, operands []string) error {
-	if len(operands) > 0 {
-		return fmt.Errorf("%w: %s takes no arguments, got %q", cliutil.ErrUsage, name, operands)
-	}
-	return nil
+	return fs, env, c.flags(fs, env)
 }
 
 func historyFlags(fs *flag.FlagSet, env *cliutil.Env) action {
@@ -138,7 +122,7 @@ func historyFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	fs.StringVar(&c.API.TokenSecret, "api-token-secret", env.String("BENCHKITE_API_TOKEN_SECRET", "BENCHKITE_API_TOKEN"), "Buildkite secret holding the API token when the env var is unset (env BENCHKITE_API_TOKEN_SECRET)")
 	fs.StringVar(&c.API.Branch, "baseline-branch", env.String("BENCHKITE_BASELINE_BRANCH", env.String("BUILDKITE_PIPELINE_DEFAULT_BRANCH", "")), "branch whose scheduled builds are baselines (env BENCHKITE_BASELINE_BRANCH; default the pipeline's default branch)")
 	return func(ctx context.Context, operands []string, x cmdEnv) error {
-		if err := noOperands("history", operands); err != nil {
+		if err := cliutil.NoOperands("history", operands); err != nil {
 			return err
 		}
 		return history.Run(ctx, c, x.io, x.getenv, x.buildkite(proc.Exec{}))
@@ -167,7 +151,7 @@ func reportFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 	}
 	fs.Float64Var(&c.BuildFDR, "build-fdr", c.BuildFDR, "the build's false-alarm budget: Benjamini–Hochberg level over its regression tests (env BENCHKITE_BUILD_FDR)")
 	return func(ctx context.Context, operands []string, x cmdEnv) error {
-		if err := noOperands("report", operands); err != nil {
+		if err := cliutil.NoOperands("report", operands); err != nil {
 			return err
 		}
 		return report.Run(ctx, c, x.io, x.getenv, x.buildkite(proc.Exec{}))
@@ -190,7 +174,7 @@ func calibrateFlags(fs *flag.FlagSet, env *cliutil.Env) action {
 		}
 	})
 	return func(ctx context.Context, operands []string, x cmdEnv) error {
-		if err := noOperands("calibrate", operands); err != nil {
+		if err := cliutil.NoOperands("calibrate", operands); err != nil {
 			return err
 		}
 		err := calibrate.Measure(ctx, c, x.io.Stdout, x.io.Stderr)

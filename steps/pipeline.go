@@ -113,13 +113,18 @@ func encode(v any) ([]byte, error) {
 func (p Pipeline) value() map[string]any {
 	o := object{}
 	o.setStrings("env", p.Env)
-	list := make([]any, 0, len(p.Steps))
-	for _, s := range p.Steps {
+	// Buildkite requires "steps", even when empty.
+	o["steps"] = stepValues(p.Steps)
+	return o
+}
+
+// stepValues is the JSON list of steps, never nil.
+func stepValues(steps []Step) []any {
+	list := make([]any, 0, len(steps))
+	for _, s := range steps {
 		list = append(list, stepValue(s))
 	}
-	// Buildkite requires "steps", even when empty.
-	o["steps"] = list
-	return o
+	return list
 }
 
 func stepValue(s Step) any {

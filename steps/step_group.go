@@ -22,10 +22,6 @@ func (g GroupStep) value() map[string]any {
 	o.setDependsOn(g.DependsOn)
 	o.setTrue("allow_dependency_failure", g.AllowDependencyFailure)
 	o.setString("if", g.If)
-	list := make([]any, 0, len(g.Steps))
-	for _, s := range g.Steps {
-		list = append(list, stepValue(s))
-	}
-	o["steps"] = list
+	o["steps"] = stepValues(g.Steps)
 	return o
 }

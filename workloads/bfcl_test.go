@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,11 +29,11 @@ func TestBFCLLeaves(t *testing.T) {
 	}
 	all, _ := BFCLLeaves("all")
 	// bfcl_eval's ALL_CATEGORIES: the scoring ones and format_sensitivity.
-	if len(all) != 23 || !contains(all, "format_sensitivity") {
+	if len(all) != 23 || !slices.Contains(all, "format_sensitivity") {
 		t.Errorf("BFCLLeaves(all) = %v, want 23 leaves (7 non-live, 6 live, 4 multi-turn, 5 agentic, format_sensitivity)", all)
 	}
 	scoring, _ := BFCLLeaves("all_scoring")
-	if len(scoring) != 22 || contains(scoring, "format_sensitivity") {
+	if len(scoring) != 22 || slices.Contains(scoring, "format_sensitivity") {
 		t.Errorf("BFCLLeaves(all_scoring) = %v, want the 22 scoring leaves", scoring)
 	}
 }

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -102,7 +103,7 @@ func bfclCategoryProblem(category string) string {
 	if !ok {
 		return ""
 	}
-	if contains(leaves, "format_sensitivity") {
+	if slices.Contains(leaves, "format_sensitivity") {
 		return "bfcl test category " + category + " expands, in bfcl-eval " + BFCLVersion + ", to every category and format_sensitivity, which BFCL does not score and skips for function-calling models (as the runner registers every model), so the run cannot finish; list the groups to run instead, such as non_live, live, multi_turn and memory"
 	}
 	var keyed []string
@@ -135,7 +136,7 @@ func bfclCategoryProblem(category string) string {
 func without(list, drop []string) []string {
 	var out []string
 	for _, s := range list {
-		if !contains(drop, s) {
+		if !slices.Contains(drop, s) {
 			out = append(out, s)
 		}
 	}

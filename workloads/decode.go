@@ -142,15 +142,6 @@ func yaml11Bool(n *yaml.Node) bool {
 	return false
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func hasKey(n *yaml.Node, key string) bool {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {

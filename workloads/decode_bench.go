@@ -198,7 +198,7 @@ func (l *loader) decodeBenchBackend(v *yaml.Node, what string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if !contains(benchBackends, s) {
+	if !slices.Contains(benchBackends, s) {
 		d.Errorf(v, "backend %q is not one vllm bench serve supports against a vLLM server (%s)", s, strings.Join(benchBackends, ", "))
 	}
 	return s, true

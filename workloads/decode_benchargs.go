@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,14 +96,14 @@ func checkBenchArg(d *strictyaml.Decoder, v *yaml.Node, what string, arg BenchAr
 		// vLLM splits on "," and nothing else: " tpot" is an unknown name.
 		names := strings.Split(val, ",")
 		for _, name := range names {
-			if !contains(percentileMetrics, name) {
+			if !slices.Contains(percentileMetrics, name) {
 				d.Errorf(v, "%s: %q is not a metric vllm bench serve reports (%s); it would be ignored silently", what, name, strings.Join(percentileMetrics, ", "))
 				return false
 			}
 		}
 		var missing []string
 		for _, req := range requiredPercentileMetrics {
-			if !contains(names, req) {
+			if !slices.Contains(names, req) {
 				missing = append(missing, req)
 			}
 		}

@@ -111,7 +111,7 @@ func (l *loader) checkBFCLCategory(item *yaml.Node, s string) bool {
 func (l *loader) checkBFCLMaxTestCases(b *BFCL, casesNode *yaml.Node) {
 	d := l.d
 	for cat := range b.MaxTestCases {
-		if !contains(b.TestCategories, cat) {
+		if !slices.Contains(b.TestCategories, cat) {
 			line, col := d.Locate(casesNode, cat)
 			d.ErrorAt(line, col, "bfcl.max_test_cases names %q, which is not in test_categories", cat)
 			continue
@@ -145,7 +145,7 @@ func bfclOverlap(listed []string, category string) (other string, shared []strin
 	for _, c := range listed {
 		cl, _ := BFCLLeaves(c)
 		for _, leaf := range cl {
-			if contains(leaves, leaf) {
+			if slices.Contains(leaves, leaf) {
 				shared = append(shared, leaf)
 			}
 		}
@@ -165,7 +165,7 @@ func bfclGateTarget(listed []string, category string) bool {
 		}
 		if BFCLIsGroup(c) {
 			leaves, _ := BFCLLeaves(c)
-			if contains(leaves, category) {
+			if slices.Contains(leaves, category) {
 				return true
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchkite/benchkite/agents"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -16,6 +17,17 @@ func problemList(ps Problems) []string {
 		out = append(out, p.Error())
 	}
 	return out
+}
+
+// parseWithProblems parses src as r.yaml, and stops the test unless its
+// problems are want.
+func parseWithProblems(t *testing.T, src string, profiles *agents.Set, want []string) (*Recipe, Problems) {
+	t.Helper()
+	r, ps := Parse("r.yaml", []byte(src), profiles)
+	if diff := cmp.Diff(problemList(ps), want); diff != "" {
+		t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
+	}
+	return r, ps
 }
 
 func TestStartupTimeout(t *testing.T) {
@@ -54,10 +66,7 @@ func TestStartupTimeout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, ps := Parse("r.yaml", []byte(base+tt.src), profiles)
-			if diff := cmp.Diff(problemList(ps), tt.problems); diff != "" {
-				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
-			}
+			r, ps := parseWithProblems(t, base+tt.src, profiles, tt.problems)
 			if r == nil {
 				if len(ps.Errors()) == 0 {
 					t.Fatal("Parse() = nil without errors")
@@ -117,10 +126,7 @@ func TestBuild(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, ps := Parse("r.yaml", []byte(tt.src), profiles)
-			if diff := cmp.Diff(problemList(ps), tt.errs); diff != "" {
-				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
-			}
+			r, _ := parseWithProblems(t, tt.src, profiles, tt.errs)
 			if r != nil {
 				if diff := cmp.Diff(r.VLLM.Build, tt.want); diff != "" {
 					t.Errorf("Build diff (-got +want):\n%s", diff)
@@ -191,14 +197,7 @@ func TestChooseImagePlatformPins(t *testing.T) {
 	t.Parallel()
 	rocm := "rocm/vllm-dev:rc2-20261201"
 	cuda := "public.ecr.aws/q9t5s3a7/vllm-release-repo:7ce42a9bb874a3491819807870e3efebde2845bd-x86_64"
-	tests := []struct {
-		name    string
-		gpu     string
-		recipe  *Recipe
-		env     map[string]string
-		want    ImageChoice
-		wantErr string
-	}{
+	tests := []chooseImageCase{
 		{name: "the ROCm pin wins over VLLM_IMAGE, VLLM_COMMIT and the recipe", gpu: "MI355X", recipe: &Recipe{VLLM: VLLM{Image: "rocm/vllm:old"}},
 			env:  map[string]string{"VLLM_IMAGE_ROCM": rocm, "VLLM_IMAGE": "rocm/vllm:other", "VLLM_COMMIT": "abcdef1"},
 			want: ImageChoice{Image: rocm, Source: "VLLM_IMAGE_ROCM"}},
@@ -320,10 +319,7 @@ func TestAIPerf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, ps := Parse("r.yaml", []byte(head+tt.src), profiles)
-			if diff := cmp.Diff(problemList(ps), tt.errs); diff != "" {
-				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
-			}
+			r, _ := parseWithProblems(t, head+tt.src, profiles, tt.errs)
 			if r != nil {
 				if diff := cmp.Diff(r.AIPerf, tt.want); diff != "" {
 					t.Errorf("AIPerf diff (-got +want):\n%s", diff)
@@ -357,10 +353,7 @@ func TestEngineReadyTimeout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, ps := Parse("r.yaml", []byte(base+tt.src), profiles)
-			if diff := cmp.Diff(problemList(ps), tt.problems); diff != "" {
-				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
-			}
+			r, _ := parseWithProblems(t, base+tt.src, profiles, tt.problems)
 			if r == nil {
 				return
 			}
@@ -401,10 +394,7 @@ func TestRealTextDataset(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, ps := Parse("r.yaml", []byte(head+tt.config), profiles)
-			if diff := cmp.Diff(problemList(ps), tt.problems); diff != "" {
-				t.Fatalf("Parse() problems diff (-got +want):\n%s", diff)
-			}
+			r, _ := parseWithProblems(t, head+tt.config, profiles, tt.problems)
 			if r == nil {
 				return
 			}

@@ -17,19 +17,23 @@ func profile(t *testing.T, gpu string) agents.Profile {
 	return p
 }
 
+// chooseImageCase is a recipe's image chosen on gpu with env: the choice,
+// or the error it fails with.
+type chooseImageCase struct {
+	name    string
+	gpu     string
+	recipe  *Recipe
+	env     map[string]string
+	want    ImageChoice
+	wantErr string
+}
+
 func TestChooseImage(t *testing.T) {
 	t.Parallel()
 	const sha = "0123456789abcdef0123456789abcdef01234567"
 	withImage := &Recipe{VLLM: VLLM{Image: "vllm/vllm-openai:nightly-abc1234"}}
 	plain := &Recipe{}
-	tests := []struct {
-		name    string
-		gpu     string
-		recipe  *Recipe
-		env     map[string]string
-		want    ImageChoice
-		wantErr string
-	}{
+	tests := []chooseImageCase{
 		{
 			name:   "VLLM_IMAGE wins on NVIDIA",
 			gpu:    "H200",

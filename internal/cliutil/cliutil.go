@@ -72,6 +72,38 @@ func NewFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// NewCommandFlagSet is NewFlagSet for program's subcommand name, whose
+// usage names its operands, says its summary and lists its flags.
+func NewCommandFlagSet(program, name, operands, summary string, stderr io.Writer) *flag.FlagSet {
+	fs := NewFlagSet(name, stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s %s [flags]\n\n%s\n\nFlags:\n", program, strings.TrimSpace(name+" "+operands), summary)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// NoOperands is the usage error of a command that takes none.
+func NoOperands(name string, operands []string) error {
+	if len(operands) > 0 {
+		return fmt.Errorf("%w: %s takes no arguments, got %q", ErrUsage, name, operands)
+	}
+	return nil
+}
+
+// ParseWithEnv is Parse, then env's values that did not parse: a command
+// runs only when both its command line and its environment are sound.
+func ParseWithEnv(fs *flag.FlagSet, env *Env, args []string) ([]string, error) {
+	operands, err := Parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Err(); err != nil {
+		return nil, err
+	}
+	return operands, nil
+}
+
 // Parse parses flags wherever they stand, so "explain NAME --json" works
 // like "explain --json NAME", and returns the operands; after "--"
 // everything is an operand. A flag that does not parse exits 2 (the flag

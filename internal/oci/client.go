@@ -164,26 +164,18 @@ type Manifest struct {
 // checking the body against the digest asked for or the one the registry
 // states.
 func (c *Client) Manifest(ctx context.Context, ref Ref) (*Manifest, error) {
-	resp, err := c.get(ctx, ref, "/manifests/"+ref.Identifier(), manifestAccept)
+	body, header, err := c.read(ctx, ref, "/manifests/"+ref.Identifier(), manifestAccept, "manifest", maxManifestBytes)
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxManifestBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", ref, err)
-	}
-	if len(body) > maxManifestBytes {
-		return nil, fmt.Errorf("manifest %s is larger than %d bytes", ref, maxManifestBytes)
 	}
 	m := &Manifest{Body: body, Digest: digestOf(body)}
 	if ref.Digest != "" && ref.Digest != m.Digest {
 		return nil, fmt.Errorf("manifest %s: the registry sent one whose digest is %s", ref, m.Digest)
 	}
-	if d := resp.Header.Get("Docker-Content-Digest"); strings.HasPrefix(d, "sha256:") && d != m.Digest {
+	if d := header.Get("Docker-Content-Digest"); strings.HasPrefix(d, "sha256:") && d != m.Digest {
 		return nil, fmt.Errorf("manifest %s: the registry says its digest is %s, but it is %s", ref, d, m.Digest)
 	}
-	m.MediaType, _, _ = strings.Cut(resp.Header.Get("Content-Type"), ";")
+	m.MediaType, _, _ = strings.Cut(header.Get("Content-Type"), ";")
 	m.MediaType = strings.TrimSpace(m.MediaType)
 	if !IsIndex(m.MediaType) && !IsImage(m.MediaType) {
 		// Some registries send application/json: the body says.
@@ -204,22 +196,33 @@ func (c *Client) Blob(ctx context.Context, ref Ref, max int64) ([]byte, error) {
 	if !digestRE.MatchString(ref.Digest) {
 		return nil, fmt.Errorf("blob of %s: no sha256 digest", ref)
 	}
-	resp, err := c.get(ctx, ref, "/blobs/"+ref.Digest, "")
+	body, _, err := c.read(ctx, ref, "/blobs/"+ref.Digest, "", "blob", max)
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", ref, err)
-	}
-	if int64(len(body)) > max {
-		return nil, fmt.Errorf("blob %s is larger than %d bytes", ref, max)
 	}
 	if d := digestOf(body); d != ref.Digest {
 		return nil, fmt.Errorf("blob %s: the registry sent one whose digest is %s", ref, d)
 	}
 	return body, nil
+}
+
+// read gets path below ref's repository and reads its body, at most max
+// bytes: more is an error, as is a body that breaks off. what names the
+// object in errors.
+func (c *Client) read(ctx context.Context, ref Ref, path, accept, what string, max int64) ([]byte, http.Header, error) {
+	resp, err := c.get(ctx, ref, path, accept)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s %s: %w", what, ref, err)
+	}
+	if int64(len(body)) > max {
+		return nil, nil, fmt.Errorf("%s %s is larger than %d bytes", what, ref, max)
+	}
+	return body, resp.Header, nil
 }
 
 // Tags lists the tags of repo, following the registry's pages.

@@ -7,35 +7,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/oci/ocitest"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
-// stand-in is go-containerregistry's in-process registry on loopback,
-// behind wrap.
+// standIn is go-containerregistry's in-process registry on loopback,
+// behind wrap; it returns the registry's host.
 func standIn(t *testing.T, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
-	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	if wrap != nil {
-		h = wrap(h)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	return ocitest.NewRegistry(t, wrap).Host
 }
 
 func pushImage(t *testing.T, ref string, labels map[string]string) v1.Image {
@@ -47,13 +37,7 @@ func pushImage(t *testing.T, ref string, labels map[string]string) v1.Image {
 	if img, err = mutate.Config(img, v1.Config{Labels: labels}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, img); err != nil {
-		t.Fatal(err)
-	}
+	ocitest.Push(t, ref, img)
 	return img
 }
 

@@ -429,12 +429,8 @@ func (s *keySet) add(k *yaml.Node) *yaml.Node {
 // non-scalar keys. Fields builds on it; open mappings (keys are data, such
 // as env) use it directly.
 func (d *Decoder) Pairs(n *yaml.Node, what string, each func(key, val *yaml.Node)) bool {
-	n = d.Resolve(n)
+	n = d.collection(n, yaml.MappingNode, what, "a mapping")
 	if n == nil {
-		return false
-	}
-	if n.Kind != yaml.MappingNode {
-		d.Errorf(n, "%s must be a mapping, got %s", what, Describe(n))
 		return false
 	}
 	var seen keySet
@@ -466,12 +462,8 @@ func (d *Decoder) Pairs(n *yaml.Node, what string, each func(key, val *yaml.Node
 
 // Items walks a sequence.
 func (d *Decoder) Items(n *yaml.Node, what string, each func(i int, item *yaml.Node)) bool {
-	n = d.Resolve(n)
+	n = d.collection(n, yaml.SequenceNode, what, "a list")
 	if n == nil {
-		return false
-	}
-	if n.Kind != yaml.SequenceNode {
-		d.Errorf(n, "%s must be a list, got %s", what, Describe(n))
 		return false
 	}
 	for i, item := range n.Content {
@@ -482,6 +474,20 @@ func (d *Decoder) Items(n *yaml.Node, what string, each func(i int, item *yaml.N
 		each(i, item)
 	}
 	return true
+}
+
+// collection is n, aliases resolved, when it is of kind; else nil: Resolve
+// gave up, or n is of another kind and an error says what must be shape.
+func (d *Decoder) collection(n *yaml.Node, kind yaml.Kind, what, shape string) *yaml.Node {
+	n = d.Resolve(n)
+	if n == nil {
+		return nil
+	}
+	if n.Kind != kind {
+		d.Errorf(n, "%s must be %s, got %s", what, shape, Describe(n))
+		return nil
+	}
+	return n
 }
 
 // String decodes a string scalar. Numbers and booleans are not strings here:

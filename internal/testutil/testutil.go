@@ -156,3 +156,42 @@ func CheckMarkdownTables(t testing.TB, md string) {
 		}
 	}
 }
+
+// WriteFile writes content to path, making the directories it lies in.
+func WriteFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// OpenToAll lets every user reach dir: it and each directory above it, up
+// to the system's temporary directory, are made mode 0755.
+func OpenToAll(t testing.TB, dir string) {
+	t.Helper()
+	for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// ExecutableCopy copies the test binary, as name, into a fresh directory
+// every user can reach, for a test that runs it as another user.
+func ExecutableCopy(t testing.TB, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	OpenToAll(t, dir)
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}

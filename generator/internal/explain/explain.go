@@ -7,6 +7,7 @@ package explain
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -166,7 +167,7 @@ func New(res *workloads.Resolved, getenv func(string) string) Explanation {
 				be.SubCategories, _ = workloads.BFCLLeaves(c)
 			}
 			for _, g := range b.Gates {
-				if g.Category == c || contains(be.SubCategories, g.Category) {
+				if g.Category == c || slices.Contains(be.SubCategories, g.Category) {
 					be.Gates = append(be.Gates, workloads.BFCLResultName(g.Category)+" "+g.Expect.Describe())
 				}
 			}
@@ -200,15 +201,6 @@ func toolsOf(res *workloads.Resolved, getenv agents.Env) *toolsExpl {
 		dir = "$HOME/.cache/benchkite/tools"
 	}
 	return &toolsExpl{Lock: key, Dir: dir + "/" + key, Persistent: place.Persistent, Note: place.Why}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // settings says how a BFCL category runs, as the recipe decides it.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -30,19 +31,9 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func write(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func commit(t *testing.T, dir, file, text, msg string) {
 	t.Helper()
-	write(t, filepath.Join(dir, file), text)
+	testutil.WriteFile(t, filepath.Join(dir, file), text)
 	git(t, dir, "add", "--", file)
 	git(t, dir, "commit", "--quiet", "-m", msg)
 }
@@ -67,6 +58,17 @@ func origin(t *testing.T) (dir, fork string) {
 	commit(t, dir, "runner/main.go", "package main\n", "main 2")
 	commit(t, dir, "README.md", "readme 2\n", "main 3")
 	return dir, fork
+}
+
+// unrelatedPR is a shallow PR clone of an origin whose branch unrelated
+// shares no history with its main.
+func unrelatedPR(t *testing.T) string {
+	t.Helper()
+	src, _ := origin(t)
+	git(t, src, "checkout", "--quiet", "--orphan", "unrelated")
+	git(t, src, "rm", "-r", "--quiet", "--cached", ".")
+	commit(t, src, "other.txt", "x\n", "unrelated root")
+	return shallowPR(t, src)
 }
 
 // shallowPR is what a CI agent checks out: the PR branch alone, depth 1,
@@ -200,14 +202,8 @@ func TestMergeBaseGivesUp(t *testing.T) {
 			fetches: 1,
 		},
 		{
-			name: "the base branch shares no history",
-			setup: func(t *testing.T) string {
-				src, _ := origin(t)
-				git(t, src, "checkout", "--quiet", "--orphan", "unrelated")
-				git(t, src, "rm", "-r", "--quiet", "--cached", ".")
-				commit(t, src, "other.txt", "x\n", "unrelated root")
-				return shallowPR(t, src)
-			},
+			name:   "the base branch shares no history",
+			setup:  unrelatedPR,
 			base:   "unrelated",
 			deepen: []int{1},
 			want: []string{
@@ -218,15 +214,9 @@ func TestMergeBaseGivesUp(t *testing.T) {
 		},
 		{
 			// Deepening made the history whole; --unshallow would fail.
-			name: "no shared history, whole after deepening",
-			setup: func(t *testing.T) string {
-				src, _ := origin(t)
-				git(t, src, "checkout", "--quiet", "--orphan", "unrelated")
-				git(t, src, "rm", "-r", "--quiet", "--cached", ".")
-				commit(t, src, "other.txt", "x\n", "unrelated root")
-				return shallowPR(t, src)
-			},
-			base: "unrelated",
+			name:  "no shared history, whole after deepening",
+			setup: unrelatedPR,
+			base:  "unrelated",
 			want: []string{
 				"no merge base of HEAD and origin/unrelated after git fetch --depth=50 origin unrelated, then git fetch --deepen=50 origin unrelated: ",
 			},

@@ -197,32 +197,18 @@ func (p *Pin) take(got resolved) {
 	}
 }
 
-func (r *Resolver) timeout() time.Duration {
-	if r.Timeout > 0 {
-		return r.Timeout
-	}
-	return DefaultTimeout
-}
+func (r *Resolver) timeout() time.Duration { return positiveOr(r.Timeout, DefaultTimeout) }
+func (r *Resolver) attempts() int          { return positiveOr(r.Attempts, DefaultAttempts) }
+func (r *Resolver) backoff() time.Duration { return positiveOr(r.Backoff, DefaultBackoff) }
+func (r *Resolver) concurrency() int       { return positiveOr(r.Concurrency, DefaultConcurrency) }
 
-func (r *Resolver) attempts() int {
-	if r.Attempts > 0 {
-		return r.Attempts
+// positiveOr is v, or def when v is not above zero: a Resolver's zero
+// (or negative) setting means its default.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	return DefaultAttempts
-}
-
-func (r *Resolver) backoff() time.Duration {
-	if r.Backoff > 0 {
-		return r.Backoff
-	}
-	return DefaultBackoff
-}
-
-func (r *Resolver) concurrency() int {
-	if r.Concurrency > 0 {
-		return r.Concurrency
-	}
-	return DefaultConcurrency
+	return def
 }
 
 // resolved is what one image resolved to, before it is copied to every

@@ -6,22 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benchkite/benchkite/internal/oci"
+	"github.com/benchkite/benchkite/internal/oci/ocitest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -33,40 +30,6 @@ const (
 	commitA = "0123456789abcdef0123456789abcdef01234567"
 	commitB = "fedcba9876543210fedcba9876543210fedcba98"
 )
-
-// testRegistry is go-containerregistry's in-process registry on loopback,
-// behind an optional wrapper, counting the manifest GETs per path (a push only HEADs them).
-type testRegistry struct {
-	host string
-	mu   sync.Mutex
-	hits map[string]int
-}
-
-func newRegistry(t *testing.T, wrap func(http.Handler) http.Handler) *testRegistry {
-	t.Helper()
-	tr := &testRegistry{hits: map[string]int{}}
-	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	if wrap != nil {
-		h = wrap(h)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "/manifests/") && r.Method == http.MethodGet {
-			tr.mu.Lock()
-			tr.hits[r.URL.Path]++
-			tr.mu.Unlock()
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	tr.host = strings.TrimPrefix(srv.URL, "http://")
-	return tr
-}
-
-func (tr *testRegistry) manifestGets(repo, ref string) int {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return tr.hits["/v2/"+repo+"/manifests/"+ref]
-}
 
 // labelled is a random image whose config carries labels.
 func labelled(t *testing.T, labels map[string]string) v1.Image {
@@ -83,22 +46,6 @@ func labelled(t *testing.T, labels map[string]string) v1.Image {
 		t.Fatal(err)
 	}
 	return img
-}
-
-func push(t *testing.T, ref string, img v1.Image, opts ...remote.Option) string {
-	t.Helper()
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, img, opts...); err != nil {
-		t.Fatalf("push %s: %v", ref, err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.String()
 }
 
 func pushIndex(t *testing.T, ref string, idx v1.ImageIndex) string {
@@ -125,16 +72,16 @@ func anonymous() *Resolver {
 
 func TestResolvePinsTheDigestPushed(t *testing.T) {
 	t.Parallel()
-	reg := newRegistry(t, nil)
-	h := reg.host
-	dNightly := push(t, h+"/vllm/vllm-openai:nightly", labelled(t, map[string]string{
+	reg := ocitest.NewRegistry(t, nil)
+	h := reg.Host
+	dNightly := ocitest.Push(t, h+"/vllm/vllm-openai:nightly", labelled(t, map[string]string{
 		"ai.vllm.build.commit":              commitA,
 		"org.opencontainers.image.revision": commitA,
 	}))
-	dUnknown := push(t, h+"/vllm/vllm-openai:nightly-abc1234", labelled(t, map[string]string{"ai.vllm.build.commit": "unknown"}))
-	dRevision := push(t, h+"/vllm/vllm-openai-rocm:nightly", labelled(t, map[string]string{"org.opencontainers.image.revision": commitB}))
-	dLatest := push(t, h+"/plain:latest", labelled(t, nil))
-	dMismatch := push(t, h+"/vllm/vllm-openai:nightly-0123abc", labelled(t, map[string]string{"ai.vllm.build.commit": commitB}))
+	dUnknown := ocitest.Push(t, h+"/vllm/vllm-openai:nightly-abc1234", labelled(t, map[string]string{"ai.vllm.build.commit": "unknown"}))
+	dRevision := ocitest.Push(t, h+"/vllm/vllm-openai-rocm:nightly", labelled(t, map[string]string{"org.opencontainers.image.revision": commitB}))
+	dLatest := ocitest.Push(t, h+"/plain:latest", labelled(t, nil))
+	dMismatch := ocitest.Push(t, h+"/vllm/vllm-openai:nightly-0123abc", labelled(t, map[string]string{"ai.vllm.build.commit": commitB}))
 
 	tests := []struct {
 		ref  string
@@ -206,7 +153,7 @@ func errorText(a, b error) bool {
 // attestation listed as unknown/unknown.
 func TestResolveMultiArchIndex(t *testing.T) {
 	t.Parallel()
-	reg := newRegistry(t, nil)
+	reg := ocitest.NewRegistry(t, nil)
 	attestation := labelled(t, nil)
 	amd := labelled(t, map[string]string{"ai.vllm.build.commit": commitA})
 	arm := labelled(t, map[string]string{"ai.vllm.build.commit": commitB})
@@ -215,7 +162,7 @@ func TestResolveMultiArchIndex(t *testing.T) {
 		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}},
 		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
 	)
-	ref := reg.host + "/vllm/vllm-openai:nightly"
+	ref := reg.Host + "/vllm/vllm-openai:nightly"
 	d := pushIndex(t, ref, idx)
 
 	// Without labels, the revision annotation on the index says it.
@@ -223,13 +170,13 @@ func TestResolveMultiArchIndex(t *testing.T) {
 		mutate.IndexAddendum{Add: labelled(t, nil), Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
 	)
 	annotated := mutate.Annotations(bare, map[string]string{"org.opencontainers.image.revision": commitB}).(v1.ImageIndex)
-	ref2 := reg.host + "/vllm/vllm-openai:annotated"
+	ref2 := reg.Host + "/vllm/vllm-openai:annotated"
 	d2 := pushIndex(t, ref2, annotated)
 
 	res := anonymous().Resolve(context.Background(), []string{ref, ref2})
 	want := []Pin{
-		{Ref: ref, Repo: reg.host + "/vllm/vllm-openai", Tag: "nightly", Digest: d, Pinned: ref + "@" + d, Commit: commitA, CommitFrom: "label ai.vllm.build.commit"},
-		{Ref: ref2, Repo: reg.host + "/vllm/vllm-openai", Tag: "annotated", Digest: d2, Pinned: ref2 + "@" + d2, Commit: commitB, CommitFrom: "index annotation org.opencontainers.image.revision"},
+		{Ref: ref, Repo: reg.Host + "/vllm/vllm-openai", Tag: "nightly", Digest: d, Pinned: ref + "@" + d, Commit: commitA, CommitFrom: "label ai.vllm.build.commit"},
+		{Ref: ref2, Repo: reg.Host + "/vllm/vllm-openai", Tag: "annotated", Digest: d2, Pinned: ref2 + "@" + d2, Commit: commitB, CommitFrom: "index annotation org.opencontainers.image.revision"},
 	}
 	if diff := cmp.Diff(res.Pins, want, cmp.Comparer(errorText)); diff != "" {
 		t.Errorf("Resolve() diff (-got +want):\n%s", diff)
@@ -240,11 +187,11 @@ func TestResolveMultiArchIndex(t *testing.T) {
 // answer in plain words; no retry for an answer that will not change.
 func TestResolveMissing(t *testing.T) {
 	t.Parallel()
-	reg := newRegistry(t, nil)
-	good := reg.host + "/vllm/vllm-openai:nightly"
-	d := push(t, good, labelled(t, nil))
-	missingTag := reg.host + "/vllm/vllm-openai:nightly-deadbee"
-	missingRepo := reg.host + "/vllm/vllm-typo:nightly"
+	reg := ocitest.NewRegistry(t, nil)
+	good := reg.Host + "/vllm/vllm-openai:nightly"
+	d := ocitest.Push(t, good, labelled(t, nil))
+	missingTag := reg.Host + "/vllm/vllm-openai:nightly-deadbee"
+	missingRepo := reg.Host + "/vllm/vllm-typo:nightly"
 
 	res := anonymous().Resolve(context.Background(), []string{good, missingTag, missingRepo})
 	if p, _ := res.Lookup(good); p.Err != nil || p.Pinned != good+"@"+d {
@@ -254,9 +201,9 @@ func TestResolveMissing(t *testing.T) {
 		ref, path string
 		want      string
 	}{
-		{missingTag, "vllm/vllm-openai", "image " + missingTag + ": not found in registry " + reg.host +
+		{missingTag, "vllm/vllm-openai", "image " + missingTag + ": not found in registry " + reg.Host +
 			": registry answered manifest unknown (Unknown manifest), HTTP 404 Not Found"},
-		{missingRepo, "vllm/vllm-typo", "image " + missingRepo + ": not found in registry " + reg.host +
+		{missingRepo, "vllm/vllm-typo", "image " + missingRepo + ": not found in registry " + reg.Host +
 			": registry answered name unknown (Unknown name), HTTP 404 Not Found"},
 	}
 	for _, tt := range tests {
@@ -274,7 +221,7 @@ func TestResolveMissing(t *testing.T) {
 		if p.Pinned != "" || p.Digest != "" || pinnedOrRef(p) != tt.ref {
 			t.Errorf("Resolve(%s) failed but pinned: %+v", tt.ref, p)
 		}
-		if n := reg.manifestGets(tt.path, "nightly"+strings.TrimPrefix(tt.ref, reg.host+"/"+tt.path+":nightly")); n != 1 {
+		if n := reg.ManifestGets(tt.path, "nightly"+strings.TrimPrefix(tt.ref, reg.Host+"/"+tt.path+":nightly")); n != 1 {
 			t.Errorf("manifest requests for %s = %d, want 1 (a 404 is not retried)", tt.ref, n)
 		}
 	}
@@ -308,9 +255,9 @@ func static(user, pass string) func(string) (oci.Credential, error) {
 
 func TestResolveUnauthorized(t *testing.T) {
 	t.Parallel()
-	reg := newRegistry(t, requireBasic("ci", "s3cret"))
-	ref := reg.host + "/private/vllm:nightly"
-	d := push(t, ref, labelled(t, nil), remote.WithAuth(&authn.Basic{Username: "ci", Password: "s3cret"}))
+	reg := ocitest.NewRegistry(t, requireBasic("ci", "s3cret"))
+	ref := reg.Host + "/private/vllm:nightly"
+	d := ocitest.Push(t, ref, labelled(t, nil), remote.WithAuth(&authn.Basic{Username: "ci", Password: "s3cret"}))
 
 	res := anonymous().Resolve(context.Background(), []string{ref})
 	p := res.Pins[0]
@@ -318,7 +265,7 @@ func TestResolveUnauthorized(t *testing.T) {
 	if !errors.As(p.Err, &e) || e.Kind != Unauthorized || e.Status != http.StatusUnauthorized || e.Attempts != 1 {
 		t.Fatalf("Resolve(%s) anonymously: err = %#v, want Kind unauthorized, HTTP 401, one attempt", ref, p.Err)
 	}
-	for _, s := range []string{"image " + ref, "unauthorized by registry " + reg.host + " (HTTP 401)", "docker login", "registry answered unauthorized (authentication required), HTTP 401 Unauthorized"} {
+	for _, s := range []string{"image " + ref, "unauthorized by registry " + reg.Host + " (HTTP 401)", "docker login", "registry answered unauthorized (authentication required), HTTP 401 Unauthorized"} {
 		if !strings.Contains(p.Err.Error(), s) {
 			t.Errorf("error %q does not say %q", p.Err, s)
 		}
@@ -337,12 +284,12 @@ func TestResolveUnauthorized(t *testing.T) {
 // The zero Resolver reads credentials from the docker config, as
 // `docker login` writes them. Not parallel: it sets DOCKER_CONFIG.
 func TestResolveDockerConfigCredentials(t *testing.T) {
-	reg := newRegistry(t, requireBasic("robot", "hunter2"))
-	ref := reg.host + "/private/vllm:nightly"
-	d := push(t, ref, labelled(t, nil), remote.WithAuth(&authn.Basic{Username: "robot", Password: "hunter2"}))
+	reg := ocitest.NewRegistry(t, requireBasic("robot", "hunter2"))
+	ref := reg.Host + "/private/vllm:nightly"
+	d := ocitest.Push(t, ref, labelled(t, nil), remote.WithAuth(&authn.Basic{Username: "robot", Password: "hunter2"}))
 
 	dir := t.TempDir()
-	cfg := map[string]any{"auths": map[string]any{reg.host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte("robot:hunter2"))}}}
+	cfg := map[string]any{"auths": map[string]any{reg.Host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte("robot:hunter2"))}}}
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +310,7 @@ func TestResolveDockerConfigCredentials(t *testing.T) {
 func TestResolveSlowRegistry(t *testing.T) {
 	t.Parallel()
 	stop := make(chan struct{})
-	reg := newRegistry(t, func(h http.Handler) http.Handler {
+	reg := ocitest.NewRegistry(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.Contains(r.URL.Path, "/manifests/") && r.Method == http.MethodGet {
 				select {
@@ -376,7 +323,7 @@ func TestResolveSlowRegistry(t *testing.T) {
 		})
 	})
 	t.Cleanup(func() { close(stop) })
-	ref := reg.host + "/vllm/vllm-openai:nightly"
+	ref := reg.Host + "/vllm/vllm-openai:nightly"
 	r := anonymous()
 	// Each attempt's limit covers the registry ping too: under a loaded
 	// race-detector run 100 ms could end an attempt before its manifest
@@ -389,11 +336,11 @@ func TestResolveSlowRegistry(t *testing.T) {
 	if !errors.As(p.Err, &e) || e.Kind != Timeout || e.Attempts != 3 {
 		t.Fatalf("Resolve(%s) err = %#v, want Kind timeout after 3 attempts", ref, p.Err)
 	}
-	want := "image " + ref + ": no answer from registry " + reg.host + " after 3 attempts: nothing within 500ms"
+	want := "image " + ref + ": no answer from registry " + reg.Host + " after 3 attempts: nothing within 500ms"
 	if p.Err.Error() != want {
 		t.Errorf("error = %q\nwant %q", p.Err, want)
 	}
-	if n := reg.manifestGets("vllm/vllm-openai", "nightly"); n != 3 {
+	if n := reg.ManifestGets("vllm/vllm-openai", "nightly"); n != 3 {
 		t.Errorf("manifest requests = %d, want 3", n)
 	}
 }
@@ -402,7 +349,7 @@ func TestResolveSlowRegistry(t *testing.T) {
 func TestResolveRetriesTransientFailure(t *testing.T) {
 	t.Parallel()
 	var failed atomic.Bool
-	reg := newRegistry(t, func(h http.Handler) http.Handler {
+	reg := ocitest.NewRegistry(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.Contains(r.URL.Path, "/manifests/") && r.Method == http.MethodGet && failed.CompareAndSwap(false, true) {
 				w.Header().Set("Content-Type", "application/json")
@@ -413,15 +360,15 @@ func TestResolveRetriesTransientFailure(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	})
-	ref := reg.host + "/vllm/vllm-openai:nightly"
-	d := push(t, ref, labelled(t, nil))
+	ref := reg.Host + "/vllm/vllm-openai:nightly"
+	d := ocitest.Push(t, ref, labelled(t, nil))
 	failed.Store(false)
 
 	p := anonymous().Resolve(context.Background(), []string{ref}).Pins[0]
 	if p.Err != nil || p.Digest != d {
 		t.Fatalf("Resolve(%s) = %+v, want digest %s", ref, p, d)
 	}
-	if n := reg.manifestGets("vllm/vllm-openai", "nightly"); n != 2 {
+	if n := reg.ManifestGets("vllm/vllm-openai", "nightly"); n != 2 {
 		t.Errorf("manifest requests = %d, want 2", n)
 	}
 }
@@ -478,9 +425,9 @@ func (d *dockerHub) wrap(h http.Handler) http.Handler {
 func TestResolveDedupesAndUsesAnonymousTokens(t *testing.T) {
 	t.Parallel()
 	hub := &dockerHub{}
-	reg := newRegistry(t, hub.wrap)
-	hub.target = reg.host
-	d := push(t, reg.host+"/vllm/vllm-openai:nightly", labelled(t, map[string]string{"ai.vllm.build.commit": commitA}))
+	reg := ocitest.NewRegistry(t, hub.wrap)
+	hub.target = reg.Host
+	d := ocitest.Push(t, reg.Host+"/vllm/vllm-openai:nightly", labelled(t, map[string]string{"ai.vllm.build.commit": commitA}))
 	hub.armed.Store(true)
 
 	refs := []string{
@@ -507,7 +454,7 @@ func TestResolveDedupesAndUsesAnonymousTokens(t *testing.T) {
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("Resolve(%q) diff (-got +want):\n%s", refs, diff)
 	}
-	if n := reg.manifestGets("vllm/vllm-openai", "nightly"); n != 1 {
+	if n := reg.ManifestGets("vllm/vllm-openai", "nightly"); n != 1 {
 		t.Errorf("manifest requests = %d, want 1 for one image", n)
 	}
 	if n := hub.tokens.Load(); n != 1 {
@@ -552,10 +499,10 @@ func TestResolveInvalidRef(t *testing.T) {
 // A canceled build stops resolving at once and says why.
 func TestResolveCanceled(t *testing.T) {
 	t.Parallel()
-	reg := newRegistry(t, nil)
+	reg := ocitest.NewRegistry(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p := anonymous().Resolve(ctx, []string{reg.host + "/a:b"}).Pins[0]
+	p := anonymous().Resolve(ctx, []string{reg.Host + "/a:b"}).Pins[0]
 	var e *Error
 	if !errors.As(p.Err, &e) || e.Kind != Canceled {
 		t.Errorf("Resolve(canceled) err = %#v, want Kind canceled", p.Err)

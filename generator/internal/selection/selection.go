@@ -2,8 +2,9 @@ package selection
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,19 +162,10 @@ func selectNightly(sel *Selection, cat *workloads.Catalog, why string) {
 
 func allInvalid(cat *workloads.Catalog) []InvalidRecipe {
 	var out []InvalidRecipe
-	for _, p := range sortedKeys(cat.Invalid) {
+	for _, p := range slices.Sorted(maps.Keys(cat.Invalid)) {
 		out = append(out, InvalidRecipe{Path: p, Problems: cat.Invalid[p]})
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // SplitList splits WORKLOADS on commas and newlines.
@@ -212,7 +204,7 @@ func selectExplicit(sel *Selection, cat *workloads.Catalog, list string) error {
 			}
 			sel.Runs = append(sel.Runs, s)
 		}
-		for _, p := range sortedKeys(cat.Invalid) {
+		for _, p := range slices.Sorted(maps.Keys(cat.Invalid)) {
 			if MatchesRecipe(p, "", want) {
 				found = true
 				if !seen[p] {
@@ -276,7 +268,7 @@ func selectPR(sel *Selection, cat *workloads.Catalog, ch *Changes) {
 		}
 		sel.Runs = append(sel.Runs, s)
 	}
-	for _, p := range sortedKeys(cat.Invalid) {
+	for _, p := range slices.Sorted(maps.Keys(cat.Invalid)) {
 		if changed[absPath(p)] {
 			sel.Invalid = append(sel.Invalid, InvalidRecipe{Path: p, Problems: cat.Invalid[p]})
 		}

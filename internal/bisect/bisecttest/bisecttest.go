@@ -5,8 +5,6 @@ package bisecttest
 
 import (
 	"encoding/json"
-	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,21 +14,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/benchkite/benchkite/internal/oci/ocitest"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 // Registry starts a registry on loopback for the test's life and returns
 // the repository path on it (host:port/path).
 func Registry(t testing.TB, path string) string {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://") + "/" + path
+	return ocitest.NewRegistry(t, nil).Host + "/" + path
 }
 
 // Push writes a small random image created at created to repo:tag.
@@ -43,13 +37,7 @@ func Push(t testing.TB, repo, tag string, created time.Time) {
 	if img, err = mutate.CreatedAt(img, v1.Time{Time: created}); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := name.ParseReference(repo + ":" + tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatalf("push %s: %v", ref, err)
-	}
+	ocitest.Push(t, repo+":"+tag, img)
 }
 
 // Nightlies pushes a nightly-<commit> image of each commit, in order, the

@@ -537,27 +537,33 @@ func (s *Server) artifact(id string) (storedArtifact, bool) {
 
 type pageRange struct{ start, end int }
 
+// countParam is the query parameter name, a whole number from 1 up, or
+// def when it is absent; one that is not answers 400 as the API does.
+func countParam(w http.ResponseWriter, q url.Values, name string, def int) (int, bool) {
+	v := q.Get(name)
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Invalid " + name})
+		return 0, false
+	}
+	return n, true
+}
+
 // paginate picks the page the request asks for and sets the Link header
 // the way the real API does: next and last while there are more pages,
 // first and prev after the first.
 func (s *Server) paginate(w http.ResponseWriter, r *http.Request, total int) (pageRange, bool) {
 	q := r.URL.Query()
-	page, perPage := 1, defaultPerPage
-	if v := q.Get("page"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Invalid page"})
-			return pageRange{}, false
-		}
-		page = n
+	page, ok := countParam(w, q, "page", 1)
+	if !ok {
+		return pageRange{}, false
 	}
-	if v := q.Get("per_page"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Invalid per_page"})
-			return pageRange{}, false
-		}
-		perPage = n
+	perPage, ok := countParam(w, q, "per_page", defaultPerPage)
+	if !ok {
+		return pageRange{}, false
 	}
 	perPage = min(perPage, maxPerPage)
 	if s.MaxPerPage > 0 {

@@ -141,12 +141,9 @@ func (l *failureLines) addProblems(s summary.Summary, reason string) {
 // writeUncheckedDetails lists, in the details, each check the verdict
 // line grouped under their shared cause, in its own words.
 func writeUncheckedDetails(b *strings.Builder, s summary.Summary) {
-	var gates []summary.GateResult
-	for _, g := range s.Gates {
-		if g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified {
-			gates = append(gates, g)
-		}
-	}
+	gates := gatesWhere(s, func(g summary.GateResult) bool {
+		return g.Verdict == summary.VerdictNoBaseline || g.Verdict == summary.VerdictUnverified
+	})
 	if s.Verdict != summary.VerdictUnverified || failedPhase(s) != nil || uncheckedCause(gates) == "" {
 		return
 	}

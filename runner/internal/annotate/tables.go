@@ -120,15 +120,21 @@ func Spread(g summary.GateResult) string {
 	return fmt.Sprintf("%s; noise CV %s over %d nights", reps, Num(d.NoiseCVPct, Percent), d.Used)
 }
 
+// gatesWhere is s's gates that keep holds for, in order.
+func gatesWhere(s summary.Summary, keep func(summary.GateResult) bool) []summary.GateResult {
+	var out []summary.GateResult
+	for _, g := range s.Gates {
+		if keep(g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // writePairedTable shows each baseline_from gate's per-question test:
 // agreement, the discordant counts b and c and McNemar's exact p.
 func writePairedTable(b *strings.Builder, s summary.Summary) {
-	var gates []summary.GateResult
-	for _, g := range s.Gates {
-		if g.Paired != nil {
-			gates = append(gates, g)
-		}
-	}
+	gates := gatesWhere(s, func(g summary.GateResult) bool { return g.Paired != nil })
 	if len(gates) == 0 {
 		return
 	}
@@ -151,12 +157,9 @@ func writePairedTable(b *strings.Builder, s summary.Summary) {
 // spread it judged by, its threshold and why it did or did not flag, and
 // where a flagged regression began.
 func writeDetectorTable(b *strings.Builder, s summary.Summary) {
-	var gates []summary.GateResult
-	for _, g := range s.Gates {
-		if g.Kind == summary.GateRegression && g.Detector != nil {
-			gates = append(gates, g)
-		}
-	}
+	gates := gatesWhere(s, func(g summary.GateResult) bool {
+		return g.Kind == summary.GateRegression && g.Detector != nil
+	})
 	if len(gates) == 0 {
 		return
 	}

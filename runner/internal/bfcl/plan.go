@@ -132,7 +132,7 @@ func Plans(b *workloads.BFCL, getenv func(string) string) ([]Plan, error) {
 			}
 		}
 		for _, g := range b.Gates {
-			if g.Category == cat || (len(leaves) > 1 && contains(leaves, g.Category)) {
+			if g.Category == cat || (len(leaves) > 1 && slices.Contains(leaves, g.Category)) {
 				p.Gates = append(p.Gates, g)
 			}
 		}
@@ -201,15 +201,6 @@ func (p Plan) String() string {
 // DescribeGate says what a gate demands, as a reviewer reads it.
 func DescribeGate(g workloads.BFCLGate) string {
 	return ResultName(g.Category) + " " + g.Expect.Describe()
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TorchLeaves are the leaves whose BFCL code imports sentence-transformers

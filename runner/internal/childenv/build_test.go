@@ -73,43 +73,43 @@ func TestBuild(t *testing.T) {
 		opts Options
 		want []string
 	}{
-		{role: Install, want: join(basics, []string{"PIP_INDEX_URL=https://mirror/simple"})},
-		{role: Server, want: join(basics, gpu)},
+		{role: Install, want: slices.Concat(basics, []string{"PIP_INDEX_URL=https://mirror/simple"})},
+		{role: Server, want: slices.Concat(basics, gpu)},
 		{
 			role: Server,
 			opts: Options{
 				Recipe: []Var{{"VLLM_USAGE_SOURCE", "recipe"}, {"VLLM_ATTENTION_BACKEND", "FLASHINFER"}},
 				Runner: []Var{{"VLLM_ENGINE_READY_TIMEOUT_S", "3600"}, {"VLLM_USAGE_SOURCE", "runner"}},
 			},
-			want: join(basics, gpu, []string{"VLLM_ATTENTION_BACKEND=FLASHINFER", "VLLM_ENGINE_READY_TIMEOUT_S=3600"}, []string{"VLLM_USAGE_SOURCE=runner"}),
+			want: slices.Concat(basics, gpu, []string{"VLLM_ATTENTION_BACKEND=FLASHINFER", "VLLM_ENGINE_READY_TIMEOUT_S=3600"}, []string{"VLLM_USAGE_SOURCE=runner"}),
 		},
-		{role: Bench, want: join(basics, gpu)},
-		{role: LMEval, want: join(basics, []string{"HF_HOME=/mnt/shared/hf_cache"}, hfTok)},
+		{role: Bench, want: slices.Concat(basics, gpu)},
+		{role: LMEval, want: slices.Concat(basics, []string{"HF_HOME=/mnt/shared/hf_cache"}, hfTok)},
 		{
 			role: LMEval,
 			opts: Options{Runner: []Var{{"PATH", "/venv/bin:/usr/bin"}, {"VIRTUAL_ENV", "/venv"}}},
-			want: join(basics, []string{"HF_HOME=/mnt/shared/hf_cache"}, hfTok, []string{"PATH=/venv/bin:/usr/bin", "VIRTUAL_ENV=/venv"}),
+			want: slices.Concat(basics, []string{"HF_HOME=/mnt/shared/hf_cache"}, hfTok, []string{"PATH=/venv/bin:/usr/bin", "VIRTUAL_ENV=/venv"}),
 		},
 		{
 			role: BFCL,
 			opts: Options{Runner: []Var{{"OPENAI_API_KEY", "EMPTY"}, {"OPENAI_BASE_URL", "http://127.0.0.1:8000/v1"}}},
-			want: join(basics, []string{"BFCL_MAX_TEST_CASES=5", "HF_HOME=/mnt/shared/hf_cache", "OPENAI_API_KEY=EMPTY", "OPENAI_BASE_URL=http://127.0.0.1:8000/v1"}),
+			want: slices.Concat(basics, []string{"BFCL_MAX_TEST_CASES=5", "HF_HOME=/mnt/shared/hf_cache", "OPENAI_API_KEY=EMPTY", "OPENAI_BASE_URL=http://127.0.0.1:8000/v1"}),
 		},
 		{
 			role: Agent,
-			want: join(basics, []string{
+			want: slices.Concat(basics, []string{
 				"AWS_REGION=us-west-2", "AWS_SECRET_ACCESS_KEY=awssecret",
 				"BUILDKITE_AGENT_ACCESS_TOKEN=bkagent", "BUILDKITE_JOB_ID=job-1",
 				"BUILDKITE_S3_SECRET_ACCESS_KEY=s3secret",
 			}),
 		},
-		{role: Docker, want: join(basics, []string{"DOCKER_HOST=unix:///run/docker.sock"})},
-		{role: DockerServer, want: join(basics, []string{"DOCKER_HOST=unix:///run/docker.sock"}, hfTok)},
-		{role: DockerBench, want: join(basics, []string{"DOCKER_HOST=unix:///run/docker.sock"}, hfTok)},
+		{role: Docker, want: slices.Concat(basics, []string{"DOCKER_HOST=unix:///run/docker.sock"})},
+		{role: DockerServer, want: slices.Concat(basics, []string{"DOCKER_HOST=unix:///run/docker.sock"}, hfTok)},
+		{role: DockerBench, want: slices.Concat(basics, []string{"DOCKER_HOST=unix:///run/docker.sock"}, hfTok)},
 		{
 			role: Agent,
 			opts: Options{Deny: []string{"BUILDKITE_S3_SECRET_ACCESS_KEY"}},
-			want: join(basics, []string{
+			want: slices.Concat(basics, []string{
 				"AWS_REGION=us-west-2", "AWS_SECRET_ACCESS_KEY=awssecret",
 				"BUILDKITE_AGENT_ACCESS_TOKEN=bkagent", "BUILDKITE_JOB_ID=job-1",
 			}),
@@ -320,14 +320,6 @@ func TestRoleString(t *testing.T) {
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("Role.String() diff (-got +want):\n%s", diff)
 	}
-}
-
-func join(parts ...[]string) []string {
-	var out []string
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
 }
 
 // sorted sorts want lists, keeping the last entry per name (as Build

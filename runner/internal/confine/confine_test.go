@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/confine"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 )
@@ -128,27 +129,13 @@ func runParent(t *testing.T, uid int, confined bool) string {
 	bin := os.Args[0]
 	ro := t.TempDir()
 	if uid >= 0 {
-		dir := t.TempDir()
-		for _, d := range []string{dir, ro} {
-			for p := d; p != "/" && p != os.TempDir(); p = filepath.Dir(p) {
-				if err := os.Chmod(p, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		testutil.OpenToAll(t, ro)
 		// The directory is the user's own: only the mount keeps it from
 		// writing there.
 		if err := os.Chown(ro, uid, uid); err != nil {
 			t.Fatal(err)
 		}
-		data, err := os.ReadFile(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bin = filepath.Join(dir, "confine.test")
-		if err := os.WriteFile(bin, data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		bin = testutil.ExecutableCopy(t, "confine.test")
 	}
 	cmd := exec.Command(bin, "-test.run=^$")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", roleEnv + "=parent", roDirEnv + "=" + ro}

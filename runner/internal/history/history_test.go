@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,10 +49,9 @@ func TestCommandFetchesOnceAndFileSourceReadsIt(t *testing.T) {
 	api.AddArtifact(10, bkapitest.Artifact{JobID: "job-a-0", Path: contract.SummaryPath("a-h200"), Content: night(t, "a-h200", 0.1)})
 
 	out := filepath.Join(t.TempDir(), "h")
-	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
-		"BUILDKITE_BUILD_NUMBER": "13", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: "a-h200", Nights: 5}, {Recipe: "b-mi355x", Nights: 1}, {Recipe: "c-b200", Nights: 2}})}
+	env := apiEnv(api, 13, contract.Need{Recipe: "a-h200", Nights: 5}, contract.Need{Recipe: "b-mi355x", Nights: 1}, contract.Need{Recipe: "c-b200", Nights: 2})
 	var stdout, stderr bytes.Buffer
-	err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stderr}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }})
+	err := runAgainstAPI(out, env, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("Run() = %v\n%s%s", err, stdout.String(), stderr.String())
 	}
@@ -193,6 +193,35 @@ type failingSource struct{ err error }
 
 func (s failingSource) Last(context.Context, string, string, int) (baseline.Result, error) {
 	return baseline.Result{}, s.err
+}
+
+// apiEnv is the environment of build's history step against the stand-in
+// API, asked for needs.
+func apiEnv(api *bkapitest.Server, build int, needs ...contract.Need) map[string]string {
+	return map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
+		"BUILDKITE_BUILD_NUMBER": fmt.Sprint(build), contract.HistoryEnv: contract.EncodeNeeds(needs)}
+}
+
+// addHistory uploads f as the history artifact of build's history step
+// (job history-<build>).
+func addHistory(t *testing.T, api *bkapitest.Server, build int, f *baseline.File) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := f.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	all, err := os.ReadFile(filepath.Join(dir, "baselines.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.AddArtifact(build, bkapitest.Artifact{JobID: fmt.Sprintf("history-%d", build), Path: contract.HistoryArtifact, Content: all})
+}
+
+// runAgainstAPI runs the history step against the stand-in API env
+// names (apiConfig), writing to out, with env as its environment.
+func runAgainstAPI(out string, env map[string]string, stdout, stderr io.Writer) error {
+	getenv := func(k string) string { return env[k] }
+	return Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: stdout, Stderr: stderr}, getenv, buildkite.Door{Getenv: getenv})
 }
 
 // apiConfig is the history step's configuration for a stand-in API whose

@@ -2,19 +2,15 @@ package history
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
-	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
-	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -41,21 +37,12 @@ func TestCommandRefusesImplausibleNights(t *testing.T) {
 			{ID: fmt.Sprintf("history-%d", b), StepKey: contract.HistoryStepKey}, {ID: jobID(b), StepKey: contract.StepKey(rec)}}})
 	}
 	prev.Recipes[rec] = fr
-	dir := t.TempDir()
-	if err := prev.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	all, err := os.ReadFile(filepath.Join(dir, "baselines.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api.AddArtifact(current-1, bkapitest.Artifact{JobID: fmt.Sprintf("history-%d", current-1), Path: contract.HistoryArtifact, Content: all})
+	addHistory(t, api, current-1, prev)
 
 	out := t.TempDir()
-	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
-		"BUILDKITE_BUILD_NUMBER": fmt.Sprint(current), contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: rec, Nights: 4}})}
+	env := apiEnv(api, current, contract.Need{Recipe: rec, Nights: 4})
 	var stdout bytes.Buffer
-	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }}); err != nil {
+	if err := runAgainstAPI(out, env, &stdout, &stdout); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "starting from build 4's history (2 nights") {

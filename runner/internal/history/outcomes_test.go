@@ -12,11 +12,9 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
-	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
 	"github.com/benchkite/benchkite/runner/internal/baseline/baselinetest"
-	"github.com/benchkite/benchkite/runner/internal/buildkite"
 	"github.com/benchkite/benchkite/runner/internal/paired"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 	"github.com/google/go-cmp/cmp"
@@ -67,10 +65,9 @@ func TestCommandKeepsOutcomes(t *testing.T) {
 	api.AddArtifact(22, bkapitest.Artifact{JobID: "job-22", Path: dir + "samples_gsm8k_2026-02-22T01-00-00.000001.jsonl", Content: samplesFile(5, func(int) bool { return true })})
 
 	out := t.TempDir()
-	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
-		"BUILDKITE_BUILD_NUMBER": "24", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
+	env := apiEnv(api, 24, contract.Need{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}})
 	var stdout bytes.Buffer
-	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }}); err != nil {
+	if err := runAgainstAPI(out, env, &stdout, &stdout); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
 	r, err := baseline.FileSource(filepath.Join(out, "recipes", twin+".json")).Last(context.Background(), twin, contract.StepKey(twin), 10)
@@ -134,10 +131,9 @@ func TestCommandOutcomesAtRealisticSizes(t *testing.T) {
 	api.AddArtifact(31, bkapitest.Artifact{JobID: "job-31", Path: dir + baseline.OutcomesFile, Content: []byte(`{"task":"gsm8k","doc_hashes":["a"],"scores":{"m":"11"}}`)})
 
 	out := t.TempDir()
-	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
-		"BUILDKITE_BUILD_NUMBER": "34", contract.HistoryEnv: contract.EncodeNeeds([]contract.Need{{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}}})}
+	env := apiEnv(api, 34, contract.Need{Recipe: twin, Nights: 10, Samples: []string{"gsm8k"}})
 	var stdout bytes.Buffer
-	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }}); err != nil {
+	if err := runAgainstAPI(out, env, &stdout, &stdout); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
 	r, err := baseline.FileSource(filepath.Join(out, "baselines.json")).Last(context.Background(), twin, contract.StepKey(twin), 10)

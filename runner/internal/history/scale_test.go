@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/benchkite/benchkite/internal/bkapi/bkapitest"
-	"github.com/benchkite/benchkite/internal/cliutil"
 	"github.com/benchkite/benchkite/internal/contract"
 	"github.com/benchkite/benchkite/runner/internal/baseline"
-	"github.com/benchkite/benchkite/runner/internal/buildkite"
 )
 
 // scaleEnv turns the scale test on; it takes minutes because the API
@@ -54,22 +52,13 @@ func TestHistoryAtScale(t *testing.T) {
 		}
 		api.AddBuild(bkapitest.Build{Number: b, FinishedAt: time.Date(2026, 1, b, 4, 0, 0, 0, time.UTC), Jobs: jobs})
 	}
-	dir := t.TempDir()
-	if err := prev.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	all, err := os.ReadFile(filepath.Join(dir, "baselines.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	api.AddArtifact(current-1, bkapitest.Artifact{JobID: fmt.Sprintf("history-%d", current-1), Path: contract.HistoryArtifact, Content: all})
+	addHistory(t, api, current-1, prev)
 
 	out := t.TempDir()
-	env := map[string]string{"BUILDKITE_API_TOKEN": token, "BENCHKITE_API_URL": api.URL, "BUILDKITE_ORGANIZATION_SLUG": api.Org, "BUILDKITE_PIPELINE_SLUG": api.Pipeline,
-		"BUILDKITE_BUILD_NUMBER": fmt.Sprint(current), contract.HistoryEnv: contract.EncodeNeeds(needs)}
+	env := apiEnv(api, current, needs...)
 	var stdout bytes.Buffer
 	start := time.Now()
-	if err := Run(context.Background(), apiConfig(out, env), cliutil.Streams{Stdout: &stdout, Stderr: &stdout}, func(k string) string { return env[k] }, buildkite.Door{Getenv: func(k string) string { return env[k] }}); err != nil {
+	if err := runAgainstAPI(out, env, &stdout, &stdout); err != nil {
 		t.Fatalf("Run() = %v\n%s", err, stdout.String())
 	}
 	took := time.Since(start)

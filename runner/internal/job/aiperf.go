@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/benchkite/benchkite/internal/toollocks"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/benchkite/benchkite/agents"
 	"github.com/benchkite/benchkite/internal/numfmt"
+	"github.com/benchkite/benchkite/internal/toollocks"
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/results"
@@ -64,19 +64,7 @@ func (j *Job) aiperfInContainer() bool {
 // container's Python, else "aiperf - WHY", then "dist NAME VERSION" for
 // each distribution named (VERSION "-" when absent): pytestProbe's
 // answer, for the same parser.
-const aiperfProbe = `import sys
-from importlib.metadata import version, PackageNotFoundError
-try:
-    import aiperf
-    print("aiperf", version("aiperf"))
-except Exception as e:
-    print("aiperf -", type(e).__name__ + ":", " ".join(str(e).split()))
-for name in sys.argv[1:]:
-    try:
-        print("dist", name, version(name))
-    except PackageNotFoundError:
-        print("dist", name, "-")
-`
+var aiperfProbe = importProbe("aiperf", `version("aiperf")`)
 
 // containerAIPerf makes aiperf importable in the server's container:
 // nothing when the image has it, else the distributions of its hashed
@@ -104,12 +92,7 @@ func (j *Job) containerAIPerf(ctx context.Context) error {
 		fmt.Fprintf(j.log, "runner: aiperf %s imports in %s; nothing installed\n", st.version, python)
 		return nil
 	}
-	var missing []lockEntry
-	for _, e := range entries {
-		if st.dists[e.name] == "" {
-			missing = append(missing, e)
-		}
-	}
+	missing := st.lacking(entries)
 	if len(missing) == 0 {
 		return fmt.Errorf("aiperf: %s cannot import aiperf (%s), yet it has every distribution of the lock; nothing to install", python, st.why)
 	}
@@ -118,17 +101,8 @@ func (j *Job) containerAIPerf(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	install.Stdin = strings.NewReader(lockText(missing))
-	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(install.Argv))
-	pw := proc.NewPrefixWriter(j.log, "[pip] ")
-	tail := proc.NewTail(pipTail)
-	install.Stdout = io.MultiWriter(pw, tail)
-	install.Stderr = install.Stdout
-	err = j.procs.Run(ctx, install)
-	pw.Close()
-	if err != nil {
-		j.noteCause(tail)
-		return fmt.Errorf("aiperf: install into %s (lock %s): %w; last lines:\n%s", python, lock.Key(), err, tail.String())
+	if err := j.installFromLock(ctx, install, missing, python, lock); err != nil {
+		return err
 	}
 	after, err := j.probeTool(ctx, probe, "aiperf")
 	if err != nil {

@@ -69,8 +69,7 @@ func gated(t *testing.T, res *workloads.Resolved, s summary.Summary, history *ba
 	t.Helper()
 	j := &Job{res: res, log: &strings.Builder{}, sum: s, now: func() time.Time { return time.Time{} }, history: history}
 	j.phase(context.Background(), summary.PhaseGate, j.gate)
-	judged := j.verdict(context.Background())
-	j.sum.Verdict, j.sum.Problems = judged.Verdict, judged.Problems
+	judge(context.Background(), j)
 	j.sum.Failure = j.failure()
 	return j.sum
 }

@@ -62,7 +62,7 @@ func (j *Job) buildSpec() (proc.Spec, error) {
 		}
 		switch {
 		case a.FromEnv:
-			v, ok := lookupEnv(j.environ, a.Name)
+			v, ok := proc.LookupEnv(j.environ, a.Name)
 			if !ok {
 				return proc.Spec{}, fmt.Errorf("vllm.build.args.%s comes from the job's environment, where it is not set", a.Name)
 			}

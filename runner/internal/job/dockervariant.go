@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/benchkite/benchkite/runner/internal/childenv"
+	"github.com/benchkite/benchkite/runner/internal/proc"
 )
 
 // bashrcScript is what `bash -ic` runs: the interactive shell has sourced
@@ -36,7 +37,7 @@ func (j *Job) variantFlags() (flags []string, passed []childenv.Var) {
 		}
 	}
 	for _, name := range v.PassEnv {
-		if val, ok := lookupEnv(j.environ, name); ok {
+		if val, ok := proc.LookupEnv(j.environ, name); ok {
 			flags = append(flags, "-e", name)
 			passed = append(passed, childenv.Var{Name: name, Value: val})
 		}
@@ -71,14 +72,4 @@ func (j *Job) containerCommand(image, port string, serveArgs []string) []string 
 	}
 	argv = append(argv, serveArgs...)
 	return append(argv, "--host", host)
-}
-
-// lookupEnv finds name in environ.
-func lookupEnv(environ []string, name string) (string, bool) {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if len(environ[i]) > len(name) && environ[i][len(name)] == '=' && environ[i][:len(name)] == name {
-			return environ[i][len(name)+1:], true
-		}
-	}
-	return "", false
 }

@@ -39,11 +39,16 @@ func gsm8kSummary(recipe string, score float64) *summary.Summary {
 // `buildkite-agent secret get` does for a missing secret; it records the
 // argv of each.
 type noSecrets struct {
+	startsNothing
 	mu   sync.Mutex
 	runs [][]string
 }
 
-func (n *noSecrets) Start(_ context.Context, s proc.Spec) (proc.Process, error) {
+// startsNothing is the Start of a proc.Runner fake that only runs
+// commands to their end.
+type startsNothing struct{}
+
+func (startsNothing) Start(_ context.Context, s proc.Spec) (proc.Process, error) {
 	return nil, fmt.Errorf("unexpected start of %q", s.Argv)
 }
 

@@ -26,19 +26,27 @@ import (
 // pytestProbe prints "pytest VERSION" when `import pytest` works, else
 // "pytest - WHY"; then "dist NAME VERSION" (VERSION "-" when absent) for
 // every distribution named as an argument.
-const pytestProbe = `import sys
+var pytestProbe = importProbe("pytest", "pytest.__version__")
+
+// importProbe is a Python program printing "MODULE VERSION" when module
+// imports (VERSION is what versionExpr gives), else "MODULE - WHY"; then
+// "dist NAME VERSION" (VERSION "-" when absent) for every distribution
+// named as an argument. One parser reads every such answer.
+func importProbe(module, versionExpr string) string {
+	return fmt.Sprintf(`import sys
 from importlib.metadata import version, PackageNotFoundError
 try:
-    import pytest
-    print("pytest", pytest.__version__)
+    import %[1]s
+    print("%[1]s", %[2]s)
 except Exception as e:
-    print("pytest -", type(e).__name__ + ":", " ".join(str(e).split()))
+    print("%[1]s -", type(e).__name__ + ":", " ".join(str(e).split()))
 for name in sys.argv[1:]:
     try:
         print("dist", name, version(name))
     except PackageNotFoundError:
         print("dist", name, "-")
-`
+`, module, versionExpr)
+}
 
 // pytestTimeout bounds the step, the install included.
 const pytestTimeout = 10 * time.Minute
@@ -89,7 +97,7 @@ func (j *Job) pytestSpecs() (pytestSpecs, error) {
 		// The server's import path: what the job gives vLLM.
 		vars := fixed
 		for _, name := range []string{"PYTHONPATH", "LD_LIBRARY_PATH"} {
-			if v, ok := lookupEnv(j.environ, name); ok {
+			if v, ok := proc.LookupEnv(j.environ, name); ok {
 				vars = append(vars, childenv.Var{Name: name, Value: v})
 			}
 		}
@@ -157,7 +165,7 @@ func (j *Job) containerPip(name string) (proc.Spec, error) {
 func (j *Job) serverPython() string {
 	env, err := j.env(childenv.Server)
 	if err == nil {
-		path, _ := lookupEnv(env, "PATH")
+		path, _ := proc.LookupEnv(env, "PATH")
 		for _, dir := range filepath.SplitList(path) {
 			vllm := filepath.Join(dir, "vllm")
 			if !filepath.IsAbs(dir) || !executableFile(vllm) {
@@ -230,6 +238,37 @@ func (j *Job) probeTool(ctx context.Context, s proc.Spec, head string) (pytestSt
 // pipTail is how many lines of pip's output a failed install quotes.
 const pipTail = 20
 
+// lacking is the entries of a lock whose distribution the probed Python
+// does not have at any version.
+func (st pytestState) lacking(entries []lockEntry) []lockEntry {
+	var missing []lockEntry
+	for _, e := range entries {
+		if st.dists[e.name] == "" {
+			missing = append(missing, e)
+		}
+	}
+	return missing
+}
+
+// installFromLock runs install, a pip reading requirements on its stdin,
+// with the lock's entries given, its output logged; a failure keeps pip's
+// last lines as the cause, and names the lock's tool and python.
+func (j *Job) installFromLock(ctx context.Context, install proc.Spec, entries []lockEntry, python string, lock toollocks.Lock) error {
+	install.Stdin = strings.NewReader(lockText(entries))
+	fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(install.Argv))
+	pw := proc.NewPrefixWriter(j.log, "[pip] ")
+	tail := proc.NewTail(pipTail)
+	install.Stdout = io.MultiWriter(pw, tail)
+	install.Stderr = install.Stdout
+	err := j.procs.Run(ctx, install)
+	pw.Close()
+	if err != nil {
+		j.noteCause(tail)
+		return fmt.Errorf("%s: install into %s (lock %s): %w; last lines:\n%s", lock.Name, python, lock.Key(), err, tail.String())
+	}
+	return nil
+}
+
 // serverPytest is the pytest step: nothing when the server's Python
 // imports pytest, else the lock's distributions it lacks are installed.
 // Distributions it has at other versions are left as they are: they are
@@ -248,28 +287,13 @@ func (j *Job) serverPytest(ctx context.Context, ps pytestSpecs) error {
 	if st.version != "" {
 		fmt.Fprintf(j.log, "runner: pytest %s imports in %s; nothing installed\n", st.version, ps.python)
 	} else {
-		var missing []lockEntry
-		for _, e := range parseLock(lock.Text) {
-			if st.dists[e.name] == "" {
-				missing = append(missing, e)
-			}
-		}
+		missing := st.lacking(parseLock(lock.Text))
 		if len(missing) == 0 {
 			return fmt.Errorf("pytest: %s cannot import pytest (%s), yet it has every distribution of the lock; nothing to install", ps.python, st.why)
 		}
 		fmt.Fprintf(j.log, "runner: pytest does not import in %s (%s); installing %s from its lock (%s)\n", ps.python, st.why, strings.Join(lockNames(missing), ", "), lock.Key())
-		install := ps.install
-		install.Stdin = strings.NewReader(lockText(missing))
-		fmt.Fprintf(j.log, "$ %s\n", proc.FormatArgv(install.Argv))
-		pw := proc.NewPrefixWriter(j.log, "[pip] ")
-		tail := proc.NewTail(pipTail)
-		install.Stdout = io.MultiWriter(pw, tail)
-		install.Stderr = install.Stdout
-		err := j.procs.Run(ctx, install)
-		pw.Close()
-		if err != nil {
-			j.noteCause(tail)
-			return fmt.Errorf("pytest: install into %s (lock %s): %w; last lines:\n%s", ps.python, lock.Key(), err, tail.String())
+		if err := j.installFromLock(ctx, ps.install, missing, ps.python, lock); err != nil {
+			return err
 		}
 		after, err := j.probePytest(ctx, ps.probe)
 		if err != nil {

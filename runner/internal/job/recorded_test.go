@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/benchkite/benchkite/runner/internal/gate"
 	"github.com/benchkite/benchkite/runner/internal/proc"
 	"github.com/benchkite/benchkite/runner/internal/proc/proctest"
 	"github.com/benchkite/benchkite/runner/internal/rootcause"
@@ -42,6 +43,32 @@ func recordedServer(t *testing.T, fake *proctest.Fake) (*server, io.Writer) {
 	return s, io.MultiWriter(s.tail, s.causes)
 }
 
+// recordedRun is a job on accuracyRecipe whose server, the fake's vllm
+// serve running until stopped, is fed recorded output through out.
+type recordedRun struct {
+	j    *Job
+	vllm *proctest.Call
+	log  *strings.Builder
+	out  io.Writer
+}
+
+func newRecordedRun(t *testing.T) recordedRun {
+	t.Helper()
+	fake := proctest.New(t)
+	r := recordedRun{vllm: fake.Expect("vllm", "serve").UntilStopped(), log: &strings.Builder{}}
+	r.j = New(Config{Port: 1, ResultsDir: t.TempDir()}, accuracyRecipe(), Deps{Procs: fake, Log: r.log, Getenv: mapGetenv(nil)})
+	r.j.server, r.out = recordedServer(t, fake)
+	return r
+}
+
+// judge gives the job its verdict and problems, as Run does, and returns
+// the judgement.
+func judge(ctx context.Context, j *Job) gate.Judgement {
+	judged := j.verdict(ctx)
+	j.sum.Verdict, j.sum.Problems = judged.Verdict, judged.Problems
+	return judged
+}
+
 // The closing lines of the job log, after the verdict's.
 func closingLines(log string) []string {
 	_, after, _ := strings.Cut(log, "+++ :x: ")
@@ -58,12 +85,8 @@ func closingLines(log string) []string {
 func TestRecordedEngineStartFails(t *testing.T) {
 	t.Parallel()
 	const root = "(EngineCore pid=1150) ModuleNotFoundError: No module named 'flashinfer'"
-	fake := proctest.New(t)
-	vllm := fake.Expect("vllm", "serve").UntilStopped()
-	var log strings.Builder
-	j := New(Config{Port: 1, ResultsDir: t.TempDir()}, accuracyRecipe(), Deps{Procs: fake, Log: &log, Getenv: mapGetenv(nil)})
-	s, out := recordedServer(t, fake)
-	j.server = s
+	r := newRecordedRun(t)
+	j, vllm, log, s, out := r.j, r.vllm, r.log, r.j.server, r.out
 	io.WriteString(out, recorded(t, "engine-start-fails.server.log"))
 	vllm.Finish(1)
 	<-s.done()
@@ -78,8 +101,7 @@ func TestRecordedEngineStartFails(t *testing.T) {
 		t.Errorf("the log does not name the cause:\n%s", log.String())
 	}
 	j.teardown(context.Background(), false)
-	judged := j.verdict(context.Background())
-	j.sum.Verdict, j.sum.Problems = judged.Verdict, judged.Problems
+	judge(context.Background(), j)
 	got := j.failure()
 	want := &summary.Failure{Class: "vllm", Signature: "vllm-import-error", Line: root, Phase: "ready"}
 	if diff := cmp.Diff(want, got, cmpIgnoreSource); diff != "" {
@@ -94,12 +116,8 @@ func TestRecordedEngineStartFails(t *testing.T) {
 func TestRecordedServerKilledMidBench(t *testing.T) {
 	t.Parallel()
 	const death = "the server died: vllm (APIServer pid=4540) killed by signal 9 (killed)"
-	fake := proctest.New(t)
-	vllm := fake.Expect("vllm", "serve").UntilStopped()
-	var log strings.Builder
-	j := New(Config{Port: 1, ResultsDir: t.TempDir()}, accuracyRecipe(), Deps{Procs: fake, Log: &log, Getenv: mapGetenv(nil)})
-	s, out := recordedServer(t, fake)
-	j.server = s
+	r := newRecordedRun(t)
+	j, vllm, log, s, out := r.j, r.vllm, r.log, r.j.server, r.out
 	j.phase(context.Background(), summary.PhaseReady, func(context.Context) error { return nil })
 	benchErr := errors.New("512-in-128-out-conc-8: repetition 1: incomplete benchmark run: completed 0 of 64 prompts, 64 requests failed")
 	j.phase(context.Background(), summary.PhaseBench, func(context.Context) error {
@@ -117,8 +135,7 @@ func TestRecordedServerKilledMidBench(t *testing.T) {
 	}
 	j.notRun(context.Background(), summary.PhaseLMEval, "server exited")
 	j.teardown(context.Background(), false)
-	judged := j.verdict(context.Background())
-	j.sum.Verdict, j.sum.Problems = judged.Verdict, judged.Problems
+	judged := judge(context.Background(), j)
 	want := &summary.Failure{Class: "vllm", Signature: "server-died", Line: death, Phase: "bench"}
 	if diff := cmp.Diff(want, j.failure(), cmpIgnoreSource); diff != "" {
 		t.Errorf("failure (-want +got):\n%s", diff)
@@ -139,20 +156,15 @@ func TestRecordedServerKilledMidBench(t *testing.T) {
 // the run has no class (someone chose to stop it).
 func TestRecordedCancelDuringLoad(t *testing.T) {
 	t.Parallel()
-	fake := proctest.New(t)
-	fake.Expect("vllm", "serve").UntilStopped()
-	var log strings.Builder
-	j := New(Config{Port: 1, ResultsDir: t.TempDir()}, accuracyRecipe(), Deps{Procs: fake, Log: &log, Getenv: mapGetenv(nil)})
-	s, _ := recordedServer(t, fake)
-	j.server = s
+	r := newRecordedRun(t)
+	j, log := r.j, r.log
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("received terminated"))
 	j.phase(ctx, summary.PhaseReady, func(ctx context.Context) error {
 		return errors.New("ready: wait for http://127.0.0.1:45487/health (last: connection refused): received terminated")
 	})
 	j.teardown(context.Background(), true)
-	judged := j.verdict(ctx)
-	j.sum.Verdict, j.sum.Problems = judged.Verdict, judged.Problems
+	judged := judge(ctx, j)
 	j.sum.Canceled = context.Cause(ctx).Error()
 	if f := j.failure(); f != nil {
 		t.Errorf("failure = %+v, want none", f)

@@ -152,7 +152,7 @@ func lookPath(name string, env []string) (string, error) {
 	if filepath.Base(name) != name {
 		return name, nil
 	}
-	path, ok := envValue(env, "PATH")
+	path, ok := LookupEnv(env, "PATH")
 	if !ok {
 		return exec.LookPath(name)
 	}
@@ -168,8 +168,9 @@ func lookPath(name string, env []string) (string, error) {
 	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }
 
-// envValue returns the last value of key, as a child's getenv would.
-func envValue(env []string, key string) (string, bool) {
+// LookupEnv returns the last value of key in env, "KEY=value" entries, as
+// a child's getenv would.
+func LookupEnv(env []string, key string) (string, bool) {
 	for i := len(env) - 1; i >= 0; i-- {
 		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
 			return v, true

@@ -21,43 +21,47 @@ func sysProcAttr() *syscall.SysProcAttr {
 // liveMembers lists the pids in group or session pgid that are not
 // zombies.
 func liveMembers(pgid int) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var live []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, ok := statOf(pid)
-		if ok && !st.zombie && (st.pgrp == pgid || st.session == pgid) {
-			live = append(live, pid)
-		}
-	}
-	return live, nil
+	return liveWhere(func(st stat) bool { return st.pgrp == pgid || st.session == pgid })
 }
 
 // sessionOutsiders lists the live members of session sid that are not in
 // the process group of the same id: what kill(-sid) does not reach.
 func sessionOutsiders(sid int) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
+	return liveWhere(func(st stat) bool { return st.session == sid && st.pgrp != sid })
+}
+
+// liveWhere lists the pids of the processes that are not zombies and
+// whose stat keep holds for.
+func liveWhere(keep func(stat) bool) ([]int, error) {
+	var out []int
+	err := eachProcess(func(pid int, st stat) {
+		if !st.zombie && keep(st) {
+			out = append(out, pid)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	var out []int
+	return out, nil
+}
+
+// eachProcess hands every process in /proc, with its stat, to each; one
+// that exits meanwhile is passed over.
+func eachProcess(each func(pid int, st stat)) error {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		st, ok := statOf(pid)
-		if ok && !st.zombie && st.session == sid && st.pgrp != sid {
-			out = append(out, pid)
+		if st, ok := statOf(pid); ok {
+			each(pid, st)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER of prctl(2).
@@ -80,25 +84,16 @@ func Descendants() []int { return descendants(nil) }
 // descendants lists them, leaving out the processes skip names and
 // everything below them.
 func descendants(skip map[int]bool) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	children := map[int][]int{}
 	zombies := map[int]bool{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, ok := statOf(pid)
-		if !ok {
-			continue
-		}
+	err := eachProcess(func(pid int, st stat) {
 		children[st.ppid] = append(children[st.ppid], pid)
 		if st.zombie {
 			zombies[pid] = true
 		}
+	})
+	if err != nil {
+		return nil
 	}
 	// A zombie not yet reaped (a server just killed) still parents its
 	// children: walk through it, list only the living.

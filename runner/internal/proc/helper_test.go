@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -9,10 +8,11 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // The test binary doubles as the child program: with PROC_TEST_HELPER set
@@ -137,23 +137,9 @@ func helper(mode string, extraEnv ...string) Spec {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a child's
-// two streams and the test's reads.
+// syncBuffer is a child's output, both streams, as the test reads it.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	testutil.SyncBuffer
 }
 
 // waitFor polls until the output holds want. The bound is generous: it

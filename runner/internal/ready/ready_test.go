@@ -1,7 +1,6 @@
 package ready
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // fakeServer answers /health with healthStatus and /v1/models with
@@ -270,27 +271,10 @@ func TestWaitContextCanceled(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestWaitReportsProgress(t *testing.T) {
 	t.Parallel()
 	srv := newFakeServer(t, http.StatusServiceUnavailable, `{"data":[{"id":"org/model"}]}`)
-	var progress syncBuffer
+	var progress testutil.SyncBuffer
 	go func() {
 		for strings.Count(progress.String(), "\n") < 2 {
 			time.Sleep(time.Millisecond)

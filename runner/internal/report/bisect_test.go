@@ -41,6 +41,33 @@ func writeSummary(t *testing.T, s summary.Summary) string {
 	return dir
 }
 
+// apiClient is a client of the stand-in API's nightly pipeline, quick to
+// give up.
+func apiClient(t *testing.T, api *bkapitest.Server) *bkapi.Client {
+	t.Helper()
+	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// bisectOfBuild700 is the bisect build 700 started of r-h200's sweep
+// throughput, between commit 0 (good) and commit 4 (bad).
+func bisectOfBuild700(t *testing.T) bisect.State {
+	t.Helper()
+	var cands []bisect.Candidate
+	for i := 1; i <= 4; i++ {
+		cands = append(cands, bisect.Candidate{Commit: vllmCommit(i)})
+	}
+	st, err := bisect.Start("r-h200", "output_throughput", vllmCommit(0), vllmCommit(4), cands, 700, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Subject, st.Regime = "sweep", bisect.Regime{Nights: []float64{100, 101, 99, 100, 102, 98}, HigherIsBetter: true, FloorPct: 5}
+	return st
+}
+
 // The whole loop, as the report steps of the builds run it: the nightly
 // build's regression starts a bisect; each bisect build's report step
 // judges its run of the recipe (commit k and later are slow) and
@@ -57,10 +84,7 @@ func TestReportBisectsARegressionToItsCommit(t *testing.T) {
 	bisecttest.Nightlies(t, repo, time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC), commits)
 	api := bkapitest.NewServer(t, "org", "nightly", "tok")
 	api.AddBuild(bkapitest.Build{Number: origin, State: "failed"})
-	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := apiClient(t, api)
 	night := func(commit string, value float64, gate *summary.GateResult) summary.Summary {
 		g := summary.GateResult{Kind: summary.GateRegression, Subject: "sweep-conc-8", Metric: "output_throughput", Value: &value, Verdict: summary.VerdictPass}
 		if gate != nil {
@@ -157,19 +181,8 @@ func TestReportStopsABisectJudgedInconclusiveTwice(t *testing.T) {
 	api.AddBuild(bkapitest.Build{Number: 700, State: "failed"})
 	api.AddBuild(bkapitest.Build{Number: 701, State: "running"})
 	api.AddBuild(bkapitest.Build{Number: 702, State: "running"})
-	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cands []bisect.Candidate
-	for i := 1; i <= 4; i++ {
-		cands = append(cands, bisect.Candidate{Commit: vllmCommit(i)})
-	}
-	st, err := bisect.Start("r-h200", "output_throughput", vllmCommit(0), vllmCommit(4), cands, 700, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Subject, st.Regime = "sweep", bisect.Regime{Nights: []float64{100, 101, 99, 100, 102, 98}, HigherIsBetter: true, FloorPct: 5}
+	client := apiClient(t, api)
+	st := bisectOfBuild700(t)
 	mid, _ := st.Next()
 	lostRun := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r-h200", Verdict: summary.VerdictError, VLLMCommit: mid,
 		Failure:  &summary.Failure{Class: "infra", Signature: "node-oom-kill", Line: "OOMKilled"},
@@ -209,10 +222,7 @@ func TestReportStopsABisectJudgedInconclusiveTwice(t *testing.T) {
 func TestReportStartsNoBisectItCouldNotJudge(t *testing.T) {
 	t.Parallel()
 	api := bkapitest.NewServer(t, "org", "nightly", "tok")
-	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := apiClient(t, api)
 	v := 80.0
 	s := summary.Summary{SchemaVersion: summary.SchemaVersion, Recipe: "r-h200", Verdict: summary.VerdictFail, VLLMCommit: vllmCommit(2),
 		Image: "registry.local/vllm/vllm-openai:nightly-" + vllmCommit(2), GPUTime: &summary.GPUTime{GPUs: 8, Total: 3600, BisectBudget: 10},
@@ -236,23 +246,12 @@ func TestReportIgnoresABisectStateItDidNotWrite(t *testing.T) {
 	t.Parallel()
 	api := bkapitest.NewServer(t, "org", "nightly", "tok")
 	api.AddBuild(bkapitest.Build{Number: 700, State: "failed"})
-	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := apiClient(t, api)
 	other, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "another-token", Org: "org", Pipeline: "nightly"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cands []bisect.Candidate
-	for i := 1; i <= 4; i++ {
-		cands = append(cands, bisect.Candidate{Commit: vllmCommit(i)})
-	}
-	st, err := bisect.Start("r-h200", "output_throughput", vllmCommit(0), vllmCommit(4), cands, 700, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Subject, st.Regime = "sweep", bisect.Regime{Nights: []float64{100, 101, 99, 100, 102, 98}, HigherIsBetter: true, FloorPct: 5}
+	st := bisectOfBuild700(t)
 	state, err := st.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -285,10 +284,7 @@ func TestReportBisectIsBoundedInTime(t *testing.T) {
 	}))
 	t.Cleanup(silent.Close)
 	api := bkapitest.NewServer(t, "org", "nightly", "tok")
-	client, err := bkapi.New(bkapi.Config{BaseURL: api.URL, Token: "tok", Org: "org", Pipeline: "nightly", Timeout: 5 * time.Second, RetryDelay: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := apiClient(t, api)
 	var good []float64
 	for i := range 20 {
 		good = append(good, 1000+float64(i%3))

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -43,15 +42,7 @@ func FuzzReportFiles(f *testing.F) {
 		[]byte(`{"task":"gsm8k","doc_hashes":["a"],"scores":{"m":"1"}}`), outcomes, samples, []byte("\u202e\n"), "\u202e<x>\n+1")
 	f.Fuzz(func(t *testing.T, specJSON, nospecJSON, specOutcomes, nospecOutcomes, specSamples, nospecSamples []byte, selected string) {
 		dir := t.TempDir()
-		write := func(rel string, data []byte) {
-			p := filepath.Join(dir, rel)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		write := func(rel string, data []byte) { testutil.WriteFile(t, filepath.Join(dir, rel), string(data)) }
 		write("spec-mi355x/summary.json", specJSON)
 		write("nospec-mi355x/summary.json", nospecJSON)
 		write("spec-mi355x/gsm8k/"+baseline.OutcomesFile, specOutcomes)

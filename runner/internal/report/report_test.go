@@ -128,6 +128,14 @@ func TestReportStyle(t *testing.T) {
 func resultsWith(t *testing.T, recipes ...string) string {
 	t.Helper()
 	dir := t.TempDir()
+	copySummaries(t, dir, recipes...)
+	return dir
+}
+
+// copySummaries copies the named recipes' summaries from reportResults
+// into the results directory dir.
+func copySummaries(t *testing.T, dir string, recipes ...string) {
+	t.Helper()
 	for _, r := range recipes {
 		data, err := os.ReadFile(filepath.Join(reportResults, r, "summary.json"))
 		if err != nil {
@@ -140,7 +148,6 @@ func resultsWith(t *testing.T, recipes ...string) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 func TestRunReportExitCode(t *testing.T) {

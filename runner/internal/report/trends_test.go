@@ -313,18 +313,7 @@ func TestRunInBuildkite(t *testing.T) {
 	t.Parallel()
 	bin := fakebin.Build(t)
 	dir, _ := trendFixture(t)
-	for _, r := range []string{"gpt_oss_120b-h200", "minimax_m3-mi355x"} {
-		data, err := os.ReadFile(filepath.Join("testdata/report/results", r, "summary.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Join(dir, r), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, r, "summary.json"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copySummaries(t, dir, "gpt_oss_120b-h200", "minimax_m3-mi355x")
 	agent := t.TempDir()
 	env := map[string]string{
 		"PATH": bin + string(os.PathListSeparator) + os.Getenv("PATH"), "BUILDKITE_JOB_ID": "0190f3a2-0000-4000-8000-000000000999",

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -132,26 +131,16 @@ var canonicalOrder = func() map[string]int {
 // ParseBench reads a vLLM bench result. For a JSON-lines file written with
 // --append-result it returns the last object.
 func ParseBench(r io.Reader) (BenchResult, error) {
-	b, err := parseBench(r)
-	if err != nil {
-		return BenchResult{}, fmt.Errorf("parse vllm bench result: %w", err)
-	}
-	return b, nil
+	return parseReader(r, benchWhat, parseBench)
 }
 
 // ParseBenchFile is ParseBench on the named file; errors name the file.
 func ParseBenchFile(path string) (BenchResult, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return BenchResult{}, fmt.Errorf("parse vllm bench result: %w", err)
-	}
-	defer f.Close()
-	b, err := parseBench(f)
-	if err != nil {
-		return BenchResult{}, fmt.Errorf("parse vllm bench result %s: %w", path, err)
-	}
-	return b, nil
+	return parseFile(path, benchWhat, parseBench)
 }
+
+// benchWhat names a bench result in errors.
+const benchWhat = "vllm bench result"
 
 func parseBench(r io.Reader) (BenchResult, error) {
 	data, err := io.ReadAll(r)

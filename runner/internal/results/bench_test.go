@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/results"
 )
 
@@ -259,17 +260,7 @@ func TestParseBenchErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := results.ParseBench(strings.NewReader(tt.input))
-			if err == nil {
-				t.Fatal("ParseBench() error = nil, want an error")
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("ParseBench() error = %v, want errors.Is %v", err, tt.wantIs)
-			}
-			for _, msg := range tt.wantMsg {
-				if !strings.Contains(err.Error(), msg) {
-					t.Errorf("ParseBench() error = %q, want it to contain %q", err, msg)
-				}
-			}
+			checkError(t, "ParseBench()", err, tt.wantIs, tt.wantMsg...)
 		})
 	}
 }
@@ -277,7 +268,7 @@ func TestParseBenchErrors(t *testing.T) {
 func TestParseBenchFileNamesFile(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bench-x.json")
-	writeFile(t, path, `{"date": 1}`)
+	testutil.WriteFile(t, path, `{"date": 1}`)
 	_, err := results.ParseBenchFile(path)
 	if err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("ParseBenchFile(%q) error = %v, want it to name the file", path, err)

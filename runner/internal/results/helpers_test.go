@@ -1,8 +1,10 @@
 package results_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/benchkite/benchkite/internal/testutil"
@@ -29,13 +31,20 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	testutil.Golden(t, filepath.Join("testdata", name), got)
 }
 
-func writeFile(t *testing.T, path, content string) {
+// checkError fails the test unless call returned an error that is
+// wantIs (when not nil) and holds every one of msgs.
+func checkError(t *testing.T, call string, err, wantIs error, msgs ...string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
+	if err == nil {
+		t.Fatalf("%s error = nil, want an error", call)
 	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
+	if wantIs != nil && !errors.Is(err, wantIs) {
+		t.Errorf("%s error = %v, want errors.Is %v", call, err, wantIs)
+	}
+	for _, msg := range msgs {
+		if !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s error = %q, want it to contain %q", call, err, msg)
+		}
 	}
 }
 

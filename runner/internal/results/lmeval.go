@@ -125,26 +125,16 @@ func resultsStamp(name string) (string, bool) {
 
 // ParseLMEval reads an lm_eval aggregated results file.
 func ParseLMEval(r io.Reader) (LMEvalResult, error) {
-	res, err := parseLMEval(r)
-	if err != nil {
-		return LMEvalResult{}, fmt.Errorf("parse lm_eval results: %w", err)
-	}
-	return res, nil
+	return parseReader(r, lmEvalWhat, parseLMEval)
 }
 
 // ParseLMEvalFile is ParseLMEval on the named file; errors name the file.
 func ParseLMEvalFile(path string) (LMEvalResult, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return LMEvalResult{}, fmt.Errorf("parse lm_eval results: %w", err)
-	}
-	defer f.Close()
-	res, err := parseLMEval(f)
-	if err != nil {
-		return LMEvalResult{}, fmt.Errorf("parse lm_eval results %s: %w", path, err)
-	}
-	return res, nil
+	return parseFile(path, lmEvalWhat, parseLMEval)
 }
+
+// lmEvalWhat names an lm_eval results file in errors.
+const lmEvalWhat = "lm_eval results"
 
 func parseLMEval(r io.Reader) (LMEvalResult, error) {
 	data, err := io.ReadAll(r)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/results"
 )
 
@@ -151,15 +152,7 @@ func TestParseLMEvalErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := results.ParseLMEval(strings.NewReader(tt.input))
-			if err == nil {
-				t.Fatal("ParseLMEval() error = nil, want an error")
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("ParseLMEval() error = %v, want errors.Is %v", err, tt.wantIs)
-			}
-			if !strings.Contains(err.Error(), tt.wantMsg) {
-				t.Errorf("ParseLMEval() error = %q, want it to contain %q", err, tt.wantMsg)
-			}
+			checkError(t, "ParseLMEval()", err, tt.wantIs, tt.wantMsg)
 		})
 	}
 }
@@ -217,7 +210,7 @@ func TestFindLMEvalResults(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			for _, f := range tt.files {
-				writeFile(t, filepath.Join(dir, filepath.FromSlash(f)), "{}")
+				testutil.WriteFile(t, filepath.Join(dir, filepath.FromSlash(f)), "{}")
 			}
 			got, err := results.FindLMEvalResults(dir)
 			if tt.want == "" {

@@ -2,8 +2,9 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,7 @@ import (
 // score the file holds that the table does not print is not lm_eval's.
 type LMEvalTable struct {
 	mu   sync.Mutex
-	line []byte
+	line lineBuffer
 	// cols maps the header's column names to their index; nil outside a
 	// table.
 	cols map[string]int
@@ -37,16 +38,7 @@ const maxTableLine = 4096
 func (p *LMEvalTable) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range b {
-		if c == '\n' {
-			p.scan(string(p.line))
-			p.line = p.line[:0]
-			continue
-		}
-		if len(p.line) < maxTableLine {
-			p.line = append(p.line, c)
-		}
-	}
+	p.line.feed(b, maxTableLine, p.scan)
 	return len(b), nil
 }
 
@@ -114,12 +106,7 @@ func (p *LMEvalTable) Check(task, alias string, metrics map[string]float64) erro
 	if a := strings.TrimSpace(alias); a != "" {
 		names[a] = true
 	}
-	keys := make([]string, 0, len(metrics))
-	for k := range metrics {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(metrics)) {
 		metric, filter, _ := strings.Cut(k, ",")
 		want := metrics[k]
 		var printed []string

@@ -2,7 +2,6 @@ package results_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -138,15 +137,7 @@ func TestMedianOfErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := results.MedianOf(tt.runs)
-			if err == nil {
-				t.Fatal("MedianOf() error = nil, want an error")
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("MedianOf() error = %v, want errors.Is %v", err, tt.wantIs)
-			}
-			if !strings.Contains(err.Error(), tt.wantMsg) {
-				t.Errorf("MedianOf() error = %q, want it to contain %q", err, tt.wantMsg)
-			}
+			checkError(t, "MedianOf()", err, tt.wantIs, tt.wantMsg)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/results"
 )
 
@@ -17,12 +18,7 @@ func TestOwnFile(t *testing.T) {
 	write := func(t *testing.T, dir, rel string, mtime time.Time) {
 		t.Helper()
 		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.WriteFile(t, p, "{}")
 		if !mtime.IsZero() {
 			if err := os.Chtimes(p, mtime, mtime); err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchkite/benchkite/internal/testutil"
 	"github.com/benchkite/benchkite/runner/internal/results"
 	"github.com/benchkite/benchkite/runner/internal/summary"
 )
@@ -40,7 +41,7 @@ func TestParseBenchFileRefusesImplausible(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "bench-x.json")
-			writeFile(t, path, tt.body)
+			testutil.WriteFile(t, path, tt.body)
 			_, err := results.ParseBenchFile(path)
 			if !errors.Is(err, results.ErrImplausible) {
 				t.Fatalf("ParseBenchFile() error = %v, want ErrImplausible", err)

@@ -16,7 +16,7 @@ import (
 // written by that bench run (another process of the uid replaced it).
 type Printed struct {
 	mu         sync.Mutex
-	line       []byte
+	line       lineBuffer
 	completed  *int
 	throughput *float64
 }
@@ -25,16 +25,7 @@ type Printed struct {
 func (p *Printed) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range b {
-		if c == '\n' {
-			p.scan(string(p.line))
-			p.line = p.line[:0]
-			continue
-		}
-		if len(p.line) < 512 {
-			p.line = append(p.line, c)
-		}
-	}
+	p.line.feed(b, 512, p.scan)
 	return len(b), nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 )
 
 // tokens are the secrets of a real job, as the agent sets them.
@@ -117,20 +119,7 @@ func runAs(t *testing.T, role string, uid int, extraEnv ...string) string {
 	bin := os.Args[0]
 	if uid >= 0 {
 		// A copy nobody can execute.
-		dir := t.TempDir()
-		for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		data, err := os.ReadFile(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bin = filepath.Join(dir, "runner")
-		if err := os.WriteFile(bin, data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		bin = testutil.ExecutableCopy(t, "runner")
 	}
 	cmd := exec.Command(bin, "-test.run=^$")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", roleEnv + "=" + role}

@@ -3,6 +3,7 @@ package tools
 import (
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/benchkite/benchkite/runner/internal/childenv"
 	"github.com/benchkite/benchkite/runner/internal/proc"
@@ -80,13 +81,13 @@ func newSpecs(req Request, dir, userLock string) (specs, error) {
 	return specs{
 		support: proc.Spec{Argv: []string{py, "-c", venvSupport}, Env: env},
 		create:  proc.Spec{Argv: []string{py, "-m", "venv", dir}, Env: env},
-		install: proc.Spec{Argv: concat([]string{vpy, "-m", "pip", "install"}, pipFlags, []string{"-r", filepath.Join(dir, lockName)}), Env: env},
-		check:   proc.Spec{Argv: concat([]string{vpy, "-c", checkScript}, pins), Env: env},
+		install: proc.Spec{Argv: slices.Concat([]string{vpy, "-m", "pip", "install"}, pipFlags, []string{"-r", filepath.Join(dir, lockName)}), Env: env},
+		check:   proc.Spec{Argv: slices.Concat([]string{vpy, "-c", checkScript}, pins), Env: env},
 		userInstall: proc.Spec{
-			Argv: concat([]string{py, "-m", "pip", "install", "--user"}, pipFlags, []string{"-r", userLock}),
+			Argv: slices.Concat([]string{py, "-m", "pip", "install", "--user"}, pipFlags, []string{"-r", userLock}),
 			Env:  userEnv,
 		},
-		userCheck: proc.Spec{Argv: concat([]string{py, "-c", checkScript}, pins), Env: env},
+		userCheck: proc.Spec{Argv: slices.Concat([]string{py, "-c", checkScript}, pins), Env: env},
 		userBase:  proc.Spec{Argv: []string{py, "-c", userBaseScript}, Env: env},
 	}, nil
 }
@@ -96,14 +97,6 @@ func pinArgs(pkgs []Package) []string {
 	out := make([]string, len(pkgs))
 	for i, p := range pkgs {
 		out[i] = p.Name + "==" + p.Version
-	}
-	return out
-}
-
-func concat(parts ...[]string) []string {
-	var out []string
-	for _, p := range parts {
-		out = append(out, p...)
 	}
 	return out
 }

@@ -230,11 +230,9 @@ func provisionVenv(ctx context.Context, r proc.Runner, req Request, root string,
 
 func venvTools(t Tools, req Request) (Tools, error) {
 	bin := filepath.Join(t.Dir, "bin")
-	if hasPackage(req.Set.Packages, LMEval.Name) {
-		t.LMEval = filepath.Join(bin, "lm_eval")
-		if err := executable(t.LMEval); err != nil {
-			return Tools{}, err
-		}
+	var err error
+	if t.LMEval, err = lmEvalIn(bin, req); err != nil {
+		return Tools{}, err
 	}
 	if hasPackage(req.Set.Packages, BFCLEval.Name) {
 		t.Python = filepath.Join(bin, "python")
@@ -244,6 +242,19 @@ func venvTools(t Tools, req Request) (Tools, error) {
 		{Name: "PATH", Value: prependPath(bin, envValue(req.Environ, "PATH"))},
 	}
 	return t, nil
+}
+
+// lmEvalIn is the lm_eval executable in bin when req installs lm_eval,
+// else "".
+func lmEvalIn(bin string, req Request) (string, error) {
+	if !hasPackage(req.Set.Packages, LMEval.Name) {
+		return "", nil
+	}
+	path := filepath.Join(bin, "lm_eval")
+	if err := executable(path); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 func provisionUser(ctx context.Context, r proc.Runner, req Request, s specs, log io.Writer) (Tools, error) {
@@ -266,11 +277,8 @@ func provisionUser(ctx context.Context, r proc.Runner, req Request, s specs, log
 		return Tools{}, fmt.Errorf("user base of %s is %q, not an absolute path", sp.Name(), t.Dir)
 	}
 	bin := filepath.Join(t.Dir, "bin")
-	if hasPackage(req.Set.Packages, LMEval.Name) {
-		t.LMEval = filepath.Join(bin, "lm_eval")
-		if err := executable(t.LMEval); err != nil {
-			return Tools{}, err
-		}
+	if t.LMEval, err = lmEvalIn(bin, req); err != nil {
+		return Tools{}, err
 	}
 	if hasPackage(req.Set.Packages, BFCLEval.Name) {
 		t.Python = req.python()
@@ -295,7 +303,7 @@ func fromPath(req Request) (Tools, error) {
 		}
 	}
 	t.VLLM, _ = lookPath("vllm", path)
-	if pp, ok := lookupEnv(req.Environ, "PYTHONPATH"); ok {
+	if pp, ok := proc.LookupEnv(req.Environ, "PYTHONPATH"); ok {
 		t.Env = []childenv.Var{{Name: "PYTHONPATH", Value: pp}}
 	}
 	return t, nil
@@ -383,18 +391,8 @@ func prependPath(dir, path string) string {
 }
 
 func envValue(env []string, key string) string {
-	v, _ := lookupEnv(env, key)
+	v, _ := proc.LookupEnv(env, key)
 	return v
-}
-
-// lookupEnv returns the last value of key, as getenv would.
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 func versionList(pkgs []Package, versions map[string]string) string {
@@ -437,7 +435,7 @@ func Expect(req Request) (Tools, error) {
 				t.Python = "python3"
 			}
 		}
-		if pp, ok := lookupEnv(req.Environ, "PYTHONPATH"); ok {
+		if pp, ok := proc.LookupEnv(req.Environ, "PYTHONPATH"); ok {
 			t.Env = []childenv.Var{{Name: "PYTHONPATH", Value: pp}}
 		}
 		return t, nil

@@ -42,6 +42,21 @@ type recordEntry struct {
 	hash, size string
 }
 
+// sha256 says whether the entry's hash is a sha256 one, the only kind
+// checked.
+func (e recordEntry) sha256() bool {
+	algo, _, _ := strings.Cut(e.hash, "=")
+	return algo == "sha256"
+}
+
+// matches says whether a file of sum (sha256) and size is the one the
+// entry records.
+func (e recordEntry) matches(sum []byte, size int64) bool {
+	_, want, _ := strings.Cut(e.hash, "=")
+	return base64.RawURLEncoding.EncodeToString(sum) == strings.TrimRight(want, "=") &&
+		(e.size == "" || e.size == strconv.FormatInt(size, 10))
+}
+
 // verifyVenv says why dir is not what its install left (nil when it
 // is) and how many files it checked.
 func verifyVenv(dir string, sums fileSums) (int, error) {
@@ -81,12 +96,20 @@ type venvFile struct {
 func listVenv(dir string) ([]venvFile, map[string]bool, error) {
 	var files []venvFile
 	seen := map[string]bool{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
+	err := walkVenv(dir, func(f venvFile) error {
+		seen[f.rel] = true
+		files = append(files, f)
+		return nil
+	})
+	return files, seen, err
+}
+
+// walkVenv hands each file of the venv at dir but its marker to each, in
+// lexical order, and stops at the first error.
+func walkVenv(dir string, each func(venvFile) error) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
 			return err
-		}
-		if d.IsDir() {
-			return nil
 		}
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {
@@ -96,11 +119,8 @@ func listVenv(dir string) ([]venvFile, map[string]bool, error) {
 		if rel == markerName {
 			return nil
 		}
-		seen[rel] = true
-		files = append(files, venvFile{path, rel, d})
-		return nil
+		return each(venvFile{path, rel, d})
 	})
-	return files, seen, err
 }
 
 // checkFiles checks files on every core (checkFile) and says how they
@@ -170,16 +190,14 @@ func checkFile(path, rel string, d fs.DirEntry, recorded map[string]recordEntry,
 		return fmt.Sprintf("%s is not a regular file", rel)
 	}
 	if e, ok := recorded[rel]; ok && e.hash != "" {
-		algo, want, _ := strings.Cut(e.hash, "=")
-		if algo != "sha256" {
+		if !e.sha256() {
 			return fmt.Sprintf("%s: RECORD hash %q is not sha256", rel, e.hash)
 		}
 		sum, size, err := hashFile(path)
 		if err != nil {
 			return fmt.Sprintf("%s: %v", rel, err)
 		}
-		got := base64.RawURLEncoding.EncodeToString(sum)
-		if got == strings.TrimRight(want, "=") && (e.size == "" || e.size == strconv.FormatInt(size, 10)) {
+		if e.matches(sum, size) {
 			return ""
 		}
 		// pip compiles bytecode over a wheel's own: such a file differed
@@ -214,41 +232,26 @@ func takeSums(dir string) (fileSums, error) {
 		return nil, err
 	}
 	sums := fileSums{}
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if rel == markerName {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			target, err := os.Readlink(path)
+	err = walkVenv(dir, func(f venvFile) error {
+		if f.d.Type()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(f.path)
 			if err != nil {
 				return err
 			}
-			sums[rel] = "symlink:" + target
+			sums[f.rel] = "symlink:" + target
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", rel)
+		if !f.d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", f.rel)
 		}
-		sum, size, err := hashFile(path)
+		sum, size, err := hashFile(f.path)
 		if err != nil {
 			return err
 		}
-		if e, ok := recorded[rel]; ok && e.hash != "" {
-			algo, want, _ := strings.Cut(e.hash, "=")
-			if algo == "sha256" && base64.RawURLEncoding.EncodeToString(sum) == strings.TrimRight(want, "=") &&
-				(e.size == "" || e.size == strconv.FormatInt(size, 10)) {
-				return nil
-			}
+		if e, ok := recorded[f.rel]; ok && e.hash != "" && e.sha256() && e.matches(sum, size) {
+			return nil
 		}
-		sums[rel] = "sha256:" + hex.EncodeToString(sum)
+		sums[f.rel] = "sha256:" + hex.EncodeToString(sum)
 		return nil
 	})
 	if err != nil {

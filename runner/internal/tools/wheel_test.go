@@ -5,9 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,7 +81,7 @@ func writeWheel(t *testing.T, dir string, w standIn) {
 	}
 	var meta strings.Builder
 	fmt.Fprintf(&meta, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n", w.name, w.version)
-	for _, extra := range sortedKeys(w.extras) {
+	for _, extra := range slices.Sorted(maps.Keys(w.extras)) {
 		fmt.Fprintf(&meta, "Provides-Extra: %s\n", extra)
 		for _, dep := range w.extras[extra] {
 			fmt.Fprintf(&meta, "Requires-Dist: %s; extra == %q\n", dep, extra)
@@ -91,13 +92,13 @@ func writeWheel(t *testing.T, dir string, w standIn) {
 	if len(w.scripts) > 0 {
 		var ep strings.Builder
 		ep.WriteString("[console_scripts]\n")
-		for _, s := range sortedKeys(w.scripts) {
+		for _, s := range slices.Sorted(maps.Keys(w.scripts)) {
 			fmt.Fprintf(&ep, "%s = %s\n", s, w.scripts[s])
 		}
 		files[distInfo+"/entry_points.txt"] = ep.String()
 	}
 	var record strings.Builder
-	for _, path := range sortedKeys(files) {
+	for _, path := range slices.Sorted(maps.Keys(files)) {
 		sum := sha256.Sum256([]byte(files[path]))
 		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", path, base64.RawURLEncoding.EncodeToString(sum[:]), len(files[path]))
 	}
@@ -110,7 +111,7 @@ func writeWheel(t *testing.T, dir string, w standIn) {
 		t.Fatal(err)
 	}
 	zw := zip.NewWriter(f)
-	for _, path := range sortedKeys(files) {
+	for _, path := range slices.Sorted(maps.Keys(files)) {
 		fw, err := zw.Create(path)
 		if err != nil {
 			t.Fatal(err)
@@ -125,13 +126,4 @@ func writeWheel(t *testing.T, dir string, w standIn) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -226,56 +226,12 @@ func (k kept) knownTo(idx []int) []int {
 // search and the level all see the kept nights only, and every index of
 // the decision is mapped back to the history.
 func setAside(hist, reps []float64, fresh int, cfg Config) (Decision, error) {
-	ton := median(reps)
-	var sd float64
-	var gross []bool
-	if cfg.GrossMADs > 0 && len(hist) >= grossFrom {
-		gross = grossNights(hist, ton, cfg.Known, cfg.GrossMADs)
-		// A night the gate flagged is a regression's, not noise: its
-		// evidence stays.
-		for _, i := range cfg.Flagged {
-			if i >= 0 && i < len(gross) {
-				gross[i] = false
-			}
-		}
-		sd = localSD(hist, segStarts(len(hist), cfg.Known), len(hist))
-	}
+	gross, sd := grossOf(hist, median(reps), cfg)
 	if !slices.Contains(gross, true) {
 		return judge(hist, reps, fresh, cfg, sd)
 	}
-	k := kept{n: len(hist)}
-	var clean []float64
-	for i, g := range gross {
-		if !g {
-			k.orig = append(k.orig, i)
-			clean = append(clean, hist[i])
-		}
-	}
-	c := cfg
-	c.Known = k.knownTo(cfg.Known)
-	c.Flagged = k.toAll(cfg.Flagged)
-	c.Unconfirmed = k.toAll(cfg.Unconfirmed)
-	// The night before tonight decides whether a spike tonight is
-	// confirmed; set aside, it still says so.
-	n := len(hist)
-	prevBad := slices.Contains(cfg.Flagged, n-1) || slices.Contains(cfg.Unconfirmed, n-1)
-	if cfg.Flagged == nil && gross[n-1] {
-		// Without past verdicts, a gross night before tonight on the
-		// worse side confirms tonight.
-		dir := -1.0
-		if cfg.HigherIsBetter {
-			dir = 1
-		}
-		prevBad = dir*(median(hist[max(0, n-1-grossNeighbours):n-1])-hist[n-1]) > 0
-	}
-	if cfg.Carried != nil {
-		cc := *cfg.Carried
-		if cc.Index >= 0 {
-			cc.Index = k.to(cc.Index)
-		}
-		c.Carried = &cc
-	}
-	c.prevBad = prevBad || cfg.prevBad
+	k, clean := keptOf(hist, gross)
+	c := k.config(cfg, hist, gross)
 	d, err := judge(clean, reps, fresh, c, sd)
 	if err != nil {
 		return d, err
@@ -285,6 +241,85 @@ func setAside(hist, reps []float64, fresh int, cfg Config) (Decision, error) {
 	if d.Status == StatusInsufficientHistory {
 		return d, nil
 	}
+	k.back(&d)
+	if n := len(hist); d.Flagged && d.Rule != RuleOpen && gross[n-1] && c.prevBad {
+		// Tonight confirms the spike of the night before: the
+		// regression began that night.
+		d.LastGood, d.FirstBad, d.Widened = n-2, n-1, false
+		if d.Carry != nil {
+			d.Carry.Index = n - 1
+		}
+	}
+	return d, nil
+}
+
+// grossOf marks the gross outliers among the nights of hist, tonight
+// (ton) counted as a neighbour, and returns the robust spread of the
+// nights around tonight; nothing is marked and the spread is 0 when
+// gross outliers are not set aside or the history is too short to tell.
+func grossOf(hist []float64, ton float64, cfg Config) (gross []bool, sd float64) {
+	if !(cfg.GrossMADs > 0 && len(hist) >= grossFrom) {
+		return nil, 0
+	}
+	gross = grossNights(hist, ton, cfg.Known, cfg.GrossMADs)
+	// A night the gate flagged is a regression's, not noise: its
+	// evidence stays.
+	for _, i := range cfg.Flagged {
+		if i >= 0 && i < len(gross) {
+			gross[i] = false
+		}
+	}
+	return gross, localSD(hist, segStarts(len(hist), cfg.Known), len(hist))
+}
+
+// keptOf is the map from the nights of hist not marked gross onto the
+// history, and those nights.
+func keptOf(hist []float64, gross []bool) (kept, []float64) {
+	k := kept{n: len(hist)}
+	var clean []float64
+	for i, g := range gross {
+		if !g {
+			k.orig = append(k.orig, i)
+			clean = append(clean, hist[i])
+		}
+	}
+	return k, clean
+}
+
+// config is cfg with its indexes into hist mapped onto the nights kept,
+// the gross ones set aside.
+func (k kept) config(cfg Config, hist []float64, gross []bool) Config {
+	c := cfg
+	c.Known = k.knownTo(cfg.Known)
+	c.Flagged = k.toAll(cfg.Flagged)
+	c.Unconfirmed = k.toAll(cfg.Unconfirmed)
+	if cfg.Carried != nil {
+		cc := *cfg.Carried
+		if cc.Index >= 0 {
+			cc.Index = k.to(cc.Index)
+		}
+		c.Carried = &cc
+	}
+	c.prevBad = prevWasBad(hist, gross, cfg) || cfg.prevBad
+	return c
+}
+
+// prevWasBad says the night before tonight was flagged or an unconfirmed
+// spike: it decides whether a spike tonight is confirmed, and still says
+// so when it is set aside.
+func prevWasBad(hist []float64, gross []bool, cfg Config) bool {
+	n := len(hist)
+	if cfg.Flagged == nil && gross[n-1] {
+		// Without past verdicts, a gross night before tonight on the
+		// worse side confirms tonight.
+		return cfg.direction()*(median(hist[max(0, n-1-grossNeighbours):n-1])-hist[n-1]) > 0
+	}
+	return slices.Contains(cfg.Flagged, n-1) || slices.Contains(cfg.Unconfirmed, n-1)
+}
+
+// back maps the indexes of d, a decision on the nights kept, back onto
+// the history.
+func (k kept) back(d *Decision) {
 	for i := range d.Changes {
 		d.Changes[i].Index = k.from(d.Changes[i].Index)
 	}
@@ -298,15 +333,6 @@ func setAside(hist, reps []float64, fresh int, cfg Config) (Decision, error) {
 	if d.Flagged {
 		d.LastGood, d.FirstBad = k.from(d.LastGood), k.from(d.FirstBad)
 	}
-	if d.Flagged && d.Rule != RuleOpen && gross[n-1] && c.prevBad {
-		// Tonight confirms the spike of the night before: the
-		// regression began that night.
-		d.LastGood, d.FirstBad, d.Widened = n-2, n-1, false
-		if d.Carry != nil {
-			d.Carry.Index = n - 1
-		}
-	}
-	return d, nil
 }
 
 // spike says tonight is a gross outlier of the worse kind that nothing

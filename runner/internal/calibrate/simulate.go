@@ -134,6 +134,34 @@ const StepNights = 45
 // Run simulates s. It fails only when the detector rejects its
 // configuration.
 func Run(s Sim) (Result, error) {
+	s = s.withDefaults()
+	r := Result{Model: s.Model, Nights: s.Nights, NoiseCV: s.NoiseCV, StepPct: s.StepPct, Trials: s.Trials, Seed: s.Seed,
+		Reps: s.Reps, NightShare: s.NightShare, Rerun: s.Rerun, Missing: s.Missing, FloorPct: s.Detector.MinEffectPct,
+		Recipes: s.Recipes, Metrics: s.Metrics}
+	seed := s.Seed ^ math.Float64bits(s.NoiseCV) ^ uint64(len(s.Model))<<40
+	null := rand.New(rand.NewPCG(seed, 1))
+	step := rand.New(rand.NewPCG(seed^math.Float64bits(s.StepPct), 2))
+	var c counts
+	for range s.Trials {
+		if err := nullRun(s, null, &r, &c); err != nil {
+			return r, err
+		}
+		if err := stepRun(s, step, &r, &c); err != nil {
+			return r, err
+		}
+	}
+	c.rates(s, &r)
+	if s.Recipes > 0 && s.Metrics > 0 {
+		if err := builds(s, rand.New(rand.NewPCG(seed, 3)), &r); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// withDefaults is s with one repetition a night and ten judged nights
+// when unset, and the detector set up as the loop uses it.
+func (s Sim) withDefaults() Sim {
 	if s.Reps < 1 {
 		s.Reps = 1
 	}
@@ -142,101 +170,26 @@ func Run(s Sim) (Result, error) {
 	}
 	s.Detector.HigherIsBetter = true
 	s.Detector.PastReps = s.Reps
-	r := Result{Model: s.Model, Nights: s.Nights, NoiseCV: s.NoiseCV, StepPct: s.StepPct, Trials: s.Trials, Seed: s.Seed,
-		Reps: s.Reps, NightShare: s.NightShare, Rerun: s.Rerun, Missing: s.Missing, FloorPct: s.Detector.MinEffectPct,
-		Recipes: s.Recipes, Metrics: s.Metrics}
-	seed := s.Seed ^ math.Float64bits(s.NoiseCV) ^ uint64(len(s.Model))<<40
-	null := rand.New(rand.NewPCG(seed, 1))
-	step := rand.New(rand.NewPCG(seed^math.Float64bits(s.StepPct), 2))
-	var reruns, judged int
-	var covered, later, red, acceptedRed int
-	for range s.Trials {
-		st := newStream(s, null)
-		for st.warm() {
-			if _, err := st.night(1, &r); err != nil {
-				return r, err
-			}
-		}
-		for range s.Judged {
-			d, err := st.night(1, &r)
-			if err != nil {
-				return r, err
-			}
-			if d == nil {
-				continue
-			}
-			r.NoChangeNights++
-			if d.Flagged {
-				r.FalsePositives++
-			}
-		}
-		reruns += st.reruns
-		judged += st.judged
+	return s
+}
 
-		st = newStream(s, step)
-		for st.warm() {
-			if _, err := st.night(1, nil); err != nil {
-				return r, err
-			}
-		}
-		factor := 1 - s.StepPct/100
-		k := st.t
-		detected := false
-		for i := range StepNights {
-			d, err := st.night(factor, nil)
-			if err != nil {
-				return r, err
-			}
-			if i >= 2 {
-				if d != nil {
-					later++
-					if d.Flagged {
-						red++
-					}
-				}
-				continue
-			}
-			if detected || d == nil || !d.Flagged {
-				continue
-			}
-			detected = true
-			if i == 0 {
-				r.PowerFirstNight++
-			}
-			r.Detected++
-			if st.lastGood < k && k <= st.firstBad {
-				covered++
-			}
-		}
-		// The nights since k were flagged for the regression now
-		// accepted: their flags are settled, as the gate drops the flags
-		// of nights judged before the acceptance.
-		st.acceptFrom = k
-		for i := range st.hist {
-			if st.hist[i].t >= k {
-				// As the gate settles them: flags and the regression
-				// carried on from before the acceptance.
-				st.hist[i].flagged, st.hist[i].carry = false, nil
-			}
-		}
-		for range s.Judged {
-			d, err := st.night(factor, nil)
-			if err != nil {
-				return r, err
-			}
-			if d != nil {
-				r.AcceptedNights++
-				if d.Flagged {
-					acceptedRed++
-				}
-			}
-		}
-	}
-	if later > 0 {
-		r.StaysRed = float64(red) / float64(later)
+// counts are what the trials count that a Result keeps only as a rate.
+type counts struct {
+	// reruns are the extra bench runs of the null trials' judged nights.
+	reruns, judged int
+	// covered are the detections whose range holds the step's night;
+	// later the step's later nights judged, red those of them flagged;
+	// acceptedRed the nights flagged after the step was accepted.
+	covered, later, red, acceptedRed int
+}
+
+// rates sets r's rates from what the trials counted.
+func (c counts) rates(s Sim, r *Result) {
+	if c.later > 0 {
+		r.StaysRed = float64(c.red) / float64(c.later)
 	}
 	if r.AcceptedNights > 0 {
-		r.AcceptedFalsePositiveRate = float64(acceptedRed) / float64(r.AcceptedNights)
+		r.AcceptedFalsePositiveRate = float64(c.acceptedRed) / float64(r.AcceptedNights)
 	}
 	if r.NoChangeNights > 0 {
 		r.FalsePositiveRate = float64(r.FalsePositives) / float64(r.NoChangeNights)
@@ -245,21 +198,120 @@ func Run(s Sim) (Result, error) {
 		r.YoungFalsePositiveRate /= float64(r.YoungNights)
 	}
 	if r.Detected > 0 {
-		r.CulpritCoverage = float64(covered) / float64(r.Detected)
+		r.CulpritCoverage = float64(c.covered) / float64(r.Detected)
 	}
 	if s.Trials > 0 {
 		r.Power = float64(r.Detected) / float64(s.Trials)
 		r.PowerFirstNight /= float64(s.Trials)
 	}
-	if judged > 0 {
-		r.RerunsPerNight = float64(reruns) / float64(judged)
+	if c.judged > 0 {
+		r.RerunsPerNight = float64(c.reruns) / float64(c.judged)
 	}
-	if s.Recipes > 0 && s.Metrics > 0 {
-		if err := builds(s, rand.New(rand.NewPCG(seed, 3)), &r); err != nil {
-			return r, err
+}
+
+// nullRun runs a stream that never changes: its judged nights count
+// towards the false-positive rate, and every night it judges, the
+// warm-up's too, towards the young nights'.
+func nullRun(s Sim, rng *rand.Rand, r *Result, c *counts) error {
+	st := newStream(s, rng)
+	if err := st.warmUp(r); err != nil {
+		return err
+	}
+	for range s.Judged {
+		d, err := st.night(1, r)
+		if err != nil {
+			return err
+		}
+		if d == nil {
+			continue
+		}
+		r.NoChangeNights++
+		if d.Flagged {
+			r.FalsePositives++
 		}
 	}
-	return r, nil
+	c.reruns += st.reruns
+	c.judged += st.judged
+	return nil
+}
+
+// stepRun runs a stream that worsens by StepPct from its first judged
+// night on for StepNights nights, then accepts the regression and runs
+// Judged nights more at the worse level.
+func stepRun(s Sim, rng *rand.Rand, r *Result, c *counts) error {
+	st := newStream(s, rng)
+	if err := st.warmUp(nil); err != nil {
+		return err
+	}
+	factor := 1 - s.StepPct/100
+	k := st.t
+	if err := st.stepped(factor, k, r, c); err != nil {
+		return err
+	}
+	st.accept(k)
+	for range s.Judged {
+		d, err := st.night(factor, nil)
+		if err != nil {
+			return err
+		}
+		if d != nil {
+			r.AcceptedNights++
+			if d.Flagged {
+				c.acceptedRed++
+			}
+		}
+	}
+	return nil
+}
+
+// stepped runs the StepNights nights of a step that began on night
+// k at factor times the level: whether its first two nights detect it,
+// and whether the range of the detection holds k, then how many of the
+// later nights stay red.
+func (st *stream) stepped(factor float64, k int, r *Result, c *counts) error {
+	detected := false
+	for i := range StepNights {
+		d, err := st.night(factor, nil)
+		if err != nil {
+			return err
+		}
+		if i >= 2 {
+			if d != nil {
+				c.later++
+				if d.Flagged {
+					c.red++
+				}
+			}
+			continue
+		}
+		if detected || d == nil || !d.Flagged {
+			continue
+		}
+		detected = true
+		if i == 0 {
+			r.PowerFirstNight++
+		}
+		r.Detected++
+		if st.lastGood < k && k <= st.firstBad {
+			c.covered++
+		}
+	}
+	return nil
+}
+
+// accept has the recipe accept the regression that began on night k:
+// the nights since k were flagged for the regression now accepted, and
+// their flags are settled, as the gate drops the flags of nights judged
+// before the acceptance.
+func (st *stream) accept(k int) {
+	st.acceptFrom = k
+	for i := range st.hist {
+		if st.hist[i].t >= k {
+			// As the gate settles them: flags and the regression
+			// carried on from before the acceptance.
+			st.hist[i].flagged, st.hist[i].carry = false, nil
+		}
+	}
 }
 
 // builds runs Trials/10 (at least 20) sequences of Judged builds of
@@ -398,6 +450,17 @@ func (st *stream) nightDraw() float64 {
 		return st.s.Residuals[st.rng.IntN(len(st.s.Residuals))]
 	}
 	return st.draw(sd)
+}
+
+// warmUp runs the nights that build the stream's history, counting the
+// young nights it judges into r (none when nil).
+func (st *stream) warmUp(r *Result) error {
+	for st.warm() {
+		if _, err := st.night(1, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // night runs one night at factor times the level: d is the verdict, nil

@@ -470,6 +470,43 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 	t := st.t
 	st.t++
 	sd := math.Hypot(st.sdNight, st.sdRun)
+	st.shift(t, sd)
+	ne, scale := st.shared(t, sd)
+	if st.rng.Float64() < st.s.Missing {
+		return nil, nil
+	}
+	level := 1000 * math.Exp(st.base) * factor
+	reps := make([]float64, 0, 3)
+	for range st.s.Reps {
+		reps = append(reps, st.run(level, ne, scale))
+	}
+	cfg, carriedFrom := st.config()
+	if len(st.vals) < max(st.s.Detector.MinHistory, detect.DefaultMinHistory) {
+		st.keep(t, reps, pastNight{})
+		return nil, nil
+	}
+	d, reps, err := st.judge(reps, cfg, level, ne, scale)
+	if err != nil {
+		return nil, err
+	}
+	st.judged++
+	if r != nil && len(st.hist) < 15 {
+		r.YoungNights++
+		if d.Flagged {
+			r.YoungFalsePositiveRate++
+		}
+	}
+	if d.Flagged {
+		st.lastGood, st.firstBad = st.nightOf(d.LastGood, t), st.nightOf(d.FirstBad, t)
+	}
+	st.keep(t, reps, st.judgedNight(d, t, carriedFrom))
+	return &d, nil
+}
+
+// shift moves the level as the model's changes do on night t: a level
+// shift, the frequent improvements, the new fleet; sd is a run's whole
+// spread.
+func (st *stream) shift(t int, sd float64) {
 	switch {
 	case st.s.Model == ModelLevelShift && t == st.shiftAt:
 		st.base += 3 * sd // an improvement of three times the noise
@@ -478,11 +515,17 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 	case st.s.Model == ModelEras && t == st.warmNights-20:
 		st.base += math.Log(1.15) // the new fleet
 	}
-	scale := 1.0
+}
+
+// shared is the part of night t's value every run of it shares, gross
+// outliers and pools included, and the factor its noise is scaled by;
+// sd is a run's whole spread.
+func (st *stream) shared(t int, sd float64) (ne, scale float64) {
+	scale = 1.0
 	if st.s.Model == ModelEras && t < st.warmNights-20 {
 		scale = 3 // the old fleet's noise
 	}
-	ne := st.nightDraw() * scale
+	ne = st.nightDraw() * scale
 	switch st.s.Model {
 	case ModelNightOutliers:
 		if st.rng.Float64() < 0.04 {
@@ -498,14 +541,21 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 			ne += math.Log(1.25)
 		}
 	}
-	if st.rng.Float64() < st.s.Missing {
-		return nil, nil
-	}
-	level := 1000 * math.Exp(st.base) * factor
-	reps := make([]float64, 0, 3)
-	for range st.s.Reps {
-		reps = append(reps, level*math.Exp(ne+scale*st.draw(st.sdRun)))
-	}
+	return ne, scale
+}
+
+// run is one bench run's value on a night at level whose shared part is
+// ne and whose noise is scaled by scale.
+func (st *stream) run(level, ne, scale float64) float64 {
+	return level * math.Exp(ne+scale*st.draw(st.sdRun))
+}
+
+// config reads the history into st.vals and st.flags and is the
+// detector's configuration for tonight: the nights flagged and
+// unconfirmed, the regression the night before carried on, and an
+// accepted regression's known change. carriedFrom is the night the
+// carried regression began.
+func (st *stream) config() (cfg detect.Config, carriedFrom int) {
 	st.vals = st.vals[:0]
 	st.flags = st.flags[:0]
 	var unconfirmed []int
@@ -518,10 +568,9 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 			unconfirmed = append(unconfirmed, i)
 		}
 	}
-	cfg := st.s.Detector
+	cfg = st.s.Detector
 	cfg.Flagged = append([]int{}, st.flags...)
 	cfg.Unconfirmed = unconfirmed
-	carriedFrom := 0 // the night a carried regression began
 	if n := len(st.hist); n > 0 && st.hist[n-1].carry != nil {
 		c := *st.hist[n-1].carry
 		carriedFrom, c.Index = c.Index, st.indexOf(c.Index)
@@ -532,36 +581,34 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 			cfg.Known = []int{i}
 		}
 	}
-	if len(st.vals) < max(st.s.Detector.MinHistory, detect.DefaultMinHistory) {
-		st.keep(t, reps, pastNight{})
-		return nil, nil
-	}
-	// The gate's own rule: a first look, and on alarm a second on every
-	// run once the bench has run again.
+	return cfg, carriedFrom
+}
+
+// judge is the gate's own rule on tonight's runs, reps: a first look,
+// and on alarm a second on every run once the bench has run again (at
+// level, ne and scale, as night drew them). It returns the decision and
+// every run.
+func (st *stream) judge(reps []float64, cfg detect.Config, level, ne, scale float64) (detect.Decision, []float64, error) {
 	d, err := gate.JudgeTonight(st.vals, reps, 0, cfg)
 	if err != nil {
-		return nil, err
+		return d, reps, err
 	}
 	if d.Alarm && st.s.Rerun && len(reps) < detect.RerunReps {
 		more := detect.RerunReps - len(reps)
 		for range more {
-			reps = append(reps, level*math.Exp(ne+scale*st.draw(st.sdRun)))
+			reps = append(reps, st.run(level, ne, scale))
 			st.reruns++
 		}
-		if d, err = gate.JudgeTonight(st.vals, reps, more, cfg); err != nil {
-			return nil, err
-		}
+		d, err = gate.JudgeTonight(st.vals, reps, more, cfg)
 	}
-	st.judged++
-	if r != nil && len(st.hist) < 15 {
-		r.YoungNights++
-		if d.Flagged {
-			r.YoungFalsePositiveRate++
-		}
-	}
-	if d.Flagged {
-		st.lastGood, st.firstBad = st.nightOf(d.LastGood, t), st.nightOf(d.FirstBad, t)
-	}
+	return d, reps, err
+}
+
+// judgedNight is night t as the history keeps it once judged d: its
+// flags and the regression it carries on, its Index a night number
+// (carriedFrom, the night the regression carried to it began, when that
+// is older than the history).
+func (st *stream) judgedNight(d detect.Decision, t, carriedFrom int) pastNight {
 	night := pastNight{flagged: d.Flagged, unconfirmed: d.Unconfirmed}
 	if d.Carry != nil {
 		c := *d.Carry
@@ -571,8 +618,7 @@ func (st *stream) night(factor float64, r *Result) (*detect.Decision, error) {
 		}
 		night.carry = &c
 	}
-	st.keep(t, reps, night)
-	return &d, nil
+	return night
 }
 
 // indexOf turns a night number into an index into the history: that of

@@ -177,8 +177,9 @@ func (g Gater) judge(sum *summary.Summary, name string, run *summary.BenchRun, p
 	return gr, d != nil && d.Alarm
 }
 
+// decide is the regression gate's verdict on metric m of the run called
+// name, and the detector's decision, nil where it judged nothing.
 func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, policy *workloads.Regression, m workloads.RegressionMetric, history baseline.Nights, histErr error) (summary.GateResult, *detect.Decision) {
-	need := policy.Nights - policy.MaxMissing
 	gr := summary.GateResult{Kind: summary.GateRegression, Subject: name, Metric: m.Metric,
 		Bound: fmt.Sprintf("no worse than the %s%% floor and the noise of the current regime of the last %d nights allow (%s)", numfmt.Exact(m.MaxDropPct), policy.Nights, direction(m))}
 	v, why := benchValue(run, m.Metric)
@@ -198,22 +199,8 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 	}
 	ref := tonightRef(sum, v)
 	s := seriesOf(past, sum, policy.Accept, m, ref.Build, time.Now().UTC())
-	accepted := ""
-	if level, ok := policy.Accept.Level(m.Metric); ok {
-		accepted = fmt.Sprintf("since %s: up to %s%% worse: %s", policy.Accept.Since, numfmt.Sig(level, 4), policy.Accept.Reason)
-	}
-	if len(past) < detect.DefaultMinHistory {
-		// A young recipe: its absolute gates decide; not a soft failure.
-		gr.Verdict = summary.VerdictPass
-		gr.Detector = &summary.Detector{Nights: len(past), Repetitions: len(tonight), Tonight: v, FloorPct: m.MaxDropPct, P: 1,
-			Why: "first nights: no regression check yet"}
-		gr.Message = fmt.Sprintf("%s %s = %s: first nights: no regression check yet (%d past nights, %d needed)", name, m.Metric, numfmt.Sig(v, 4), len(past), detect.DefaultMinHistory) + withNote(shapeNote)
-		return gr, nil
-	}
-	if len(past) < need {
-		gr.Verdict = summary.VerdictNoBaseline
-		gr.Message = fmt.Sprintf("%s %s = %s: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, numfmt.Sig(v, 4), len(past), policy.Nights, need, policy.MaxMissing) + withNote(shapeNote)
-		return gr, nil
+	if short, ok := tooFewNights(gr, name, policy, m, v, len(past), len(tonight), shapeNote); ok {
+		return short, nil
 	}
 	carried, carriedSince := carriedOf(s)
 	cfg := detect.Config{HigherIsBetter: m.HigherIsBetter, MinEffectPct: m.MaxDropPct, Known: s.known, PastReps: pastReps(past), Flagged: s.flagged,
@@ -224,12 +211,55 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		gr.Message = fmt.Sprintf("%s %s = %s: cannot be judged: %v", name, m.Metric, numfmt.Sig(v, 4), err)
 		return gr, nil
 	}
-	gr.Detector = reading(d, tonight, m.MaxDropPct)
+	var sinceBuild int
+	gr.Detector, sinceBuild = readingOf(d, tonight, s, policy.Accept, m, ref, carriedSince)
+	if shapeNote != "" {
+		s.notes = append(s.notes, shapeNote)
+	}
+	gr.Message = message(name, m.Metric, v, d, s.notes, len(past), gr.Detector.ReducedPower)
+	if d.Status == detect.StatusInsufficientHistory {
+		gr.Verdict = summary.VerdictPass
+		return gr, &d
+	}
+	withBound(&gr, &d, m)
+	if d.Flagged {
+		withChangePoint(&gr, s, d, m, ref, sum.Recipe, sinceBuild)
+	}
+	return gr, &d
+}
+
+// tooFewNights is the verdict on a metric, tonight v, that has too few
+// past nights, of the policy's, to be judged on, and whether it has: a young recipe
+// passes on its absolute gates (not a soft failure); one with more
+// nights missing than the policy allows has no baseline.
+func tooFewNights(gr summary.GateResult, name string, policy *workloads.Regression, m workloads.RegressionMetric, v float64, nights, reps int, shapeNote string) (summary.GateResult, bool) {
+	need := policy.Nights - policy.MaxMissing
+	switch {
+	case nights < detect.DefaultMinHistory:
+		gr.Verdict = summary.VerdictPass
+		gr.Detector = &summary.Detector{Nights: nights, Repetitions: reps, Tonight: v, FloorPct: m.MaxDropPct, P: 1,
+			Why: "first nights: no regression check yet"}
+		gr.Message = fmt.Sprintf("%s %s = %s: first nights: no regression check yet (%d past nights, %d needed)", name, m.Metric, numfmt.Sig(v, 4), nights, detect.DefaultMinHistory) + withNote(shapeNote)
+		return gr, true
+	case nights < need:
+		gr.Verdict = summary.VerdictNoBaseline
+		gr.Message = fmt.Sprintf("%s %s = %s: only %d of %d past nights have it, %d needed (at most %d may be missing)", name, m.Metric, numfmt.Sig(v, 4), nights, policy.Nights, need, policy.MaxMissing) + withNote(shapeNote)
+		return gr, true
+	}
+	return gr, false
+}
+
+// readingOf is what the summary keeps of d, the detector's decision on
+// tonight's repetitions of a metric of series s, and the build the
+// regression it holds open began with: carriedSince, that of the one
+// carried to tonight, unless d hands on another.
+func readingOf(d detect.Decision, tonight []float64, s series, accept *workloads.Accept, m workloads.RegressionMetric, ref summary.NightRef, carriedSince int) (*summary.Detector, int) {
+	r := reading(d, tonight, m.MaxDropPct)
 	if s.accepting {
-		gr.Detector.Accepted = accepted
+		r.Accepted = acceptedNote(accept, m.Metric)
 	}
 	if d.Open != nil {
-		gr.Detector.OpenSince = s.past[d.Open.Index].ref.Build
+		r.OpenSince = s.past[d.Open.Index].ref.Build
 	}
 	sinceBuild := carriedSince
 	if c := d.Carry; c != nil {
@@ -239,45 +269,63 @@ func (g Gater) decide(sum *summary.Summary, name string, run *summary.BenchRun, 
 		case c.Index >= 0:
 			sinceBuild = s.past[c.Index].ref.Build
 		}
-		gr.Detector.OpenSince, gr.Detector.OpenLevel, gr.Detector.OpenWorsePct, gr.Detector.OpenPassed = sinceBuild, math.Exp(c.Level), c.WorsePct, c.Passed
-		gr.Detector.OpenHeld, gr.Detector.OpenP, gr.Detector.OpenLevelNights = c.Held, c.P, c.LevelNights
+		r.OpenSince, r.OpenLevel, r.OpenWorsePct, r.OpenPassed = sinceBuild, math.Exp(c.Level), c.WorsePct, c.Passed
+		r.OpenHeld, r.OpenP, r.OpenLevelNights = c.Held, c.P, c.LevelNights
 	}
-	gr.Detector.Unconfirmed = d.Unconfirmed
-	gr.Message = fmt.Sprintf("%s %s = %s: %s", name, m.Metric, numfmt.Sig(v, 4), d.Why)
-	if shapeNote != "" {
-		s.notes = append(s.notes, shapeNote)
+	r.Unconfirmed = d.Unconfirmed
+	return r, sinceBuild
+}
+
+// acceptedNote is the recipe's regression.accept record of metric, ""
+// when it accepts none of it.
+func acceptedNote(accept *workloads.Accept, metric string) string {
+	level, ok := accept.Level(metric)
+	if !ok {
+		return ""
 	}
-	for _, n := range s.notes {
-		gr.Message += "; " + n
+	return fmt.Sprintf("since %s: up to %s%% worse: %s", accept.Since, numfmt.Sig(level, 4), accept.Reason)
+}
+
+// message says, for people, tonight's value v of a run's metric and why
+// the detector decided as it did, with the series' notes, and that the
+// nights were fewer than the detector is calibrated for.
+func message(name, metric string, v float64, d detect.Decision, notes []string, nights int, reducedPower bool) string {
+	msg := fmt.Sprintf("%s %s = %s: %s", name, metric, numfmt.Sig(v, 4), d.Why)
+	for _, n := range notes {
+		msg += "; " + n
 	}
-	if gr.Detector.ReducedPower && d.Status != detect.StatusInsufficientHistory {
-		gr.Message += fmt.Sprintf("; judged on %d nights, fewer than the %d the detector is calibrated for: a real drop is caught less often", len(past), detect.CalibratedNights)
+	if reducedPower && d.Status != detect.StatusInsufficientHistory {
+		msg += fmt.Sprintf("; judged on %d nights, fewer than the %d the detector is calibrated for: a real drop is caught less often", nights, detect.CalibratedNights)
 	}
-	if d.Status == detect.StatusInsufficientHistory {
-		gr.Verdict = summary.VerdictPass
-		return gr, &d
-	}
+	return msg
+}
+
+// withBound sets a judged gate's baseline, change, bound and verdict.
+func withBound(gr *summary.GateResult, d *detect.Decision, m workloads.RegressionMetric) {
 	gr.Baseline, gr.DeltaPct = &d.Baseline, pct(d.DeltaPct)
 	gr.Bound = fmt.Sprintf("at most %.1f%% worse than %s, the median of %d nights (floor %s%%, noise %.1f%%; %s)",
 		d.ThresholdPct, numfmt.Sig(d.Baseline, 4), d.RegimeNights, numfmt.Exact(m.MaxDropPct), d.NoiseThresholdPct, direction(m))
 	gr.Verdict = verdictOf(!d.Flagged)
-	if d.Flagged {
-		cp := culprit(s.past, d, ref, sum.Recipe)
-		if cp.Found {
-			cp.GoodRegime = goodRegime(s, d, m)
-		}
-		if d.Carry != nil && d.Carry.Index < 0 {
-			// It began before the nights the history holds: only its
-			// first build is known, carried from night to night.
-			cp = summary.ChangePoint{FirstBad: summary.NightRef{Build: sinceBuild}}
-		}
-		if d.Carry != nil && d.Rule == detect.RuleOpen && sinceBuild > 0 {
-			gr.Message += fmt.Sprintf("; open since #%d, %.1f%% worse when caught, judged against %s, the level before it", sinceBuild, d.Carry.WorsePct, numfmt.Sig(math.Exp(d.Carry.Level), 4))
-		}
-		gr.ChangePoint = &cp
-		gr.Message += "; " + describeChange(cp)
+}
+
+// withChangePoint names where a flagged regression of series s began:
+// the nights it began between and how to bisect them, or, when it began
+// before the nights the history holds, its first build, sinceBuild.
+func withChangePoint(gr *summary.GateResult, s series, d detect.Decision, m workloads.RegressionMetric, ref summary.NightRef, recipe string, sinceBuild int) {
+	cp := culprit(s.past, d, ref, recipe)
+	if cp.Found {
+		cp.GoodRegime = goodRegime(s, d, m)
 	}
-	return gr, &d
+	if d.Carry != nil && d.Carry.Index < 0 {
+		// It began before the nights the history holds: only its
+		// first build is known, carried from night to night.
+		cp = summary.ChangePoint{FirstBad: summary.NightRef{Build: sinceBuild}}
+	}
+	if d.Carry != nil && d.Rule == detect.RuleOpen && sinceBuild > 0 {
+		gr.Message += fmt.Sprintf("; open since #%d, %.1f%% worse when caught, judged against %s, the level before it", sinceBuild, d.Carry.WorsePct, numfmt.Sig(math.Exp(d.Carry.Level), 4))
+	}
+	gr.ChangePoint = &cp
+	gr.Message += "; " + describeChange(cp)
 }
 
 // reading is what the summary keeps of a decision.

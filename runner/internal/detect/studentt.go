@@ -1,6 +1,9 @@
 package detect
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Student's t distribution (location 0, scale 1), written here because
 // the statistics library it came from was a third of what the runner
@@ -119,4 +122,33 @@ func betaFraction(a, b, x float64) float64 {
 		}
 	}
 	return 1 / f
+}
+
+type quantileKey struct {
+	p, df float64
+}
+
+// quantiles caches Student's t quantiles: calibration asks for the same
+// few millions of times.
+var quantiles sync.Map
+
+func tQuantile(p, df float64) float64 {
+	k := quantileKey{p, df}
+	if q, ok := quantiles.Load(k); ok {
+		return q.(float64)
+	}
+	q := studentQuantile(p, df)
+	quantiles.Store(k, q)
+	return q
+}
+
+// tSurvival is P(T > t) for Student's t with df degrees of freedom.
+func tSurvival(t, df float64) float64 {
+	if math.IsNaN(t) {
+		return 1
+	}
+	if math.IsInf(t, 1) {
+		return 0
+	}
+	return studentSurvival(t, df)
 }

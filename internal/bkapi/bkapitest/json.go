@@ -1,8 +1,13 @@
 package bkapitest
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"path"
+	"time"
 )
 
 // The JSON shapes below follow the REST API's build, job and artifact
@@ -235,4 +240,23 @@ func (s *Server) artifactJSON(a storedArtifact) artifactJSON {
 		FileSize:    int64(len(a.Content)),
 		SHA1:        sha1Hex(a.Content),
 	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func timestamp(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format("2006-01-02T15:04:05.000Z")
+	return &s
+}
+
+func sha1Hex(b []byte) string {
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -34,8 +34,10 @@ type judging struct {
 	rule, twoWhy string
 	// pastFloor: tonight is worse than the floor; flagged: and its
 	// p-value is within the false-alarm rate; unconfirmed: the open
-	// regression was never confirmed by a flagged night.
-	pastFloor, flagged, unconfirmed bool
+	// regression was never confirmed by a flagged night; stillWorse:
+	// tonight is not nearer the level before the open regression than
+	// its own level, whether or not its nights are significant.
+	pastFloor, flagged, unconfirmed, stillWorse bool
 }
 
 // judge is detect on log-scale nights, gross outliers already set aside;
@@ -144,6 +146,7 @@ func (j *judging) stillOpen(d *Decision) {
 		return
 	}
 	p, worse, ok := stillRegressed(j.hist, j.open.Index, j.level, j.ton, j.s2*j.inflate, j.levelScale(), j.nz.nu, j.dir)
+	j.stillWorse = ok
 	if ok && p <= alpha && worsePct(worse, j.dir) >= floor {
 		d.PNight, j.flagged, j.pastFloor = p, true, true
 	}
@@ -230,6 +233,8 @@ func (j *judging) openVerdict(d Decision, base string) Decision {
 	case j.unconfirmed:
 		d.Open = nil
 		d.Why = fmt.Sprintf("not flagged: %s; the drop of %.1f%% the history shows %d nights ago %s was never confirmed by a flagged night", base, open.WorsePct, n-open.Index, seen)
+	case j.stillWorse:
+		d.Why = fmt.Sprintf("not flagged: %s; the regression of %.1f%% that began %d nights ago is still there, tonight nearer its level than the level before it, but its nights together are within what the noise allows", base, open.WorsePct, n-open.Index)
 	default:
 		d.Why = fmt.Sprintf("fixed: %s; the regression of %.1f%% that began %d nights ago is gone: tonight is nearer the level before it", base, open.WorsePct, n-open.Index)
 	}

@@ -59,9 +59,10 @@ type Carried struct {
 	// build's false-alarm budget weighs a held night by (0 before the
 	// first).
 	P float64
-	// Held says it was confirmed: a second of its nights was flagged
-	// while its nights together were as far below Level as chance alone
-	// would seldom put them. Only a fix or an acceptance ends it then.
+	// Held says its nights confirmed it: one of them was flagged, and
+	// together they were below Level at a fifth of the false-alarm rate,
+	// the level's nights taken as one regime. Only a fix, an acceptance
+	// or nights no worse than chance end it then.
 	Held bool
 }
 
@@ -81,11 +82,12 @@ func carriedWhy(c Carried, nights int) string {
 
 // carried judges tonight while a regression carried from the night before
 // is open: against the level before it, c.Level, however long ago that
-// was. Tonight stays red unless it is nearer that level than the nights
-// since the regression began are, and, together with them, as far below
-// it as chance alone would seldom put them. It is fixed once FixedNights
-// nights in a row are nearer the level before it than the level since;
-// a known change after it (an acceptance) has settled it already.
+// was. Until its nights hold it, it fails nothing and is over once they
+// do not (openNight.pending); held, tonight is red while its nights,
+// tonight with them, stay off that level (openNight.held). It is fixed
+// once FixedNights nights in a row are nearer the level before it than
+// the level since; a known change after it (an acceptance) has settled
+// it already.
 func carried(d Decision, hist []float64, ton float64, c Carried, nz noise, inflate, levelScale, dir float64, cfg Config) Decision {
 	from := min(max(0, c.Index), len(hist))
 	since := hist[from:]
@@ -120,6 +122,7 @@ func carried(d Decision, hist []float64, ton float64, c Carried, nz noise, infla
 	}
 	bz, binfl, bls := beforeNoise(pre, nz, inflate, levelScale, cfg)
 	pLevel := spread(level, bz, binfl, bls)
+	o.pLevel = pLevel
 	if !(o.c.P > 0) || pLevel < o.c.P {
 		o.c.P = pLevel
 	}
@@ -150,12 +153,14 @@ func carried(d Decision, hist []float64, ton float64, c Carried, nz noise, infla
 
 // openNight is tonight judged against a carried regression: c as
 // tonight hands it on, whether tonight is fixed-looking (nearer the
-// level before than the level since), and p, the p-value of its nights
-// together, tonight with them, worse by worse percent.
+// level before than the level since), p, the p-value of its nights
+// together, tonight with them, worse by worse percent, and pLevel, the
+// same against the nights before it taken as one regime (what holds it).
 type openNight struct {
 	c                     Carried
 	fixed, small, expired bool
 	p, worse              float64
+	pLevel                float64
 	nights                int
 	base                  string
 }
@@ -211,7 +216,7 @@ func (o openNight) pending(d Decision, alpha float64) Decision {
 		d.Why = fmt.Sprintf("fixed tonight: %s, nearer the level before it than the level since; it is closed once %d nights in a row are (%d so far)", o.base, FixedNights, o.c.Passed)
 		return d
 	}
-	d.Why = fmt.Sprintf("not flagged: %s; it stays open until its nights confirm it (p %s of its %d nights together; held at %s)", o.base, numfmt.P(o.p), o.nights, numfmt.Exact(alpha*holdShare))
+	d.Why = fmt.Sprintf("not flagged: %s; it stays open until its nights confirm it (p %s of its %d nights together against the nights before it; held at %s)", o.base, numfmt.P(o.pLevel), o.nights, numfmt.Exact(alpha*holdShare))
 	return d
 }
 

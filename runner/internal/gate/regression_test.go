@@ -555,6 +555,18 @@ func TestOpenRegressionCarriedPastTheHistory(t *testing.T) {
 	if !d.Held || !d.OpenHeld {
 		t.Errorf("tonight at the regressed level: held %v, open held %v; want held: a regression carried past the history was confirmed", d.Held, d.OpenHeld)
 	}
+	// What the night before carried in its summary travels on: the
+	// level's nights, and the strongest evidence, which the build's
+	// budget weighs a held night by.
+	s.Gates[len(s.Gates)-1].Detector = &summary.Detector{OpenSince: 42, OpenLevel: 100, OpenWorsePct: 6, OpenHeld: true, OpenP: 1e-12, OpenLevelNights: 25}
+	nights[0].Summary = baselinetest.Encode(t, s)
+	g.History = (&baselinetest.Source{Nights: map[string][]baseline.Night{"r-h200": nights}}).History()
+	if d := judge(94).Detector; d.OpenLevelNights != 25 || !(d.OpenP <= 1e-12) || !(d.P < 1e-5) || !d.Held {
+		t.Errorf("carried with its evidence: level nights %d, open p %v, budget p %v, held %v; want 25, at most 1e-12, the evidence's, held", d.OpenLevelNights, d.OpenP, d.P, d.Held)
+	}
+	s.Gates[len(s.Gates)-1].Detector = &summary.Detector{OpenSince: 42, OpenLevel: 100, OpenWorsePct: 6}
+	nights[0].Summary = baselinetest.Encode(t, s)
+	g.History = (&baselinetest.Source{Nights: map[string][]baseline.Night{"r-h200": nights}}).History()
 	// Back at the level before it: still red, and carried, until
 	// FixedNights nights in a row are.
 	gr = judge(100)

@@ -226,38 +226,42 @@ func (o openNight) pending(d Decision, alpha float64) Decision {
 // leaves the nights within them too quiet and too independent; the
 // regression's own nights, taken as one, show the wander.
 func sinceNoise(since []float64, nz noise, inflate float64, cfg Config) (noise, float64) {
-	if len(since) < minRhoNights {
-		return nz, inflate
-	}
-	own := noiseOf(since, nil, cfg)
-	if own.df < 2 {
-		return nz, inflate
-	}
-	out := nz
-	out.sd = max(nz.sd, own.sd)
-	out.rho = max(nz.rho, own.rho)
-	out.nu = min(nz.nu, own.nu)
-	return out, max(inflate, (1+out.rho)/(1-out.rho))
+	nz, inflate, _ = widerNoise(since, nz, inflate, cfg)
+	return nz, inflate
 }
 
 // beforeNoise is the noise of the nights before a carried regression,
-// taken as one regime, where that is wider than the history's: its
-// level is their median, so it wanders as they do, however the
-// change-point search cut them.
+// taken as one regime, where that is wider than the history's, and the
+// spread of their median: its level is that median, so it wanders as
+// they do, however the change-point search cut them.
 func beforeNoise(pre []float64, nz noise, inflate, levelScale float64, cfg Config) (noise, float64, float64) {
-	if len(pre) < minRhoNights || slices.ContainsFunc(cfg.Known, func(i int) bool { return i > 0 && i < len(pre) }) {
+	if slices.ContainsFunc(cfg.Known, func(i int) bool { return i > 0 && i < len(pre) }) {
 		return nz, inflate, levelScale
 	}
-	own := noiseOf(pre, nil, cfg)
+	out, infl, ok := widerNoise(pre, nz, inflate, cfg)
+	if !ok {
+		return nz, inflate, levelScale
+	}
+	return out, infl, max(levelScale, math.Sqrt(out.sd*out.sd*medianVar(len(pre))*infl))
+}
+
+// widerNoise is nz widened by the noise of nights taken as one regime,
+// where there are enough of them to tell: the wider spread, the larger
+// autocorrelation and the fewer degrees of freedom of the two, and the
+// inflation that autocorrelation asks for; ok says nights were enough.
+func widerNoise(nights []float64, nz noise, inflate float64, cfg Config) (out noise, infl float64, ok bool) {
+	if len(nights) < minRhoNights {
+		return nz, inflate, false
+	}
+	own := noiseOf(nights, nil, cfg)
 	if own.df < 2 {
-		return nz, inflate, levelScale
+		return nz, inflate, false
 	}
-	out := nz
+	out = nz
 	out.sd = max(nz.sd, own.sd)
 	out.rho = max(nz.rho, own.rho)
 	out.nu = min(nz.nu, own.nu)
-	infl := max(inflate, (1+out.rho)/(1-out.rho))
-	return out, infl, max(levelScale, math.Sqrt(out.sd*out.sd*medianVar(len(pre))*infl))
+	return out, max(inflate, (1+out.rho)/(1-out.rho)), true
 }
 
 // confirming says one of a carried regression's nights was flagged (an

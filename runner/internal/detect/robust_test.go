@@ -256,8 +256,9 @@ func TestRegressionAccepted(t *testing.T) {
 	}
 }
 
-// An alarm its next nights do not confirm holds nothing: nights a little
-// worse after it are not red, and it is over within pendingNights.
+// An alarm its next nights do not confirm holds nothing: nights back at
+// the level or a little worse after it are not red, and it is over
+// within pendingNights.
 func TestUnconfirmedAlarmIsOver(t *testing.T) {
 	t.Parallel()
 	v := append(gauss(13, 30, 100, 0.01), 96)
@@ -277,5 +278,37 @@ func TestUnconfirmedAlarmIsOver(t *testing.T) {
 		if r.d.Carry != nil && r.d.Carry.Held {
 			t.Errorf("an unconfirmed alarm held: %s", r.d.Why)
 		}
+	}
+	// Nights a little worse still, 1.2 %, neither hold it nor are far
+	// enough off to keep it pending: it is over on its fourth night.
+	v = append(gauss(13, 30, 100, 0.01), 96, 98.8, 98.8, 98.8, 98.8, 98.8)
+	s = replay(t, v, nil, Config{HigherIsBetter: true})
+	if n := flaggedNights(s, 31, 36); n != 0 {
+		t.Errorf("%d of the nights a little worse after an unconfirmed alarm flagged", n)
+	}
+	if d := s[30+pendingNights].d; d.Carry != nil || !strings.Contains(d.Why, "did not confirm it") {
+		t.Errorf("night %d after the alarm: carry %+v: %s; want over, unconfirmed", pendingNights, d.Carry, d.Why)
+	}
+	if d := s[30+pendingNights-1].d; d.Carry == nil {
+		t.Errorf("night %d after the alarm: no longer carried, want pending: %s", pendingNights-1, d.Why)
+	}
+}
+
+// A held night's p-value, the one a build's budget spends, is the
+// strongest evidence its nights have given, not tonight's nights alone:
+// a regression held on strong nights is not released on a weak one.
+func TestHeldNightSpendsItsEvidence(t *testing.T) {
+	t.Parallel()
+	hist := cat(gauss(15, 20, 100, 0.01), gauss(16, 10, 98.8, 0.01))
+	judge := func(p float64) Decision {
+		c := &Carried{Index: 20, Level: math.Log(100), LevelNights: 20, WorsePct: 3, Held: true, P: p}
+		return mustDetect(t, hist, []float64{98.8}, Config{HigherIsBetter: true, Flagged: []int{20}, Carried: c})
+	}
+	weak := judge(0)
+	if !weak.Flagged || !weak.Held || !(weak.P > 1e-4) {
+		t.Fatalf("held, its nights 1.2 %% worse = flagged %v, held %v, P %v: %s; want red on weak evidence of its own", weak.Flagged, weak.Held, weak.P, weak.Why)
+	}
+	if strong := judge(1e-12); !strong.Flagged || !(strong.P < weak.P/100) || strong.Carry == nil || strong.Carry.P != 1e-12 {
+		t.Errorf("held on evidence of 1e-12: flagged %v, P %v (weak alone %v), carry %+v; want the evidence spent and carried on", strong.Flagged, strong.P, weak.P, strong.Carry)
 	}
 }

@@ -9,10 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/fakebin"
 	"github.com/google/go-cmp/cmp"
@@ -228,24 +229,6 @@ func (h *harness) killAll() {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func freePort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -332,7 +315,7 @@ func TestContainerLifecycle(t *testing.T) {
 	// logs -f follows until the container ends, then exits 0.
 	logs := exec.Command(h.bin, "logs", "-f", "life")
 	logs.Env = h.env
-	var lout syncBuffer
+	var lout testutil.SyncBuffer
 	logs.Stdout, logs.Stderr = &lout, &lout
 	if err := logs.Start(); err != nil {
 		t.Fatal(err)

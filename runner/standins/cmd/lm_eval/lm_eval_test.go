@@ -4,34 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"github.com/benchkite/benchkite/runner/internal/paired"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/benchkite/benchkite/internal/testutil"
+	"github.com/benchkite/benchkite/runner/internal/paired"
 
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 	"github.com/google/go-cmp/cmp"
 )
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func startServer(t *testing.T, cfg openai.Config) *openai.Server {
 	t.Helper()
@@ -45,7 +29,7 @@ func startServer(t *testing.T, cfg openai.Config) *openai.Server {
 
 func runLMEval(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.SyncBuffer
 	code := run(t.Context(), args, func(k string) string { return env[k] }, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }

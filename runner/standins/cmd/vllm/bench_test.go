@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchkite/benchkite/internal/testutil"
+
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/openai"
 	"github.com/benchkite/benchkite/runner/internal/e2e/fakes/pyjson"
 	"github.com/google/go-cmp/cmp"
@@ -52,7 +54,7 @@ func orderedKeys(t *testing.T, data []byte) []string {
 
 func runBenchCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut syncBuffer
+	var out, errOut testutil.SyncBuffer
 	code = run(t.Context(), append([]string{"bench", "serve"}, args...), envFunc(nil), &out, &errOut)
 	return code, out.String(), errOut.String()
 }

@@ -9,9 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -85,24 +86,6 @@ func TestParseServeArgs(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func envFunc(env map[string]string) func(string) string {
 	return func(k string) string { return env[k] }
 }
@@ -110,9 +93,9 @@ func envFunc(env map[string]string) func(string) string {
 var startedLine = regexp.MustCompile(`Starting vLLM server on (http://127\.0\.0\.1:\d+)`)
 
 // startServe runs "vllm serve" in-process and waits for its URL.
-func startServe(t *testing.T, ctx context.Context, args []string, env map[string]string) (url string, stdout, stderr *syncBuffer, exit <-chan int) {
+func startServe(t *testing.T, ctx context.Context, args []string, env map[string]string) (url string, stdout, stderr *testutil.SyncBuffer, exit <-chan int) {
 	t.Helper()
-	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	stdout, stderr = &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	codes := make(chan int, 1)
 	go func() { codes <- run(ctx, append([]string{"serve"}, args...), envFunc(env), stdout, stderr) }()
 	deadline := time.After(10 * time.Second)
@@ -201,7 +184,7 @@ func TestServeFaults(t *testing.T) {
 	t.Parallel()
 	t.Run("exit during load", func(t *testing.T) {
 		t.Parallel()
-		var stdout, stderr syncBuffer
+		var stdout, stderr testutil.SyncBuffer
 		code := run(t.Context(), []string{"serve", "m", "--port", "0"}, envFunc(map[string]string{envExitDuringLoad: "3", envExitMessage: "boom: no GPU"}), &stdout, &stderr)
 		if code != 3 || !strings.Contains(stderr.String(), "boom: no GPU") || !strings.Contains(stderr.String(), "See root cause above") {
 			t.Errorf("exit = %d, stderr:\n%s\nwant 3 and the message", code, stderr.String())
@@ -234,7 +217,7 @@ func TestServeFaults(t *testing.T) {
 	})
 	t.Run("bad knob", func(t *testing.T) {
 		t.Parallel()
-		var stdout, stderr syncBuffer
+		var stdout, stderr testutil.SyncBuffer
 		if code := run(t.Context(), []string{"serve", "m"}, envFunc(map[string]string{envAccuracy: "high"}), &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "invalid FAKE_VLLM_ACCURACY") {
 			t.Errorf("exit = %d, stderr %q; want 1 naming the knob", code, stderr.String())
 		}
@@ -255,7 +238,7 @@ func TestTopLevelCommands(t *testing.T) {
 		{nil, 2, "usage: vllm"},
 	}
 	for _, tt := range tests {
-		var stdout, stderr syncBuffer
+		var stdout, stderr testutil.SyncBuffer
 		code := run(t.Context(), tt.args, envFunc(nil), &stdout, &stderr)
 		if code != tt.wantCode || !strings.Contains(stdout.String()+stderr.String(), tt.wantOutput) {
 			t.Errorf("vllm %q = %d, output %q; want %d containing %q", tt.args, code, stdout.String()+stderr.String(), tt.wantCode, tt.wantOutput)

@@ -10,10 +10,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchkite/benchkite/internal/testutil"
 
 	"github.com/benchkite/benchkite/runner/internal/rootcause"
 	"github.com/google/go-cmp/cmp"
@@ -32,32 +33,15 @@ func recordedLines(t *testing.T, name string) []string {
 	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
 
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // servedTree starts `vllm serve` in a process group of its own with its
 // stdout and stderr in one stream, as the runner does.
-func servedTree(t *testing.T, env ...string) (cmd *exec.Cmd, out *lockedBuffer, exited chan error) {
+func servedTree(t *testing.T, env ...string) (cmd *exec.Cmd, out *testutil.SyncBuffer, exited chan error) {
 	t.Helper()
 	bin := Build(t)
 	cmd = exec.Command(filepath.Join(bin, VLLM), "serve", "m", "--port", "0")
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out = &lockedBuffer{}
+	out = &testutil.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

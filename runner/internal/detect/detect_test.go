@@ -466,3 +466,27 @@ func TestYoungTrendDoesNotHideAHalving(t *testing.T) {
 		t.Errorf("a 55%% drop after six trending nights was not flagged: %s", d.Why)
 	}
 }
+
+// Ten one-percent nights that drift down a little read as strongly
+// autocorrelated; the bound must still catch a halving, on its first
+// night and the next.
+func TestYoungDriftDoesNotHideAHalving(t *testing.T) {
+	t.Parallel()
+	hist := []float64{101.2, 100.6, 100.92, 99.94, 99.07, 99.74, 99.9, 98.48, 97.78, 98.41}
+	cfg := Config{HigherIsBetter: true, MinEffectPct: 25}
+	d := mustDetect(t, hist, []float64{43.88}, cfg)
+	if !d.Flagged && !d.Unconfirmed {
+		t.Fatalf("a 56%% drop after ten drifting one-percent nights was passed: %s", d.Why)
+	}
+	cfg.Flagged, cfg.Unconfirmed = nil, nil
+	if d.Flagged {
+		cfg.Flagged = []int{len(hist)}
+	} else {
+		cfg.Unconfirmed = []int{len(hist)}
+	}
+	cfg.Carried = d.Carry
+	d = mustDetect(t, append(slices.Clone(hist), 43.88), []float64{43.61}, cfg)
+	if !d.Flagged {
+		t.Errorf("the second night of a 56%% drop after ten drifting one-percent nights was not flagged: %s", d.Why)
+	}
+}

@@ -1,6 +1,9 @@
 package detect
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // noise is the night-to-night spread of a history around its regimes.
 type noise struct {
@@ -21,9 +24,11 @@ type noise struct {
 // the estimate it would widen tonight's bounds by the step itself.
 // Leaving it out always, not only when it looks worse, keeps the
 // estimate unbiased on unchanged nights. A young recipe, with fewer than
-// leaveOutFrom nights, keeps every night: one more matters more there.
+// leaveOutFrom nights, keeps every night, one more matters more there,
+// unless the nights before tonight are the first of a gross step
+// (youngStep).
 func noiseBefore(hist []float64, cs []Change, cfg Config) noise {
-	if len(hist) < leaveOutFrom {
+	if len(hist) < leaveOutFrom && !youngStep(hist, cfg) {
 		return noiseOf(hist, cs, cfg)
 	}
 	n := len(hist) - 1
@@ -34,6 +39,36 @@ func noiseBefore(hist []float64, cs []Change, cfg Config) noise {
 		}
 	}
 	return noiseOf(hist[:n], kept, cfg)
+}
+
+// youngStepMADs is how many standard deviations of a young history's
+// nights its newest flagged nights must lie off for youngStep: twice as
+// far as a gross outlier (DefaultGrossMADs), since a young history's
+// spread is rough and heavy-tailed nights reach five of them.
+const youngStepMADs = 2 * DefaultGrossMADs
+
+// youngStep says the nights the gate flagged last in a young history, a
+// run of them up to the night before tonight, lie more than
+// youngStepMADs standard deviations of the nights before them from their
+// mean: the first nights of a step such as a halving, which in the
+// estimate would widen the next nights' bounds past the step itself and
+// turn them green. Ordinary alarms stay in, as every night does while
+// the history is young.
+func youngStep(hist []float64, cfg Config) bool {
+	n := len(hist)
+	if cfg.GrossMADs <= 0 || !slices.Contains(cfg.Flagged, n-1) {
+		return false
+	}
+	first := n - 1
+	for first > n-MinSegment && slices.Contains(cfg.Flagged, first-1) {
+		first--
+	}
+	if first < 3 {
+		return false
+	}
+	m, sd := meanSD(hist[:first])
+	run, _ := meanSD(hist[first:])
+	return sd > 0 && math.Abs(run-m) > youngStepMADs*sd
 }
 
 // noiseOf pools every regime's nights around its own mean. From

@@ -312,3 +312,19 @@ func TestHeldNightSpendsItsEvidence(t *testing.T) {
 		t.Errorf("held on evidence of 1e-12: flagged %v, P %v (weak alone %v), carry %+v; want the evidence spent and carried on", strong.Flagged, strong.P, weak.P, strong.Carry)
 	}
 }
+
+// A young recipe whose throughput halves stays red from the step's
+// night on: the step's first nights are no part of the spread its next
+// nights are judged with, however noisy the few nights before it.
+func TestYoungHalvingStaysRed(t *testing.T) {
+	t.Parallel()
+	for _, cv := range []float64{0.01, 0.03, 0.06} {
+		values := append(gauss(3, 6, 100, cv), gauss(4, 4, 44, cv)...)
+		rs := replay(t, values, nil, Config{HigherIsBetter: true, MinEffectPct: 25})
+		for i := 6; i < len(rs); i++ {
+			if !rs[i].d.Flagged {
+				t.Errorf("noise %v: night %d of a halving after six good nights passed: %s", cv, i-5, rs[i].d.Why)
+			}
+		}
+	}
+}

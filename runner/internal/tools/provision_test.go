@@ -328,9 +328,24 @@ func TestProvisionRejectsWrongHash(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(req.Dir, set.Key())); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed install was published: lstat error = %v", err)
 	}
-	// The next try builds a new generation beside the failed one.
+	// The next try builds a new generation and removes the failed one.
 	if gen, err := nextGeneration(req.Dir, set); err != nil || gen != 2 {
 		t.Errorf("nextGeneration() = %d, %v; want 2", gen, err)
+	}
+	var log bytes.Buffer
+	req.Log = &log
+	if _, err := Provision(context.Background(), proc.Exec{}, req); err == nil {
+		t.Fatal("the second Provision() succeeded with the wrong wheel")
+	}
+	failed := buildDir(req.Dir, set, 1)
+	if _, err := os.Stat(failed); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the first failed build %s is still there: stat error = %v", failed, err)
+	}
+	if !strings.Contains(log.String(), "tools: removed "+failed+", a build that never completed") {
+		t.Errorf("the log does not say the failed build was removed:\n%s", log.String())
+	}
+	if _, err := os.Stat(buildDir(req.Dir, set, 2)); err != nil {
+		t.Errorf("the second try's build: %v", err)
 	}
 }
 

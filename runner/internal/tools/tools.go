@@ -181,6 +181,9 @@ func provisionVenv(ctx context.Context, r proc.Runner, req Request, root string,
 	if err != nil {
 		return Tools{}, err
 	}
+	if err := removeFailed(root, req.Set, log); err != nil {
+		return Tools{}, err
+	}
 	dir := buildDir(root, req.Set, gen)
 	s, err := newSpecs(req, dir, userLockPath(root, req.Set))
 	if err != nil {
@@ -198,7 +201,7 @@ func provisionVenv(ctx context.Context, r proc.Runner, req Request, root string,
 		return provisionUser(ctx, r, req, s, log)
 	}
 	// A build that fails leaves its directory behind, out of the way: the
-	// next try takes the next generation.
+	// next try takes the next generation and removes it.
 	fmt.Fprintf(log, "$ %s\n", proc.FormatArgv(s.create.Argv))
 	if err := runLogged(ctx, r, s.create, log, "[venv] "); err != nil {
 		return Tools{}, fmt.Errorf("create venv %s: %w", dir, err)

@@ -21,7 +21,7 @@ import (
 // the old one, so a job sees either the last complete venv or none, and
 // a job already running keeps the venv it resolved. A build that failed
 // or was interrupted stays behind under its generation and is never
-// used.
+// used, and is removed by the next build of its set (removeFailed).
 const (
 	venvsDir = ".venvs"
 	lockFile = ".lock"
@@ -97,6 +97,37 @@ func nextGeneration(root string, s Set) (int, error) {
 		}
 	}
 	return gen + 1, nil
+}
+
+// removeFailed removes the set's builds under .venvs that never
+// completed (no marker): a failed or interrupted install, several
+// hundred megabytes each, which no job uses. The caller holds the tools
+// directory's lock, so none of them is being built; a complete venv
+// stays, since a job may still run from it. It says on log what it
+// removed.
+func removeFailed(root string, s Set, log io.Writer) error {
+	entries, err := os.ReadDir(filepath.Join(root, venvsDir))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("tools directory: %w", err)
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), s.Key()+".")
+		if _, err := strconv.Atoi(rest); !ok || err != nil || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, venvsDir, e.Name())
+		if _, err := os.Lstat(filepath.Join(dir, markerName)); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove the failed build %s: %w", dir, err)
+		}
+		fmt.Fprintf(log, "tools: removed %s, a build that never completed\n", dir)
+	}
+	return nil
 }
 
 func writeMarker(dir string, s Set) error {

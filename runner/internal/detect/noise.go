@@ -41,16 +41,11 @@ func noiseBefore(hist []float64, cs []Change, cfg Config) noise {
 	return noiseOf(hist[:n], kept, cfg)
 }
 
-// youngStepSDs is how many standard deviations of a young history's
-// nights its newest flagged nights must lie off for youngStep: twice as
-// far as a gross outlier (DefaultGrossMADs), since a young history's
-// spread is rough and heavy-tailed nights reach five of them.
-const youngStepSDs = 2 * DefaultGrossMADs
-
 // youngStep says the nights the gate flagged last in a young history, a
-// run of them up to the night before tonight, lie more than
-// youngStepSDs standard deviations of the nights before them from their
-// mean: the first nights of a step such as a halving, which in the
+// run of them up to the night before tonight, lie more than twice
+// cfg.GrossMADs standard deviations of the nights before them from their
+// mean (twice, since a young history's spread is rough and heavy-tailed
+// nights reach one gross outlier's distance): the first nights of a step such as a halving, which in the
 // estimate would widen the next nights' bounds past the step itself and
 // turn them green. Ordinary alarms stay in, as every night does while
 // the history is young.
@@ -68,7 +63,7 @@ func youngStep(hist []float64, cfg Config) bool {
 	}
 	m, sd := meanSD(hist[:first])
 	run, _ := meanSD(hist[first:])
-	return sd > 0 && math.Abs(run-m) > youngStepSDs*sd
+	return sd > 0 && math.Abs(run-m) > 2*cfg.GrossMADs*sd
 }
 
 // noiseOf pools every regime's nights around its own mean. From

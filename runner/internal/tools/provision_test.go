@@ -329,8 +329,8 @@ func TestProvisionRejectsWrongHash(t *testing.T) {
 		t.Errorf("a failed install was published: lstat error = %v", err)
 	}
 	// The next try builds a new generation and removes the failed one.
-	if gen, err := nextGeneration(req.Dir, set); err != nil || gen != 2 {
-		t.Errorf("nextGeneration() = %d, %v; want 2", gen, err)
+	if gens, err := generations(req.Dir, set); err != nil || nextGeneration(gens) != 2 {
+		t.Errorf("generations() = %v, %v; want the one failed build, the next generation 2", gens, err)
 	}
 	var log bytes.Buffer
 	req.Log = &log

@@ -177,11 +177,12 @@ func provisionVenv(ctx context.Context, r proc.Runner, req Request, root string,
 		fmt.Fprintf(log, "tools: installing %s: %s does not hold the pins: %v\n%s", req.Set.Key(), dir, err, out)
 	}
 
-	gen, err := nextGeneration(root, req.Set)
+	gens, err := generations(root, req.Set)
 	if err != nil {
 		return Tools{}, err
 	}
-	if err := removeFailed(root, req.Set, log); err != nil {
+	gen := nextGeneration(gens)
+	if err := removeFailed(gens, log); err != nil {
 		return Tools{}, err
 	}
 	dir := buildDir(root, req.Set, gen)

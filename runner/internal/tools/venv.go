@@ -79,46 +79,43 @@ func current(link string, s Set) (dir string, why string, n int) {
 	return dir, "", n
 }
 
-// nextGeneration is one more than the highest generation of the set
-// under .venvs, finished or not.
-func nextGeneration(root string, s Set) (int, error) {
+// generations lists the set's builds under .venvs, finished or not:
+// each one's generation and directory.
+func generations(root string, s Set) (map[int]string, error) {
 	entries, err := os.ReadDir(filepath.Join(root, venvsDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, fmt.Errorf("tools directory: %w", err)
+		return nil, fmt.Errorf("tools directory: %w", err)
 	}
-	gen := 0
+	out := map[int]string{}
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), s.Key()+".")
 		if !ok {
 			continue
 		}
-		if n, err := strconv.Atoi(rest); err == nil && n > gen {
-			gen = n
+		if n, err := strconv.Atoi(rest); err == nil && e.IsDir() {
+			out[n] = filepath.Join(root, venvsDir, e.Name())
 		}
 	}
-	return gen + 1, nil
+	return out, nil
 }
 
-// removeFailed removes the set's builds under .venvs that never
+// nextGeneration is one more than the highest of gens (generations).
+func nextGeneration(gens map[int]string) int {
+	gen := 0
+	for n := range gens {
+		gen = max(gen, n)
+	}
+	return gen + 1
+}
+
+// removeFailed removes the builds of gens (generations) that never
 // completed (no marker): a failed or interrupted install, several
 // hundred megabytes each, which no job uses. The caller holds the tools
 // directory's lock, so none of them is being built; a complete venv
 // stays, since a job may still run from it. It says on log what it
 // removed.
-func removeFailed(root string, s Set, log io.Writer) error {
-	entries, err := os.ReadDir(filepath.Join(root, venvsDir))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return fmt.Errorf("tools directory: %w", err)
-	}
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), s.Key()+".")
-		if _, err := strconv.Atoi(rest); !ok || err != nil || !e.IsDir() {
-			continue
-		}
-		dir := filepath.Join(root, venvsDir, e.Name())
+func removeFailed(gens map[int]string, log io.Writer) error {
+	for _, dir := range gens {
 		if _, err := os.Lstat(filepath.Join(dir, markerName)); !errors.Is(err, os.ErrNotExist) {
 			continue
 		}

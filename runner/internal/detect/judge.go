@@ -171,8 +171,9 @@ func (j *judging) besideCarried(d Decision, c Carried) (Decision, error) {
 
 // newOrCarried picks between tonight judged as any night is, nd, and
 // judged against the regression carried, cd (not red for it): a new
-// regression or an unconfirmed spike is nd's verdict, with the carried
-// regression handed on; anything else is cd's.
+// regression, an unconfirmed spike or an alarm is nd's verdict, with the
+// carried regression handed on (an alarm is run again, and the second
+// look may flag what cd alone would pass); anything else is cd's.
 func newOrCarried(nd, cd Decision) Decision {
 	switch {
 	case nd.Flagged && cd.Carry != nil:
@@ -180,8 +181,8 @@ func newOrCarried(nd, cd Decision) Decision {
 		c.Passed = 0
 		nd.Carry = &c // the older reference stands
 		return nd
-	case nd.Flagged || nd.Unconfirmed:
-		if nd.Unconfirmed {
+	case nd.Flagged || nd.Unconfirmed || nd.Alarm:
+		if !nd.Flagged {
 			nd.Carry = cd.Carry
 		}
 		return nd

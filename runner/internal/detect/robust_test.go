@@ -328,3 +328,25 @@ func TestYoungHalvingStaysRed(t *testing.T) {
 		}
 	}
 }
+
+// A night the plain rule alarms on beside a pending regression is run
+// again, though the regression alone would not have it: the re-run that
+// agrees with the alarm flags it, and the regression is carried on.
+func TestAlarmBesidePendingIsRunAgain(t *testing.T) {
+	t.Parallel()
+	hist := append(gauss(21, 29, 100, 0.01), 96)
+	cfg := Config{HigherIsBetter: true, Flagged: []int{29},
+		Carried: &Carried{Index: 29, Level: math.Log(100), LevelNights: 29, WorsePct: 4}}
+	first := mustDetect(t, hist, []float64{97.8}, cfg)
+	if first.Flagged || !first.Alarm || first.Carry == nil || first.Carry.Index != 29 {
+		t.Fatalf("Detect(97.8) beside a pending −4%% = flagged %v, alarm %v, carry %+v: %s; want an alarm, the regression carried on", first.Flagged, first.Alarm, first.Carry, first.Why)
+	}
+	d, err := Rerun(first, hist, []float64{97.8, 97.1, 97.3}, cfg)
+	if err != nil || !d.Flagged || d.Carry == nil || d.Carry.Index != 29 {
+		t.Errorf("Rerun(97.8, 97.1, 97.3) = flagged %v, carry %+v, %v: %s; want flagged, the regression carried on", d.Flagged, d.Carry, err, d.Why)
+	}
+	d, err = Rerun(first, hist, []float64{97.8, 99.9, 100.1}, cfg)
+	if err != nil || d.Flagged || d.Carry == nil {
+		t.Errorf("Rerun(97.8, 99.9, 100.1) = flagged %v, carry %+v, %v: %s; want cleared, the regression still pending", d.Flagged, d.Carry, err, d.Why)
+	}
+}

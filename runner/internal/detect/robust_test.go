@@ -350,3 +350,38 @@ func TestAlarmBesidePendingIsRunAgain(t *testing.T) {
 		t.Errorf("Rerun(97.8, 99.9, 100.1) = flagged %v, carry %+v, %v: %s; want cleared, the regression still pending", d.Flagged, d.Carry, err, d.Why)
 	}
 }
+
+// Two nights alike, each 2.5 times the noise worse, are judged by both
+// lying beyond that, which heavy-tailed nights seldom do twice in a row;
+// a night far off beside one barely worse is judged by their average.
+func TestTwoNightTests(t *testing.T) {
+	t.Parallel()
+	level := make([]float64, 30)
+	nz := noise{sd: 0.01, nu: 6}
+	lv := nz.sd * nz.sd * medianVar(len(level))
+	mean := func(prev, ton float64) float64 {
+		return tSurvival((prev+ton)/2/math.Sqrt(nz.sd*nz.sd/2+lv), nz.nu)
+	}
+	both := func(prev, ton float64) float64 {
+		z := min(prev, ton) / math.Sqrt(nz.sd*nz.sd+lv)
+		return bothBeyond(z, lv/(nz.sd*nz.sd+lv), nz.nu)
+	}
+	tests := []struct {
+		name      string
+		prev, ton float64 // how much worse, on the log scale
+		want      float64
+	}{
+		{"alike", 0.025, 0.025, 2 * both(0.025, 0.025)},
+		{"one far", 0.004, 0.06, 2 * mean(0.004, 0.06)},
+		{"tonight better", 0.03, -0.001, 1},
+	}
+	for _, tt := range tests {
+		p, _ := twoNight(append(slices.Clone(level), -tt.prev), -tt.ton, nz.sd*nz.sd, nz, 1, 0.008)
+		if math.Abs(p-tt.want) > 1e-12 {
+			t.Errorf("%s: twoNight = %.4g, want %.4g", tt.name, p, tt.want)
+		}
+	}
+	if a, b := both(0.025, 0.025), mean(0.025, 0.025); !(a < b/2) {
+		t.Errorf("two nights 2.5σ worse: both beyond %.3g, average %.3g; want both beyond stronger, by more than its Bonferroni share", a, b)
+	}
+}

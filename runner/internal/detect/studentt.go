@@ -152,3 +152,47 @@ func tSurvival(t, df float64) float64 {
 	}
 	return studentSurvival(t, df)
 }
+
+// bothBeyond is P(T₁ > m, T₂ > m) for two Student's t variates with nu
+// degrees of freedom and correlation r that share their scale, as two
+// nights judged with one estimate of the noise do: where that estimate
+// is short, both nights look far off at once, so the two are not
+// independent even at r = 0. It is 0 ≤ r < 1.
+func bothBeyond(m, r, nu float64) float64 {
+	if nu > 1e4 {
+		return normalBothBeyond(m, r)
+	}
+	// T = Z/√(X/ν) with X ~ χ²(ν): average the normal orthant over X by
+	// Simpson's rule, out to where X's density is negligible, in u = √X,
+	// where the integrand is smooth at 0 (in X its slope is not).
+	const steps = 400
+	h := math.Sqrt(nu+12*math.Sqrt(2*nu)+40) / steps
+	lgam, _ := math.Lgamma(nu / 2)
+	logNorm := math.Ln2 - nu/2*math.Ln2 - lgam // of u's density, 2u·f(u²)
+	sum := 0.0
+	for i := 1; i <= steps; i++ { // u's density is 0 at 0
+		u := float64(i) * h
+		w := 2.0
+		if i == steps {
+			w = 1
+		} else if i%2 == 1 {
+			w = 4
+		}
+		dens := math.Exp(logNorm + (nu-1)*math.Log(u) - u*u/2)
+		sum += w * dens * normalBothBeyond(m*u/math.Sqrt(nu), r)
+	}
+	return min(1, sum*h/3)
+}
+
+// normalBothBeyond is P(Z₁ > a, Z₂ > a) for standard normal variates of
+// correlation r: P(Z₁ > a) times P(Z₂ > a) given Z₁ at its mean beyond
+// a, which over-states the exact value by a few per cent at most for
+// the a and r the two-night rule meets.
+func normalBothBeyond(a, r float64) float64 {
+	q := 0.5 * math.Erfc(a/math.Sqrt2)
+	if q == 0 {
+		return 0
+	}
+	beyond := math.Exp(-a*a/2) / math.Sqrt(2*math.Pi) / q // E[Z | Z > a]
+	return q * 0.5 * math.Erfc((a-r*beyond)/math.Sqrt(2*(1-r*r)))
+}

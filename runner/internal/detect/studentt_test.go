@@ -2,6 +2,7 @@ package detect
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -400,4 +401,48 @@ var quantileTable = []struct{ nu, p, want float64 }{
 	{1000, 0.975, 1.96233908082640848},
 	{1000, 0.995, 2.58075469806595108},
 	{1000, 0.999, 3.09840216391292291},
+}
+
+// bothBeyond agrees with two Student's t variates drawn with one shared
+// scale, and lies between the product of the marginals (independent
+// nights) and one marginal (the same night twice).
+func TestBothBeyond(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ m, r, nu float64 }{
+		{1.5, 0, 2}, {2.5, 0.3, 2}, {2.5, 0, 4}, {2.5, 0.6, 4},
+		{1.5, 0.3, 10}, {2.5, 0.6, 10}, {2.5, 0, 50}, {2.5, 0.3, 50}, {2, 0.4, 1e5},
+	}
+	const draws = 400000
+	for _, tt := range tests {
+		rng := rand.New(rand.NewPCG(uint64(tt.m*10), uint64(tt.nu)))
+		hits := 0
+		for range draws {
+			scale := 1.0
+			if tt.nu < 1e4 {
+				x := 0.0
+				for range int(tt.nu) {
+					z := rng.NormFloat64()
+					x += z * z
+				}
+				scale = math.Sqrt(x / tt.nu)
+			}
+			z1 := rng.NormFloat64()
+			z2 := tt.r*z1 + math.Sqrt(1-tt.r*tt.r)*rng.NormFloat64()
+			if z1/scale > tt.m && z2/scale > tt.m {
+				hits++
+			}
+		}
+		want := float64(hits) / draws
+		got := bothBeyond(tt.m, tt.r, tt.nu)
+		// Four standard errors of the draws, and the few per cent the
+		// normal orthant's approximation over-states.
+		tol := 4*math.Sqrt(want*(1-want)/draws) + 0.05*want
+		if math.Abs(got-want) > tol {
+			t.Errorf("bothBeyond(%v, %v, %v) = %.4g, drawn %.4g (±%.2g)", tt.m, tt.r, tt.nu, got, want, tol)
+		}
+		marginal := tSurvival(tt.m, tt.nu)
+		if got < marginal*marginal*(1-1e-9) || got > marginal {
+			t.Errorf("bothBeyond(%v, %v, %v) = %.4g, outside [%.4g, %.4g]", tt.m, tt.r, tt.nu, got, marginal*marginal, marginal)
+		}
+	}
 }

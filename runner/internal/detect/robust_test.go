@@ -385,3 +385,26 @@ func TestTwoNightTests(t *testing.T) {
 		t.Errorf("two nights 2.5σ worse: both beyond %.3g, average %.3g; want both beyond stronger, by more than its Bonferroni share", a, b)
 	}
 }
+
+// A false alarm its next nights do not repeat is never held, though they
+// are a little worse.
+func TestFalseAlarmDoesNotConfirmItself(t *testing.T) {
+	t.Parallel()
+	alarms := 0
+	for seed := uint64(60); seed < 100; seed++ {
+		v := cat(gauss(seed, 30, 100, 0.01), []float64{96.5}, gauss(seed+100, 15, 99.6, 0.01))
+		s := replay(t, v, nil, Config{HigherIsBetter: true})
+		if !s[30].d.Flagged {
+			continue // the nights before were noisier than most
+		}
+		alarms++
+		for i, r := range s[31:] {
+			if r.d.Held || r.d.Flagged {
+				t.Errorf("seed %d: night %d after a false alarm held %v, flagged %v: %s", seed, i+1, r.d.Held, r.d.Flagged, r.d.Why)
+			}
+		}
+	}
+	if alarms < 30 {
+		t.Errorf("%d of 40 nights 3.5 times the noise worse flagged, want most: the test tests nothing", alarms)
+	}
+}
